@@ -1,0 +1,68 @@
+"""`venice-agent run PLAN`: a fixed plan on the built-in tools, shown step by step."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import typer
+
+from ..events import Event, ToolFinished, ToolStarted
+from ..loop import run_loop
+from ..plans import PlanError, parse_plan
+from ..receipt import USAGE_ERROR_STATUS, Receipt
+from ..tools.builtin import builtin_toolbox
+from ..tools.pager import DEFAULT_PAGE_CHARS, Pager
+from .text import preview, safe
+
+DEFAULT_BUDGET = 5
+
+
+def run_plan(source: str, *, budget: int | None, json_output: bool, root: Path | None) -> int:
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        plan = parse_plan(text, "stdin" if source == "-" else source)
+    except (OSError, UnicodeDecodeError) as error:
+        typer.echo(f"venice-agent run: cannot read {source}: {_reason(error)}", err=True)
+        return USAGE_ERROR_STATUS
+    except PlanError as error:
+        typer.echo(f"venice-agent run: {error}", err=True)
+        return USAGE_ERROR_STATUS
+    if root is not None and not root.is_dir():
+        typer.echo(f"venice-agent run: --root {root} is not a folder", err=True)
+        return USAGE_ERROR_STATUS
+
+    pager = Pager(plan.page_chars or DEFAULT_PAGE_CHARS)
+    tools = builtin_toolbox(root, pager)
+    limit = budget if budget is not None else plan.budget if plan.budget is not None else DEFAULT_BUDGET
+    show = None if json_output else _show_step
+    receipt = asyncio.run(run_loop(plan.steps, tools, limit, events=show, pager=pager))
+    if json_output:
+        typer.echo(json.dumps(receipt.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        _show_end(receipt)
+    return receipt.exit_status
+
+
+def _show_step(event: Event) -> None:
+    if isinstance(event, ToolStarted):
+        typer.echo(f"→ {safe(event.call.tool)}({preview(event.call.arguments, 200)})")
+    elif isinstance(event, ToolFinished):
+        if event.error is not None:
+            typer.echo(f"  ✗ {preview(event.error, 200)}")
+        else:
+            typer.echo(f"  ✓ {preview(event.result, 200)}")
+
+
+def _show_end(receipt: Receipt) -> None:
+    if receipt.answer is not None:
+        typer.echo(safe(receipt.answer))
+    if receipt.refusal is not None:
+        typer.echo(f"refusal: {safe(receipt.refusal)}")
+    typer.echo(receipt.summary())
+
+
+def _reason(error: Exception) -> str:
+    return getattr(error, "strerror", None) or str(error)

@@ -1,0 +1,25 @@
+"""Text from models and tools made safe for a terminal, and short previews of values."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+# C0 controls except tab and newline, DEL, and C1 controls: an escape sequence from a model or
+# a tool could move the cursor, retitle the window or hide text. They are shown, not obeyed.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def safe(text: str) -> str:
+    """`text` with terminal control characters replaced by visible escapes (ESC -> \\x1b)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def preview(value: Any, limit: int = 240) -> str:
+    """One line, at most `limit` characters, safe for a terminal."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return safe(text)

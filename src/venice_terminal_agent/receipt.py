@@ -1,0 +1,135 @@
+"""What a run is made of and what it hands back: steps, exits, the receipt.
+
+Exits are values inside a frozen result, never exceptions: a caller always gets a
+`Receipt` that says what ran and why the run stopped.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Exit(StrEnum):
+    """Why a run stopped. The first four are the loop's own, tested in this order."""
+
+    ANSWERED = "answered"
+    REPEATED_CALL = "repeated_call"
+    BUDGET = "budget"
+    TOOL_ERROR = "tool_error"
+    # Runs planned by a model add these.
+    MAX_ROUNDS = "max_rounds"
+    MODEL_ERROR = "model_error"
+    CANCELLED = "cancelled"
+
+
+# The process exit status of a one-shot command for each exit; 2 is kept for usage and
+# configuration errors, 1 for a crash (a bug), 130 follows the shell's Ctrl+C convention.
+EXIT_STATUS: dict[Exit, int] = {
+    Exit.ANSWERED: 0,
+    Exit.BUDGET: 3,
+    Exit.REPEATED_CALL: 4,
+    Exit.TOOL_ERROR: 5,
+    Exit.MAX_ROUNDS: 6,
+    Exit.MODEL_ERROR: 7,
+    Exit.CANCELLED: 130,
+}
+USAGE_ERROR_STATUS = 2
+
+
+def canonical_json(value: Any) -> str:
+    """One spelling for equal JSON values, so argument order never matters."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+@dataclass(frozen=True)
+class Call:
+    """A step that asks a tool to run.
+
+    `id` is the model's tool-call id when a model proposed the call. `malformed` holds the
+    reason a proposed call cannot run as given (arguments that were not a JSON object); the
+    loop hands that reason back to the planner instead of running the tool.
+    """
+
+    tool: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    id: str | None = None
+    malformed: str | None = None
+
+    def key(self) -> tuple[str, str]:
+        return (self.tool, canonical_json(self.arguments))
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A step that ends the run with an answer. Never a call, never counted."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Step:
+    """A tool call that ran: its result, or the error it raised."""
+
+    tool: str
+    arguments: dict[str, Any]
+    result: Any = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "result": self.result,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What ran, and why the run stopped."""
+
+    steps: tuple[Step, ...]
+    stopped_because: Exit
+    answer: str | None = None
+    refusal: str | None = None
+    rounds: int = 0
+    duration: float | None = None
+    model: str | None = None
+    usage: dict[str, int] | None = None
+
+    @property
+    def calls(self) -> int:
+        return len(self.steps)
+
+    @property
+    def exit_status(self) -> int:
+        return EXIT_STATUS[self.stopped_because]
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "stopped_because": str(self.stopped_because),
+            "answer": self.answer,
+            "refusal": self.refusal,
+            "steps": [step.to_dict() for step in self.steps],
+            "calls": self.calls,
+            "rounds": self.rounds,
+        }
+        if self.duration is not None:
+            data["duration"] = round(self.duration, 6)
+        if self.model is not None:
+            data["model"] = self.model
+        if self.usage is not None:
+            data["usage"] = dict(self.usage)
+        # Results are JSON-able by contract; anything else is shown as text, never a crash.
+        return json.loads(json.dumps(data, ensure_ascii=False, default=str))
+
+    def summary(self) -> str:
+        """One line for people: `stopped: answered · 2 calls · 3 rounds`."""
+        calls = f"{self.calls} call" + ("" if self.calls == 1 else "s")
+        parts = [f"stopped: {self.stopped_because}", calls]
+        if self.rounds:
+            parts.append(f"{self.rounds} round" + ("" if self.rounds == 1 else "s"))
+        return " · ".join(parts)

@@ -1,0 +1,59 @@
+"""Long results cut into numbered pages that the `page` tool hands back one at a time.
+
+A tool result longer than a page is replaced by its first page and a note saying how much was
+cut and which page ids hold the rest, so a model (or a plan) never drowns in one result and
+nothing is lost.
+"""
+
+from __future__ import annotations
+
+from .base import ToolError
+
+DEFAULT_PAGE_CHARS = 20_000
+
+
+class Pager:
+    """Keeps the pages of one run (or one conversation); ids start at 1 and never repeat."""
+
+    def __init__(self, page_chars: int = DEFAULT_PAGE_CHARS) -> None:
+        if page_chars < 100:
+            raise ValueError("page_chars must be at least 100")
+        self.page_chars = page_chars
+        self._pages: dict[int, str] = {}
+        self._next_id = 1
+
+    def __len__(self) -> int:
+        return len(self._pages)
+
+    def cut(self, text: str) -> str:
+        """`text` itself when it fits in a page, else its first page and a note."""
+        size = self.page_chars
+        if len(text) <= size:
+            return text
+        chunks = [text[i : i + size] for i in range(0, len(text), size)]
+        ids = list(range(self._next_id, self._next_id + len(chunks)))
+        self._next_id += len(chunks)
+        total = len(chunks)
+        for number, (page_id, chunk) in enumerate(zip(ids, chunks, strict=True), start=1):
+            self._pages[page_id] = chunk + self._footer(number, total, ids, len(text))
+        return self._pages[ids[0]]
+
+    def get(self, page_id: int) -> str:
+        try:
+            return self._pages[int(page_id)]
+        except (KeyError, TypeError, ValueError):
+            known = f"ids {min(self._pages)} to {max(self._pages)}" if self._pages else "none yet"
+            raise ToolError(f"no page with id {page_id!r} (known: {known})") from None
+
+    def _footer(self, number: int, total: int, ids: list[int], length: int) -> str:
+        rest = ids[number:]
+        shown = min(number * self.page_chars, length)
+        head = f"\n[page {number} of {total}, id {ids[number - 1]}: characters up to {shown} of {length}"
+        if not rest:
+            return head + "; this is the last page]"
+        cut = length - shown
+        return head + f"; {cut} more characters in page ids {_span(rest)}: call page(id={rest[0]})]"
+
+
+def _span(ids: list[int]) -> str:
+    return str(ids[0]) if len(ids) == 1 else f"{ids[0]}-{ids[-1]}"
