@@ -242,7 +242,7 @@ class _Run:
             outcome = Outcome(call, result=result, ran=True)
         except ToolError as refusal:
             outcome = Outcome(call, error=refusal.message, ran=True)
-        except Exception as error:  # noqa: BLE001 - a tool that raises is a refusal, not a crash
+        except Exception as error:
             outcome = Outcome(call, error=f"{type(error).__name__}: {error}", ran=True)
         done[index] = outcome
         self.emit(ToolFinished(call, outcome.result, outcome.error))

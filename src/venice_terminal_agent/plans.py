@@ -49,7 +49,7 @@ def _step(item: Any, where: str) -> Call | Answer:
         raise PlanError(f"{where}: a step is an object, not {type(item).__name__}")
     if "answer" in item:
         if set(item) != {"answer"} or not isinstance(item["answer"], str):
-            raise PlanError(f"{where}: an answer step is {{\"answer\": \"text\"}}")
+            raise PlanError(f'{where}: an answer step is {{"answer": "text"}}')
         return Answer(item["answer"])
     if "tool" in item:
         if set(item) - {"tool", "arguments"}:

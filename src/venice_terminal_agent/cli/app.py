@@ -46,13 +46,15 @@ app = typer.Typer(
 def run(
     plan: Annotated[str, typer.Argument(help="A JSON plan file, or - to read it from stdin.")],
     budget: Annotated[
-        int | None, typer.Option(min=0, help="Most tool calls the run may make [default: the plan's, else 5].")
+        int | None,
+        typer.Option(min=0, help="Most tool calls the run may make [default: the plan's, else 5]."),
     ] = None,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print the receipt alone, as JSON, on stdout.")
     ] = False,
     root: Annotated[
-        Path | None, typer.Option(help="Folder read_file and list_files may see [default: the working folder].")
+        Path | None,
+        typer.Option(help="Folder read_file and list_files may see [default: the working folder]."),
     ] = None,
 ) -> None:
     """Run a plan of tool calls on the built-in tools, offline; show each step and why it stopped.

@@ -28,9 +28,7 @@ class ToolSpec:
 
     name: str
     description: str = ""
-    parameters: Mapping[str, Any] = field(
-        default_factory=lambda: {"type": "object", "properties": {}}
-    )
+    parameters: Mapping[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
     read_only: bool = False
     server: str | None = None
 
@@ -101,9 +99,7 @@ def spec_from_function(name: str, function: Callable[..., Any], read_only: bool)
 class FunctionToolbox:
     """Tools given as `{name: callable}`; a callable may be sync or async."""
 
-    def __init__(
-        self, functions: Mapping[str, Callable[..., Any]], *, read_only: Iterable[str] = ()
-    ) -> None:
+    def __init__(self, functions: Mapping[str, Callable[..., Any]], *, read_only: Iterable[str] = ()) -> None:
         self._functions = dict(functions)
         self._read_only = frozenset(read_only)
 
@@ -111,10 +107,7 @@ class FunctionToolbox:
         return name in self._functions
 
     def specs(self) -> list[ToolSpec]:
-        return [
-            spec_from_function(name, fn, name in self._read_only)
-            for name, fn in self._functions.items()
-        ]
+        return [spec_from_function(name, fn, name in self._read_only) for name, fn in self._functions.items()]
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
         function = self._functions[name]

@@ -79,7 +79,7 @@ def builtin_toolbox(
     files = FileTools(root)
     pages = pager if pager is not None else Pager()
 
-    def page(id: int) -> str:  # noqa: A002 - the name the model and plans use
+    def page(id: int) -> str:
         """Return one page of a long result cut earlier in this run, by its id."""
         return pages.get(id)
 
