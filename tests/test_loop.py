@@ -1,0 +1,339 @@
+"""The loop's exits, one test each, and the rules that order them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+
+import pytest
+
+from venice_terminal_agent import Answer, Call, Exit, Outcome, Receipt, Step, Stop, ToolError, run_loop
+from venice_terminal_agent.events import Finished, RoundStarted, ToolFinished, ToolStarted
+from venice_terminal_agent.tools.pager import Pager
+
+
+class Recorder:
+    """Tools that record every call they get."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict]] = []
+
+    def tools(self) -> dict:
+        def echo(text: str = "") -> str:
+            self.calls.append(("echo", {"text": text}))
+            return text
+
+        async def add(a: int, b: int) -> int:
+            self.calls.append(("add", {"a": a, "b": b}))
+            return a + b
+
+        def refuse(reason: str = "no") -> str:
+            self.calls.append(("refuse", {"reason": reason}))
+            raise ToolError(f"refused: {reason}")
+
+        def crash() -> str:
+            self.calls.append(("crash", {}))
+            raise RuntimeError("disk on fire")
+
+        return {"echo": echo, "add": add, "refuse": refuse, "crash": crash}
+
+
+@pytest.fixture
+def rec() -> Recorder:
+    return Recorder()
+
+
+async def test_answered_after_calls(rec: Recorder) -> None:
+    plan = [Call("echo", {"text": "hi"}), Call("add", {"a": 1, "b": 2}), Answer("3")]
+    receipt = await run_loop(plan, rec.tools(), budget=5)
+    assert receipt.stopped_because is Exit.ANSWERED
+    assert receipt.answer == "3"
+    assert receipt.refusal is None
+    assert [s.result for s in receipt.steps] == ["hi", 3]
+    assert rec.calls == [("echo", {"text": "hi"}), ("add", {"a": 1, "b": 2})]
+
+
+async def test_answer_is_never_counted_as_a_call(rec: Recorder) -> None:
+    receipt = await run_loop([Answer("right away")], rec.tools(), budget=0)
+    assert receipt.stopped_because is Exit.ANSWERED
+    assert receipt.steps == ()
+    assert rec.calls == []
+
+
+async def test_repeated_call_stops_before_the_second_identical_call(rec: Recorder) -> None:
+    plan = [Call("add", {"a": 1, "b": 2}), Call("add", {"b": 2, "a": 1}), Answer("3")]
+    receipt = await run_loop(plan, rec.tools(), budget=5)
+    assert receipt.stopped_because is Exit.REPEATED_CALL
+    assert len(receipt.steps) == 1
+    assert len(rec.calls) == 1
+    assert "add" in receipt.refusal
+
+
+async def test_same_call_not_consecutive_is_not_a_repeat(rec: Recorder) -> None:
+    plan = [
+        Call("echo", {"text": "a"}),
+        Call("echo", {"text": "b"}),
+        Call("echo", {"text": "a"}),
+        Answer("ok"),
+    ]
+    receipt = await run_loop(plan, rec.tools(), budget=5)
+    assert receipt.stopped_because is Exit.ANSWERED
+    assert len(rec.calls) == 3
+
+
+async def test_answer_after_a_repeat_is_still_a_repeat(rec: Recorder) -> None:
+    # The repeat comes first in the plan, so the answer after it is never reached.
+    plan = [Call("echo", {"text": "x"}), Call("echo", {"text": "x"}), Answer("late")]
+    receipt = await run_loop(plan, rec.tools(), budget=5)
+    assert receipt.stopped_because is Exit.REPEATED_CALL
+    assert receipt.answer is None
+
+
+async def test_repeat_wins_over_a_spent_budget(rec: Recorder) -> None:
+    # Budget 1 is spent after the first call; the repeat is tested before the budget.
+    plan = [Call("echo", {"text": "x"}), Call("echo", {"text": "x"})]
+    receipt = await run_loop(plan, rec.tools(), budget=1)
+    assert receipt.stopped_because is Exit.REPEATED_CALL
+
+
+async def test_budget_is_checked_before_the_call(rec: Recorder) -> None:
+    plan = [Call("echo", {"text": str(i)}) for i in range(10)] + [Answer("never")]
+    receipt = await run_loop(plan, rec.tools(), budget=3)
+    assert receipt.stopped_because is Exit.BUDGET
+    assert len(receipt.steps) == 3
+    assert len(rec.calls) == 3  # never one call too many
+    assert "budget of 3" in receipt.refusal
+
+
+async def test_budget_zero_makes_no_call(rec: Recorder) -> None:
+    receipt = await run_loop([Call("echo", {"text": "x"}), Answer("no")], rec.tools(), budget=0)
+    assert receipt.stopped_because is Exit.BUDGET
+    assert receipt.steps == ()
+    assert rec.calls == []
+
+
+async def test_budget_wins_over_an_unknown_tool(rec: Recorder) -> None:
+    receipt = await run_loop([Call("echo", {}), Call("nope", {})], rec.tools(), budget=1)
+    assert receipt.stopped_because is Exit.BUDGET
+
+
+async def test_plan_exhausted_without_answer_stops_on_budget(rec: Recorder) -> None:
+    receipt = await run_loop([Call("echo", {"text": "x"})], rec.tools(), budget=5)
+    assert receipt.stopped_because is Exit.BUDGET
+    assert len(receipt.steps) == 1
+    assert "ran out" in receipt.refusal
+
+
+async def test_empty_plan_stops_on_budget() -> None:
+    receipt = await run_loop([], {}, budget=5)
+    assert receipt.stopped_because is Exit.BUDGET
+    assert receipt.steps == ()
+
+
+async def test_unknown_tool_is_refused_before_it_counts(rec: Recorder) -> None:
+    receipt = await run_loop(
+        [Call("echo", {}), Call("search", {"q": "x"}), Answer("no")], rec.tools(), budget=5
+    )
+    assert receipt.stopped_because is Exit.TOOL_ERROR
+    assert [s.tool for s in receipt.steps] == ["echo"]  # the unknown call is not a step
+    assert "search" in receipt.refusal
+    assert "no tool named" in receipt.refusal
+
+
+async def test_tool_that_refuses_is_the_last_step(rec: Recorder) -> None:
+    receipt = await run_loop([Call("refuse", {"reason": "quota"}), Answer("no")], rec.tools(), budget=5)
+    assert receipt.stopped_because is Exit.TOOL_ERROR
+    assert receipt.steps[-1] == Step("refuse", {"reason": "quota"}, None, "refused: quota")
+    assert receipt.refusal.startswith("refuse ")
+    assert "quota" in receipt.refusal
+
+
+async def test_tool_that_raises_anything_is_a_refusal_not_a_crash(rec: Recorder) -> None:
+    receipt = await run_loop([Call("crash", {})], rec.tools(), budget=5)
+    assert receipt.stopped_because is Exit.TOOL_ERROR
+    assert receipt.steps[-1].error == "RuntimeError: disk on fire"
+    assert "crash" in receipt.refusal
+
+
+async def test_bad_arguments_are_a_refusal(rec: Recorder) -> None:
+    receipt = await run_loop([Call("add", {"a": 1})], rec.tools(), budget=5)
+    assert receipt.stopped_because is Exit.TOOL_ERROR
+    assert "invalid arguments" in receipt.steps[-1].error
+    assert rec.calls == []
+
+
+async def test_sync_and_async_tools_both_run(rec: Recorder) -> None:
+    receipt = await run_loop(
+        [Call("echo", {"text": "s"}), Call("add", {"a": 2, "b": 2}), Answer("ok")], rec.tools()
+    )
+    assert [s.result for s in receipt.steps] == ["s", 4]
+
+
+async def test_receipt_to_dict_is_json_ready(rec: Recorder) -> None:
+    receipt = await run_loop([Call("add", {"a": 1, "b": 2}), Answer("3")], rec.tools())
+    data = json.loads(json.dumps(receipt.to_dict()))
+    assert {"steps", "stopped_because", "answer", "refusal"} <= set(data)
+    assert data["stopped_because"] == "answered"
+    assert data["steps"] == [{"tool": "add", "arguments": {"a": 1, "b": 2}, "result": 3, "error": None}]
+
+
+async def test_receipt_is_frozen(rec: Recorder) -> None:
+    receipt = await run_loop([Answer("x")], rec.tools())
+    with pytest.raises(AttributeError):
+        receipt.answer = "y"  # type: ignore[misc]
+
+
+async def test_events_report_each_call_and_the_end(rec: Recorder) -> None:
+    seen: list = []
+    receipt = await run_loop([Call("echo", {"text": "a"}), Answer("done")], rec.tools(), events=seen.append)
+    kinds = [type(e) for e in seen]
+    assert kinds == [RoundStarted, ToolStarted, ToolFinished, RoundStarted, Finished]
+    assert seen[-1] == Finished(receipt)
+
+
+async def test_long_results_are_cut_into_pages(rec: Recorder) -> None:
+    pager = Pager(page_chars=100)
+    receipt = await run_loop([Call("echo", {"text": "x" * 250}), Answer("ok")], rec.tools(), pager=pager)
+    first = receipt.steps[0].result
+    assert first.startswith("x" * 100)
+    assert "150 more characters in page ids 2-3" in first
+    assert pager.get(3).startswith("x" * 50)
+
+
+class ScriptedPlanner:
+    """A planner that proposes batches and records the outcomes it is shown."""
+
+    def __init__(self, moves: list, recovers: bool = False) -> None:
+        self.moves = list(moves)
+        self.recovers = recovers
+        self.seen: list[list[Outcome]] = []
+
+    async def next(self, outcomes: Sequence[Outcome]):
+        self.seen.append(list(outcomes))
+        return self.moves.pop(0) if self.moves else None
+
+
+async def test_batch_runs_in_parallel_and_outcomes_come_back_in_order() -> None:
+    started = asyncio.Event()
+    both = asyncio.Event()
+    running = 0
+
+    async def slow(n: int) -> int:
+        nonlocal running
+        running += 1
+        if running == 2:
+            both.set()
+        await both.wait()  # only returns when both calls run at the same time
+        started.set()
+        return n
+
+    planner = ScriptedPlanner([[Call("slow", {"n": 1}), Call("slow", {"n": 2})], Answer("ok")])
+    receipt = await asyncio.wait_for(run_loop(planner, {"slow": slow}, budget=5), timeout=5)
+    assert receipt.stopped_because is Exit.ANSWERED
+    assert [o.result for o in planner.seen[1]] == [1, 2]
+
+
+async def test_batch_checked_call_by_call_repeat_inside_batch(rec: Recorder) -> None:
+    planner = ScriptedPlanner([[Call("echo", {"text": "a"}), Call("echo", {"text": "a"})], Answer("no")])
+    receipt = await run_loop(planner, rec.tools(), budget=5)
+    assert receipt.stopped_because is Exit.REPEATED_CALL
+    assert rec.calls == [("echo", {"text": "a"})]
+
+
+async def test_batch_budget_checked_before_each_call(rec: Recorder) -> None:
+    batch = [Call("echo", {"text": str(i)}) for i in range(4)]
+    receipt = await run_loop(ScriptedPlanner([batch]), rec.tools(), budget=2)
+    assert receipt.stopped_because is Exit.BUDGET
+    assert len(rec.calls) == 2
+
+
+async def test_recovering_planner_sees_errors_and_stops_on_second_failure_in_a_row(rec: Recorder) -> None:
+    planner = ScriptedPlanner(
+        [[Call("refuse", {"reason": "1"})], [Call("refuse", {"reason": "2"})], Answer("never")], recovers=True
+    )
+    receipt = await run_loop(planner, rec.tools(), budget=5)
+    assert planner.seen[1][0].error == "refused: 1"  # the first failure went back to the planner
+    assert receipt.stopped_because is Exit.TOOL_ERROR
+    assert "twice in a row" in receipt.refusal
+
+
+async def test_recovering_planner_recovers_from_one_failure(rec: Recorder) -> None:
+    planner = ScriptedPlanner(
+        [[Call("nope", {})], [Call("refuse", {})], [Call("echo", {"text": "ok"})], Answer("fine")],
+        recovers=True,
+    )
+    receipt = await run_loop(planner, rec.tools(), budget=5)
+    assert receipt.stopped_because is Exit.ANSWERED
+    assert "no tool named 'nope'" in planner.seen[1][0].error
+    assert [s.tool for s in receipt.steps] == ["refuse", "echo"]  # the unknown call was not a step
+
+
+async def test_malformed_call_goes_back_to_a_recovering_planner(rec: Recorder) -> None:
+    bad = Call("echo", {}, malformed="arguments are not valid JSON")
+    planner = ScriptedPlanner([[bad], Answer("sorry")], recovers=True)
+    receipt = await run_loop(planner, rec.tools(), budget=5)
+    assert receipt.stopped_because is Exit.ANSWERED
+    assert "not valid JSON" in planner.seen[1][0].error
+    assert rec.calls == []
+
+
+async def test_declined_call_does_not_run_and_is_reported(rec: Recorder) -> None:
+    asked: list[Call] = []
+
+    async def approve(call: Call) -> bool:
+        asked.append(call)
+        return call.tool != "add"
+
+    planner = ScriptedPlanner([[Call("add", {"a": 1, "b": 1}), Call("echo", {"text": "y"})], Answer("ok")])
+    receipt = await run_loop(planner, rec.tools(), budget=5, approve=approve)
+    assert [c.tool for c in asked] == ["add", "echo"]
+    assert rec.calls == [("echo", {"text": "y"})]
+    assert planner.seen[1][0].declined
+    assert [s.tool for s in receipt.steps] == ["echo"]
+
+
+async def test_max_rounds(rec: Recorder) -> None:
+    planner = ScriptedPlanner([[Call("echo", {"text": str(i)})] for i in range(10)], recovers=True)
+    receipt = await run_loop(planner, rec.tools(), budget=50, max_rounds=3)
+    assert receipt.stopped_because is Exit.MAX_ROUNDS
+    assert receipt.rounds == 3
+    assert len(rec.calls) == 3
+
+
+async def test_planner_stop_ends_the_run() -> None:
+    planner = ScriptedPlanner([Stop(Exit.MODEL_ERROR, "401: the key was rejected")])
+    receipt = await run_loop(planner, {}, budget=5)
+    assert receipt.stopped_because is Exit.MODEL_ERROR
+    assert receipt.refusal == "401: the key was rejected"
+
+
+async def test_cancellation_mid_tool_ends_with_a_cancelled_receipt() -> None:
+    entered = asyncio.Event()
+
+    async def hang() -> str:
+        entered.set()
+        await asyncio.Event().wait()
+        return "never"
+
+    task = asyncio.create_task(run_loop([Call("hang", {}), Answer("no")], {"hang": hang}, budget=5))
+    await entered.wait()
+    task.cancel()
+    receipt: Receipt = await task
+    assert receipt.stopped_because is Exit.CANCELLED
+    assert receipt.steps[0].error == "cancelled while running"
+
+
+async def test_negative_budget_is_a_usage_error() -> None:
+    with pytest.raises(ValueError):
+        await run_loop([], {}, budget=-1)
+
+
+def test_every_exit_has_its_own_documented_status() -> None:
+    from venice_terminal_agent.receipt import EXIT_STATUS, USAGE_ERROR_STATUS
+
+    assert set(EXIT_STATUS) == set(Exit)
+    assert EXIT_STATUS[Exit.ANSWERED] == 0
+    statuses = list(EXIT_STATUS.values())
+    assert len(set(statuses)) == len(statuses)
+    assert USAGE_ERROR_STATUS not in statuses and 1 not in statuses
