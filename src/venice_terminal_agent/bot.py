@@ -1,0 +1,264 @@
+"""The chat bot: `await Bot(...).respond(text, chat)`, with `run_loop` behind it.
+
+Per conversation (`chat`):
+- a message identical to the chat's previous message costs no call: the previous answer;
+- at most `calls_per_window` tool calls in any rolling `window` seconds; past that the reply
+  says when to come back and nothing runs; the budget recovers as old calls age out;
+- each run's loop budget is what is left, reserved atomically in the store before it runs
+  (so replies racing in one chat never spend more than the window allows);
+- every reply ends with a line saying how the loop ended and how many calls are left.
+
+Without `agent` the bot plans from commands (see `commands.py`); with one, the model plans.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .commands import CommandPlanner, help_text, results_text
+from .events import EventSink
+from .loop import run_loop
+from .receipt import Exit, Receipt
+from .store import Store, Ticket
+from .tools.base import CombinedToolbox, FunctionToolbox, Toolbox, ToolError, as_toolbox
+from .tools.builtin import FileTools
+from .tools.pager import DEFAULT_PAGE_CHARS, Pager
+
+MAX_PAGERS = 1024  # conversations whose pages stay in memory (least recently used dropped)
+
+
+class AskingAgent(Protocol):
+    """What the bot needs from the LLM agent (`agent.Agent`)."""
+
+    async def ask(
+        self, question: str, *, events: EventSink | None = None, budget: int | None = None
+    ) -> Receipt: ...
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the person reads (`text`) and the run behind it (`receipt`, None when nothing ran)."""
+
+    text: str
+    receipt: Receipt | None
+    status: str  # the last line of `text`: how the loop ended, calls left
+    left: int  # calls left in the window after this reply
+    repeated: bool = False  # the previous answer, for a repeated message
+    retry_after: float | None = None  # seconds to wait, when the window is spent
+    run_id: int | None = None
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Bot:
+    """A chat bot with a per-conversation budget of tool calls that recovers over time.
+
+    `tools`: extra tools beside the built-in ones (`read_file`, `list_files` under `root`,
+    and the bot's own `page`); `db`: an SQLite file (None: in memory); `clock`: seconds
+    (default `time.time`); `agent`: an object with `ask(question, *, events, budget)` (the
+    LLM agent), or a callable making one per chat; without it the bot plans from commands.
+    """
+
+    def __init__(
+        self,
+        tools: Toolbox | Mapping[str, Callable[..., Any]] | None = None,
+        *,
+        db: str | os.PathLike[str] | None = None,
+        clock: Callable[[], float] | None = None,
+        calls_per_window: int = 5,
+        window: float = 3600.0,
+        agent: AskingAgent | Callable[[str], AskingAgent] | None = None,
+        root: str | os.PathLike[str] | None = None,
+        page_chars: int = DEFAULT_PAGE_CHARS,
+    ) -> None:
+        if calls_per_window < 0:
+            raise ValueError("calls_per_window must be >= 0")
+        if not window > 0:
+            raise ValueError("window must be a positive number of seconds")
+        self.clock = clock or time.time
+        self.calls_per_window = calls_per_window
+        self.window = float(window)
+        self.agent = agent
+        self.page_chars = page_chars
+        self.store = Store(db)
+        self._extra = as_toolbox(tools)
+        self._files = FileTools(root)
+        file_tools = {"read_file": self._files.read_file, "list_files": self._files.list_files}
+        self._file_box = FunctionToolbox(file_tools, read_only=file_tools)
+        self._pagers: OrderedDict[str, Pager] = OrderedDict()
+        self._agents: dict[str, AskingAgent] = {}
+        self._agent_locks: dict[int, asyncio.Lock] = {}
+        self._opening = asyncio.Lock()
+        self._opened = False
+
+    async def __aenter__(self) -> Bot:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def open(self) -> None:
+        """Open the store now (else the first reply does): a bad file fails here, clearly."""
+        async with self._opening:
+            if not self._opened:
+                await self.store.open()
+                self._opened = True
+
+    async def aclose(self) -> None:
+        await self.store.close()
+        self._opened = False
+
+    async def respond(self, text: str, chat: str, *, events: EventSink | None = None) -> Reply:
+        """Answer one message of conversation `chat`."""
+        if not isinstance(text, str) or not isinstance(chat, str):
+            raise TypeError("respond(text, chat) takes two strings")
+        await self.open()
+        toolbox = self.toolbox(chat)
+        planner = None if self.agent is not None else self._command_planner(text, toolbox)
+        wanted = None if planner is None else planner.calls_needed
+        ticket = await self.store.begin_reply(
+            chat, text, now=self.clock(), limit=self.calls_per_window, window=self.window, wanted=wanted
+        )
+        if ticket.repeat is not None:
+            return await self._repeat(chat, text, ticket)
+        if ticket.wait is not None:
+            return await self._come_back(chat, text, ticket.wait)
+
+        receipt: Receipt | None = None
+        try:
+            if planner is not None:
+                pager = self._pager(chat)
+                receipt = await run_loop(planner, toolbox, ticket.reserved, events=events, pager=pager)
+            else:
+                receipt = await self._ask_agent(chat, text, ticket.reserved, events)
+        finally:
+            if receipt is None:  # the run crashed: keep its reservation as spent, record nothing else
+                await self.store.finish_reply(
+                    chat,
+                    text,
+                    "(the run failed)",
+                    now=self.clock(),
+                    kind="error",
+                    ticket=ticket,
+                    reusable=False,
+                )
+        body = _body(receipt)
+        left = max(0, ticket.left - receipt.calls)
+        status = f"stopped: {receipt.stopped_because} · {_calls(receipt.calls)} · {left} left {self._window_words()}"
+        run_id = await self.store.finish_reply(
+            chat, text, body, now=self.clock(), kind="run", receipt=receipt, ticket=ticket
+        )
+        return Reply(f"{body}\n{status}", receipt, status, left, run_id=run_id)
+
+    async def calls_left(self, chat: str) -> int:
+        await self.open()
+        used = await self.store.calls_used(chat, now=self.clock(), window=self.window)
+        return max(0, self.calls_per_window - used)
+
+    async def history(self, chat: str, limit: int = 50) -> list[dict[str, Any]]:
+        """The chat's last exchanges, oldest first (kept in the store across restarts)."""
+        await self.open()
+        return await self.store.history(chat, limit)
+
+    def toolbox(self, chat: str) -> Toolbox:
+        """The tools of one conversation: its own `page`, the extra tools, the file tools."""
+        pager = self._pager(chat)
+
+        def page(id: int) -> str:
+            """Return one page of a long result cut earlier in this chat, by its id."""
+            return pager.get(id)  # an unknown id is a ToolError, said with the known ids
+
+        return CombinedToolbox(
+            FunctionToolbox({"page": page}, read_only=["page"]), self._extra, self._file_box
+        )
+
+    # ---- the three kinds of reply ----
+
+    async def _repeat(self, chat: str, text: str, ticket: Ticket) -> Reply:
+        assert ticket.repeat is not None
+        status = (
+            f"same message as before: previous answer, no call · {ticket.left} left {self._window_words()}"
+        )
+        await self.store.finish_reply(chat, text, ticket.repeat, now=self.clock(), kind="repeat")
+        return Reply(f"{ticket.repeat}\n{status}", None, status, ticket.left, repeated=True)
+
+    async def _come_back(self, chat: str, text: str, wait: float) -> Reply:
+        body = (
+            f"All {self.calls_per_window} tool calls {self._window_words()} are spent; "
+            f"come back in {human_wait(wait)}."
+        )
+        status = f"not run: no calls left {self._window_words()} · 0 calls"
+        await self.store.finish_reply(chat, text, body, now=self.clock(), kind="wait", reusable=False)
+        return Reply(f"{body}\n{status}", None, status, 0, retry_after=wait)
+
+    async def _ask_agent(self, chat: str, text: str, budget: int, events: EventSink | None) -> Receipt:
+        agent = self._agent_for(chat)
+        # One conversation per agent: two questions at once would interleave its history.
+        lock = self._agent_locks.setdefault(id(agent), asyncio.Lock())
+        async with lock:
+            return await agent.ask(text, events=events, budget=budget)
+
+    def _agent_for(self, chat: str) -> AskingAgent:
+        if hasattr(self.agent, "ask"):
+            return self.agent  # type: ignore[return-value]
+        if chat not in self._agents:
+            self._agents[chat] = self.agent(chat)  # type: ignore[operator,misc]
+        return self._agents[chat]
+
+    def _command_planner(self, text: str, toolbox: Toolbox) -> CommandPlanner:
+        names = [spec.name for spec in toolbox.specs()]
+        return CommandPlanner(text, names, help_text(names, self.calls_per_window, self._window_words()))
+
+    def _pager(self, chat: str) -> Pager:
+        pager = self._pagers.get(chat)
+        if pager is None:
+            pager = self._pagers[chat] = Pager(self.page_chars)
+            if len(self._pagers) > MAX_PAGERS:
+                self._pagers.popitem(last=False)
+        else:
+            self._pagers.move_to_end(chat)
+        return pager
+
+    def _window_words(self) -> str:
+        return "this hour" if self.window == 3600 else f"in this {human_wait(self.window)} window"
+
+
+def _body(receipt: Receipt) -> str:
+    """What the person reads above the status line."""
+    if receipt.stopped_because is Exit.ANSWERED and receipt.answer is not None:
+        return receipt.answer
+    done = [(step.tool, step.result) for step in receipt.steps if step.error is None]
+    parts = [results_text(done)] if done else []
+    parts.append(receipt.refusal or f"stopped without an answer ({receipt.stopped_because})")
+    return "\n\n".join(parts)
+
+
+def _calls(n: int) -> str:
+    return f"{n} call" + ("" if n == 1 else "s")
+
+
+def human_wait(seconds: float) -> str:
+    """A wait as people say it, rounded up so it is never too early: '1 hour', '12 minutes'."""
+    if seconds < 60:
+        whole = max(1, math.ceil(seconds))
+        return f"{whole} second" + ("" if whole == 1 else "s")
+    minutes = math.ceil(seconds / 60 - 1e-9)
+    hours, minutes = divmod(minutes, 60)
+    parts = []
+    if hours:
+        parts.append(f"{hours} hour" + ("" if hours == 1 else "s"))
+    if minutes:
+        parts.append(f"{minutes} minute" + ("" if minutes == 1 else "s"))
+    return " ".join(parts)
+
+
+__all__ = ["Bot", "Reply", "ToolError", "human_wait"]

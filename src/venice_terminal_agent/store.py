@@ -1,0 +1,379 @@
+"""The SQLite store: conversations, every receipt, and the budget ledger of the chat bot.
+
+The stdlib `sqlite3` runs off the event loop, on one worker thread that owns the connection,
+so every operation is serialised in this process; each write is one `BEGIN IMMEDIATE`
+transaction, so a reservation of calls is atomic across processes sharing the file too.
+The schema moves forward by a numbered list of migrations (`PRAGMA user_version`); a file
+that is not ours, is damaged, or comes from a newer version is a `StoreError`, never replaced.
+
+The terminal agent records its runs here too (opt-in, with `--db` or `VENICE_AGENT_DB`):
+
+    async with Store(path) as store:
+        await store.record_run(question, receipt, source="agent")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .receipt import Receipt
+
+APPLICATION_ID = 0x56454E41  # "VENA": marks a file as ours, so we never write into someone else's
+DB_FILE_NAME = "venice-agent.db"
+KEEP_LEDGER = 86_400.0  # ledger rows older than this (or the window, if longer) are pruned
+
+T = TypeVar("T")
+
+
+class StoreError(Exception):
+    """The store cannot be used: said in one line with the file and what to do."""
+
+
+def default_db_path() -> Path:
+    """The store's file in the user data folder (e.g. ~/.local/share/venice-agent/)."""
+    from platformdirs import user_data_path
+
+    return user_data_path("venice-agent", appauthor=False) / DB_FILE_NAME
+
+
+def resolve_db_path(flag: str | os.PathLike[str] | None = None) -> Path:
+    """`--db` if given, else `VENICE_AGENT_DB`, else the default file."""
+    chosen = flag or os.environ.get("VENICE_AGENT_DB")
+    return Path(chosen).expanduser() if chosen else default_db_path()
+
+
+def _m1_initial(db: sqlite3.Connection) -> None:
+    db.execute(
+        "CREATE TABLE conversations (chat TEXT PRIMARY KEY, last_message TEXT, last_reply TEXT,"
+        " created REAL NOT NULL, updated REAL NOT NULL)"
+    )
+    db.execute(
+        "CREATE TABLE runs (id INTEGER PRIMARY KEY, at REAL NOT NULL, source TEXT NOT NULL, chat TEXT,"
+        " question TEXT NOT NULL, stopped_because TEXT NOT NULL, calls INTEGER NOT NULL,"
+        " duration REAL, model TEXT, receipt TEXT NOT NULL)"
+    )
+    db.execute("CREATE INDEX runs_by_chat ON runs (chat, id)")
+    db.execute(
+        "CREATE TABLE messages (id INTEGER PRIMARY KEY, chat TEXT NOT NULL, at REAL NOT NULL,"
+        " text TEXT NOT NULL, reply TEXT NOT NULL, kind TEXT NOT NULL, run INTEGER REFERENCES runs (id))"
+    )
+    db.execute("CREATE INDEX messages_by_chat ON messages (chat, id)")
+    db.execute(
+        "CREATE TABLE ledger (id INTEGER PRIMARY KEY, chat TEXT NOT NULL, at REAL NOT NULL,"
+        " calls INTEGER NOT NULL, run INTEGER REFERENCES runs (id))"
+    )
+    db.execute("CREATE INDEX ledger_by_chat ON ledger (chat, at)")
+
+
+# Append only: migration N (1-based) brings a file from schema N-1 to N. Never edit one that shipped.
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m1_initial]
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """The outcome of `begin_reply`: a repeat, a full window, or calls reserved for a run."""
+
+    left: int  # calls left in the window before this reply
+    repeat: str | None = None  # the previous reply, when the message repeats the previous one
+    wait: float | None = None  # seconds until a call is free again, when none is left
+    reservation: int | None = None  # ledger row holding the reserved calls
+    reserved: int = 0
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    id: int
+    at: float
+    source: str
+    chat: str | None
+    question: str
+    stopped_because: str
+    calls: int
+    duration: float | None
+    model: str | None
+    receipt: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class Store:
+    """One SQLite file (or memory, for `None` / ":memory:"), used from async code."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, create: bool = True) -> None:
+        self.path = ":memory:" if path is None or str(path) == ":memory:" else str(Path(path).expanduser())
+        self.create = create
+        self._db: sqlite3.Connection | None = None
+        self._worker: ThreadPoolExecutor | None = None
+
+    async def __aenter__(self) -> Store:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _run(self, work: Callable[..., T], *args: Any) -> T:
+        if self._worker is None:
+            raise StoreError("the store is closed")
+        return await asyncio.get_running_loop().run_in_executor(self._worker, work, *args)
+
+    async def open(self) -> None:
+        if self._worker is not None:
+            return
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="venice-agent-store")
+        try:
+            await self._run(self._open)
+        except BaseException:
+            self._worker.shutdown(wait=False)
+            self._worker = None
+            raise
+
+    async def close(self) -> None:
+        if self._worker is None:
+            return
+        try:
+            await self._run(self._close)
+        finally:
+            self._worker.shutdown(wait=False)
+            self._worker = None
+
+    # ---- on the worker thread ----
+
+    def _open(self) -> None:
+        memory = self.path == ":memory:"
+        if not memory and not self.create and not Path(self.path).exists():
+            raise StoreError(f"no store at {self.path}")
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None)
+            self._migrate()
+        except sqlite3.DatabaseError as error:
+            self._close()
+            raise StoreError(
+                f"{self.path} is not a usable venice-agent store ({error}); "
+                "it was left untouched: move it away or choose another --db"
+            ) from None
+        except StoreError:
+            self._close()
+            raise
+
+    def _migrate(self) -> None:
+        db = self._connection()
+        db.execute("PRAGMA busy_timeout = 5000")
+        app_id = db.execute("PRAGMA application_id").fetchone()[0]
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if app_id not in (0, APPLICATION_ID) or (app_id == 0 and tables):
+            raise StoreError(
+                f"{self.path} is an SQLite file of another program; it was left untouched: "
+                "choose another --db"
+            )
+        if version > len(MIGRATIONS):
+            raise StoreError(
+                f"{self.path} has schema {version}, newer than this venice-agent knows "
+                f"({len(MIGRATIONS)}); it was left untouched: upgrade venice-agent or choose another --db"
+            )
+        if self.path != ":memory:":
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")  # with WAL: durable across crashes, not power cuts
+        for number in range(version + 1, len(MIGRATIONS) + 1):
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                MIGRATIONS[number - 1](db)
+                db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                db.execute(f"PRAGMA user_version = {number}")
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    def _close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise StoreError("the store is closed")
+        return self._db
+
+    def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        db = self._connection()
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(db)
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            return result
+        except sqlite3.DatabaseError as error:
+            raise StoreError(f"{self.path}: {error}") from None
+
+    # ---- the chat bot ----
+
+    async def begin_reply(
+        self, chat: str, text: str, *, now: float, limit: int, window: float, wanted: int | None
+    ) -> Ticket:
+        """Atomically: the previous reply if `text` repeats the previous message, else a full
+        window (with the wait), else up to `wanted` (None: all) of the calls left, reserved."""
+
+        def work(db: sqlite3.Connection) -> Ticket:
+            db.execute(
+                "DELETE FROM ledger WHERE chat = ? AND at <= ?", (chat, now - max(window, KEEP_LEDGER))
+            )
+            rows = db.execute(
+                "SELECT at, calls FROM ledger WHERE chat = ? AND at > ? ORDER BY at", (chat, now - window)
+            ).fetchall()
+            used = sum(calls for _, calls in rows)
+            left = max(0, limit - used)
+            last = db.execute(
+                "SELECT last_message, last_reply FROM conversations WHERE chat = ?", (chat,)
+            ).fetchone()
+            if last is not None and last[0] == text and last[1] is not None:
+                return Ticket(left, repeat=last[1])
+            if left == 0:
+                return Ticket(0, wait=_wait(rows, used, limit, window, now))
+            reserved = left if wanted is None else min(left, wanted)
+            if reserved == 0:
+                return Ticket(left)
+            cursor = db.execute(
+                "INSERT INTO ledger (chat, at, calls) VALUES (?, ?, ?)", (chat, now, reserved)
+            )
+            return Ticket(left, reservation=cursor.lastrowid, reserved=reserved)
+
+        return await self._run(self._write, work)
+
+    async def finish_reply(
+        self,
+        chat: str,
+        text: str,
+        reply: str,
+        *,
+        now: float,
+        kind: str,
+        receipt: Receipt | None = None,
+        ticket: Ticket | None = None,
+        reusable: bool = True,
+    ) -> int | None:
+        """Record the exchange (and its receipt), settle the reservation at what the run spent,
+        and remember `text` as the chat's previous message. Returns the run's id, if one ran."""
+
+        def work(db: sqlite3.Connection) -> int | None:
+            run_id = None if receipt is None else _insert_run(db, now, "bot", chat, text, receipt)
+            if ticket is not None and ticket.reservation is not None:
+                spent = ticket.reserved if receipt is None else receipt.calls  # no receipt: assume all spent
+                if spent:
+                    db.execute(
+                        "UPDATE ledger SET calls = ?, at = max(at, ?), run = ? WHERE id = ?",
+                        (spent, now, run_id, ticket.reservation),
+                    )
+                else:
+                    db.execute("DELETE FROM ledger WHERE id = ?", (ticket.reservation,))
+            db.execute(
+                "INSERT INTO conversations (chat, last_message, last_reply, created, updated)"
+                " VALUES (?1, ?2, ?3, ?4, ?4) ON CONFLICT (chat) DO UPDATE SET"
+                " last_message = ?2, last_reply = ?3, updated = ?4",
+                (chat, text, reply if reusable else None, now),
+            )
+            db.execute(
+                "INSERT INTO messages (chat, at, text, reply, kind, run) VALUES (?, ?, ?, ?, ?, ?)",
+                (chat, now, text, reply, kind, run_id),
+            )
+            return run_id
+
+        return await self._run(self._write, work)
+
+    async def calls_used(self, chat: str, *, now: float, window: float) -> int:
+        def work() -> int:
+            row = self._connection().execute(
+                "SELECT coalesce(sum(calls), 0) FROM ledger WHERE chat = ? AND at > ?", (chat, now - window)
+            )
+            return int(row.fetchone()[0])
+
+        return await self._run(work)
+
+    async def history(self, chat: str, limit: int = 50) -> list[dict[str, Any]]:
+        """The chat's last `limit` exchanges, oldest first."""
+
+        def work() -> list[dict[str, Any]]:
+            rows = self._connection().execute(
+                "SELECT id, at, text, reply, kind, run FROM messages WHERE chat = ? ORDER BY id DESC LIMIT ?",
+                (chat, limit),
+            )
+            keys = ("id", "at", "text", "reply", "kind", "run")
+            return [dict(zip(keys, row, strict=True)) for row in reversed(rows.fetchall())]
+
+        return await self._run(work)
+
+    # ---- runs, from the bot and the terminal agent ----
+
+    async def record_run(
+        self,
+        question: str,
+        receipt: Receipt,
+        *,
+        source: str = "agent",
+        chat: str | None = None,
+        at: float | None = None,
+    ) -> int:
+        """Keep one run's question and receipt (what `venice-agent logs` lists); returns its id."""
+        when = time.time() if at is None else at
+        return await self._run(self._write, lambda db: _insert_run(db, when, source, chat, question, receipt))
+
+    async def runs(self, limit: int = 10) -> list[RunRecord]:
+        """The last `limit` runs, oldest first."""
+
+        def work() -> list[RunRecord]:
+            rows = self._connection().execute(
+                "SELECT id, at, source, chat, question, stopped_because, calls, duration, model, receipt"
+                " FROM runs ORDER BY id DESC LIMIT ?",
+                (limit,),
+            )
+            return [RunRecord(*row[:9], json.loads(row[9])) for row in reversed(rows.fetchall())]
+
+        try:
+            return await self._run(work)
+        except sqlite3.DatabaseError as error:
+            raise StoreError(f"{self.path}: {error}") from None
+
+
+def _insert_run(
+    db: sqlite3.Connection, at: float, source: str, chat: str | None, question: str, receipt: Receipt
+) -> int:
+    data = receipt.to_dict()
+    cursor = db.execute(
+        "INSERT INTO runs (at, source, chat, question, stopped_because, calls, duration, model, receipt)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            at,
+            source,
+            chat,
+            question,
+            str(receipt.stopped_because),
+            receipt.calls,
+            receipt.duration,
+            receipt.model,
+            json.dumps(data, ensure_ascii=False),
+        ),
+    )
+    return int(cursor.lastrowid or 0)
+
+
+def _wait(rows: list[tuple[float, int]], used: int, limit: int, window: float, now: float) -> float:
+    """Seconds until enough of the oldest calls age out for one call to be free."""
+    for at, calls in rows:  # oldest first
+        used -= calls
+        if used < limit:
+            return max(0.0, at + window - now)
+    return 0.0
