@@ -6,12 +6,15 @@ Each command's body lives in its own module, imported only when that command run
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
-import click
 import typer
 from typer.core import TyperGroup
+
+if TYPE_CHECKING:  # the annotations only; importing click itself would slow `--help` down
+    from typer._click import Context, HelpFormatter
 
 DEFAULT_COMMAND = "ask"
 
@@ -19,11 +22,28 @@ DEFAULT_COMMAND = "ask"
 class DefaultCommandGroup(TyperGroup):
     """`venice-agent "question"` and bare `venice-agent` go to the default command."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         first = args[0] if args else None
         if first is None or (first not in self.commands and first not in ("--help", "-h")):
             args = [DEFAULT_COMMAND, *args]
         return super().parse_args(ctx, args)
+
+    def format_options(self, ctx: Context, formatter: HelpFormatter) -> None:
+        # The default command's options are the ones people use most: show them at the top.
+        default = self.commands.get(DEFAULT_COMMAND)
+        if default is not None:
+            with formatter.section("Options for asking (venice-agent [OPTIONS] [QUESTION])"):
+                formatter.write_dl(_option_rows(default, ctx))
+        super().format_options(ctx, formatter)
+
+
+def _option_rows(command: Any, ctx: Context) -> list[tuple[str, str]]:
+    rows = []
+    for param in command.get_params(ctx):
+        record = param.get_help_record(ctx)
+        if record is not None and param.param_type_name == "option" and "--help" not in record[0]:
+            rows.append(record)
+    return rows
 
 
 app = typer.Typer(
@@ -35,6 +55,12 @@ app = typer.Typer(
         'Ask once: venice-agent "question"  ·  chat: venice-agent  ·  '
         "run a plan offline: venice-agent run examples/tour.json"
     ),
+    epilog=(
+        "Settings: a flag wins over the environment, which wins over .env, which wins over the "
+        "default (README, Configuration). Exit status: 0 answered, 3 budget, 4 repeated_call, "
+        "5 tool_error, 6 max_rounds, 7 model_error, 130 cancelled, 2 a usage or configuration error."
+    ),
+    subcommand_metavar="[QUESTION] | COMMAND [ARGS]...",
     no_args_is_help=False,
     add_completion=False,
     rich_markup_mode=None,
@@ -66,11 +92,83 @@ def run(
     raise typer.Exit(run_plan(plan, budget=budget, json_output=json_output, root=root))
 
 
-@app.command(hidden=True)
-def ask() -> None:
-    """Ask one question, or open the conversation when no question is given."""
-    typer.echo("venice-agent: asking the model is not available yet; try `venice-agent run`", err=True)
-    raise typer.Exit(2)
+class Transport(StrEnum):
+    http = "http"
+    stdio = "stdio"
+
+
+@app.command(
+    epilog=(
+        "Flags win over the environment, which wins over .env, which wins over the defaults. "
+        "Exit status of a question: 0 answered, 3 budget, 4 repeated_call, 5 tool_error, "
+        "6 max_rounds, 7 model_error, 130 cancelled, 2 a usage or configuration error."
+    ),
+)
+def ask(
+    question: Annotated[
+        str | None,
+        typer.Argument(
+            help="Ask this once and exit; without it, open the conversation (REPL).", show_default=False
+        ),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="Model id [env VENICE_MODEL; default: discovered from the API].")
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(help="OpenAI-compatible API root [env VENICE_BASE_URL; default: Venice]."),
+    ] = None,
+    transport: Annotated[
+        Transport | None,
+        typer.Option(help="How to reach Apify's MCP server [env APIFY_MCP_TRANSPORT; default: http]."),
+    ] = None,
+    tools: Annotated[
+        str | None,
+        typer.Option(
+            help="Apify tools to load, e.g. actors,docs,apify/rag-web-browser [env APIFY_MCP_TOOLS]."
+        ),
+    ] = None,
+    mcp_config: Annotated[
+        Path | None,
+        typer.Option(help="JSON file of MCP servers to use (mcpServers format) instead of Apify."),
+    ] = None,
+    max_rounds: Annotated[
+        int | None,
+        typer.Option(min=1, max=40, help="Most model rounds per question [env MAX_ROUNDS; default: 12]."),
+    ] = None,
+    budget: Annotated[
+        int | None,
+        typer.Option(min=0, help="Most tool calls per question [default: 12]."),
+    ] = None,
+    yes: Annotated[
+        bool,
+        typer.Option("--yes", "-y", help="Run paid tools without asking [env AUTO_APPROVE_TOOLS]."),
+    ] = False,
+    save_history: Annotated[
+        bool,
+        typer.Option("--save-history", help="Keep the REPL's prompt history on disk [env SAVE_HISTORY]."),
+    ] = False,
+    json_output: Annotated[
+        bool,
+        typer.Option("--json", help="Print the receipt alone, as JSON, on stdout (needs a question)."),
+    ] = False,
+) -> None:
+    """Ask once (venice-agent "question"), or chat when no question is given."""
+    from .ask_cmd import Flags, ask_main
+
+    flags = Flags(
+        model=model,
+        base_url=base_url,
+        transport=transport.value if transport else None,
+        tools=tools,
+        mcp_config=mcp_config,
+        max_rounds=max_rounds,
+        budget=budget,
+        yes=yes,
+        save_history=save_history,
+        json_output=json_output,
+    )
+    raise typer.Exit(ask_main(question, flags))
 
 
 def main() -> None:

@@ -1,0 +1,167 @@
+"""What a person sees: the banner, streamed text, tool calls, the spinner, the receipt line.
+
+Everything the model or a tool wrote goes through `safe()` and is printed with Rich markup,
+emoji codes and highlighting off, so `[brackets]` print literally and an escape sequence
+from a model or a tool is shown, never obeyed. Our own decorations use `Text` styles only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import IO, Any
+
+from rich.console import Console
+from rich.text import Text
+
+from ..events import (
+    ConsentAsked,
+    Event,
+    Finished,
+    RoundStarted,
+    TextDelta,
+    TextDiscarded,
+    ToolFinished,
+    ToolStarted,
+)
+from ..receipt import Exit, Receipt
+from ..tools.base import ToolSpec
+from .text import preview, safe
+
+ARGS_PREVIEW = 200
+RESULT_PREVIEW = 120
+
+
+def make_console(file: IO[str] | None = None, *, stderr: bool = False, width: int | None = None) -> Console:
+    """A console that never interprets what it prints: no markup, no emoji codes, no highlighting."""
+    return Console(file=file, stderr=stderr, width=width, markup=False, emoji=False, highlight=False)
+
+
+def tool_line(name: str, arguments: Any) -> str:
+    """`→ name(args)`, one line, safe for a terminal."""
+    return f"→ {safe(name)}({preview(arguments, ARGS_PREVIEW)})"
+
+
+class Renderer:
+    """An event sink that draws one question as it runs.
+
+    A spinner shows while waiting for the model's first token and while tools run; it stops
+    before anything else is printed (text, a tool line, a consent prompt).
+    """
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._status: Any = None  # rich Status, created on first use
+        self._running = 0  # tools started and not finished yet
+        self._at_line_start = True
+        self._streamed = False  # text streamed in the current round
+
+    # -- the event sink -------------------------------------------------------------------
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, RoundStarted):
+            self._streamed = False
+            self._spin("thinking…")
+        elif isinstance(event, TextDelta):
+            self._stop_spinner()
+            if event.text:
+                self._write(safe(event.text))
+                self._streamed = True
+        elif isinstance(event, TextDiscarded):
+            self._stop_spinner()
+            self._end_line()
+            self.console.print(Text("(the reply was cut; retrying…)", style="dim"))
+            self._streamed = False
+        elif isinstance(event, ConsentAsked):
+            self._stop_spinner()
+            self._end_line()
+        elif isinstance(event, ToolStarted):
+            self._stop_spinner()
+            self._end_line()
+            self.console.print(Text(tool_line(event.call.tool, event.call.arguments), style="cyan"))
+            self._running += 1
+            self._spin(f"running {safe(event.call.tool)}…")
+        elif isinstance(event, ToolFinished):
+            self._running = max(0, self._running - 1)
+            if self._running == 0:
+                self._stop_spinner()
+            self._show_tool_result(event)
+        elif isinstance(event, Finished):
+            self.finish(event.receipt)
+
+    def finish(self, receipt: Receipt) -> None:
+        """The answer when it was not streamed, the refusal, and the one-line receipt."""
+        self._stop_spinner()
+        self._running = 0
+        if receipt.answer is not None and not self._streamed:
+            self._write(safe(receipt.answer))
+        self._end_line()
+        if receipt.refusal is not None and receipt.stopped_because is not Exit.ANSWERED:
+            self.console.print(Text(safe(receipt.refusal), style="yellow"))
+        self.console.print(Text(receipt.summary(), style="dim"))
+
+    def close(self) -> None:
+        self._stop_spinner()
+        self._end_line()
+
+    # -- pieces -----------------------------------------------------------------------------
+    def _show_tool_result(self, event: ToolFinished) -> None:
+        self._end_line()
+        if event.error is not None:
+            self.console.print(Text(f"  ✗ {preview(event.error, RESULT_PREVIEW)}", style="red"))
+        else:
+            self.console.print(Text(f"  ✓ {preview(event.result, RESULT_PREVIEW)}", style="dim"))
+
+    def _write(self, text: str) -> None:
+        self.console.print(text, end="", markup=False, emoji=False, highlight=False, soft_wrap=True)
+        self.console.file.flush()
+        self._at_line_start = text.endswith("\n")
+
+    def _end_line(self) -> None:
+        if not self._at_line_start:
+            self.console.print()
+            self._at_line_start = True
+
+    def _spin(self, message: str) -> None:
+        if not self.console.is_terminal:
+            return  # a spinner in a pipe or a file is noise
+        if self._status is None:
+            self._status = self.console.status(Text(message, style="dim"), spinner="dots")
+            self._status.start()
+        else:
+            self._status.update(Text(message, style="dim"))
+
+    def _stop_spinner(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+
+def banner(console: Console, *, model: str, apify: str, tools: Sequence[ToolSpec]) -> None:
+    """Model, Apify mode and the tools, before the first question."""
+    names = [safe(spec.name) for spec in tools]
+    shown = ", ".join(names[:8]) + (f", … ({len(names)} in all)" if len(names) > 8 else "")
+    console.print(Text("venice-agent", style="bold"))
+    console.print(Text(f"  model  {safe(model)}"))
+    console.print(Text(f"  apify  {apify}"))
+    console.print(Text(f"  tools  {shown or 'none'}"))
+    console.print(Text("  /help for commands · Ctrl+C cancels a question · Ctrl+D leaves", style="dim"))
+
+
+def tools_table(console: Console, tools: Sequence[ToolSpec]) -> None:
+    """The catalogue with consent marks: it explains odd tool choices."""
+    if not tools:
+        console.print("no tools loaded")
+        return
+    width = max(len(spec.name) for spec in tools)
+    for spec in tools:
+        mark = "free " if spec.read_only else "asks "
+        where = f"[{safe(spec.server)}] " if spec.server else ""
+        line = Text(mark, style="green" if spec.read_only else "yellow")
+        line.append(f"{safe(spec.name):<{width}}  ")
+        line.append(where + preview(spec.description or "", 80), style="dim")
+        console.print(line, overflow="ellipsis", no_wrap=True)
+    console.print(Text("free: runs without asking · asks: needs your yes (or --yes)", style="dim"))
+
+
+def receipt_json(receipt: Receipt) -> str:
+    return json.dumps(receipt.to_dict(), ensure_ascii=False, indent=2)
