@@ -1,0 +1,182 @@
+"""Scripted replies of the fake server, turned into SSE chunks or a whole completion (pure).
+
+See `fake_venice` for the script format. A reply is checked when the script is loaded, so a
+typo in a test's script fails at once with the reply's number, not as a puzzling run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+REPLY_KEYS = {
+    "text", "tool_calls", "same_index", "reasoning_content", "reasoning_details",
+    "thought_signature", "extra", "finish_reason", "usage", "delay", "chunk_delay",
+    "hang", "drop", "status", "error", "headers",
+}  # fmt: skip
+SCRIPT_KEYS = {"replies", "loop", "models", "traits", "headers"}
+CALL_KEYS = {"name", "arguments", "id", "index"}
+
+ERROR_BODIES = {
+    400: "Invalid request parameters",
+    401: "Authentication failed",
+    402: "Insufficient USD or Diem balance to complete request",
+    404: "Specified model not found",
+    429: "Rate limit exceeded",
+    500: "Inference failed",
+    503: "The model is at capacity. Please try again later.",
+}
+
+
+class ScriptError(ValueError):
+    """A script the fake server cannot play."""
+
+
+def load_script(script: Any) -> dict[str, Any]:
+    """A script as a dict: a JSON text, a list of replies, or a dict with `replies`."""
+    if isinstance(script, str | bytes):
+        try:
+            script = json.loads(script)
+        except json.JSONDecodeError as error:
+            raise ScriptError(f"the script is not JSON: {error}") from None
+    if isinstance(script, list):
+        script = {"replies": script}
+    if not isinstance(script, dict):
+        raise ScriptError("a script is a list of replies or an object with `replies`")
+    unknown = set(script) - SCRIPT_KEYS
+    if unknown:
+        raise ScriptError(f"unknown script keys {sorted(unknown)} (known: {sorted(SCRIPT_KEYS)})")
+    script = {"replies": [], **script}
+    for number, reply in enumerate(script["replies"], start=1):
+        check_reply(reply, number)
+    return script
+
+
+def check_reply(reply: Any, number: int) -> None:
+    if not isinstance(reply, dict):
+        raise ScriptError(f"reply {number} is not an object")
+    unknown = set(reply) - REPLY_KEYS
+    if unknown:
+        raise ScriptError(f"reply {number}: unknown keys {sorted(unknown)} (known: {sorted(REPLY_KEYS)})")
+    for call in reply.get("tool_calls", []):
+        if not isinstance(call, dict) or "name" not in call or set(call) - CALL_KEYS:
+            raise ScriptError(f"reply {number}: a tool call is {{name, arguments, id?, index?}}")
+
+
+def error_body(reply: dict[str, Any]) -> Any:
+    body = reply.get("error", ERROR_BODIES.get(reply["status"], "Unknown error"))
+    return {"error": body} if isinstance(body, str) else body
+
+
+def _pieces(text: str | list[str]) -> list[str]:
+    return list(text) if isinstance(text, list) else re.findall(r"\S+\s*|\s+", text)
+
+
+def _calls(reply: dict[str, Any], number: int) -> list[dict[str, Any]]:
+    calls = []
+    for i, call in enumerate(reply.get("tool_calls", [])):
+        arguments = call.get("arguments", {})
+        calls.append(
+            {
+                "index": 0 if reply.get("same_index") else call.get("index", i),
+                "id": call.get("id", f"call_{number}_{i}"),
+                "name": call["name"],
+                "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+            }
+        )
+    return calls
+
+
+def _extras(reply: dict[str, Any]) -> dict[str, Any]:
+    extras = {key: reply[key] for key in ("reasoning_details", "thought_signature") if key in reply}
+    return {**extras, **reply.get("extra", {})}
+
+
+def _usage(reply: dict[str, Any]) -> dict[str, int]:
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, **reply.get("usage", {})}
+    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    return usage
+
+
+def _finish(reply: dict[str, Any]) -> str:
+    return reply.get("finish_reason", "tool_calls" if reply.get("tool_calls") else "stop")
+
+
+def chunks(
+    reply: dict[str, Any], *, model: str, number: int, usage: bool, created: int
+) -> list[dict[str, Any]]:
+    """The `chat.completion.chunk` objects that stream `reply`, in order."""
+    head = {
+        "id": f"chatcmpl-fake-{number}",
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    out = [chunk({"role": "assistant", **_extras(reply)})]
+    out += [chunk({"reasoning_content": p}) for p in _pieces(reply.get("reasoning_content", ""))]
+    out += [chunk({"content": p}) for p in _pieces(reply.get("text", ""))]
+    for call in _calls(reply, number):
+        first = {"index": call["index"], "id": call["id"], "type": "function"}
+        out.append(chunk({"tool_calls": [{**first, "function": {"name": call["name"], "arguments": ""}}]}))
+        half = len(call["arguments"]) // 2  # two pieces, so assembly is really exercised
+        for piece in (call["arguments"][:half], call["arguments"][half:]):
+            out.append(chunk({"tool_calls": [{"index": call["index"], "function": {"arguments": piece}}]}))
+    out.append(chunk({}, _finish(reply)))
+    if usage:
+        out.append({**head, "choices": [], "usage": _usage(reply)})
+    return out
+
+
+def completion(reply: dict[str, Any], *, model: str, number: int, created: int) -> dict[str, Any]:
+    """The whole `chat.completion` for a request made without `stream`."""
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(_pieces(reply.get("text", "")))}
+    if "reasoning_content" in reply:
+        message["reasoning_content"] = reply["reasoning_content"]
+    message.update(_extras(reply))
+    calls = _calls(reply, number)
+    if calls:
+        message["content"] = message["content"] or None
+        message["tool_calls"] = [
+            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+            for c in calls
+        ]
+    return {
+        "id": f"chatcmpl-fake-{number}",
+        "object": "chat.completion",
+        "created": created,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": _finish(reply)}],
+        "usage": _usage(reply),
+    }
+
+
+def models_body(script: dict[str, Any]) -> dict[str, Any]:
+    traits = traits_of(script)
+    data = [
+        {
+            "id": model,
+            "object": "model",
+            "owned_by": "venice.ai",
+            "type": "text",
+            "created": 0,
+            "model_spec": {
+                "name": model,
+                "traits": [trait for trait, target in traits.items() if target == model],
+                "capabilities": {"supportsFunctionCalling": True, "supportsReasoning": False},
+            },
+        }
+        for model in script.get("models", ["fake-model"])
+    ]
+    return {"object": "list", "type": "text", "data": data}
+
+
+def traits_of(script: dict[str, Any]) -> dict[str, str]:
+    if "traits" in script:
+        return dict(script["traits"])
+    first = script.get("models", ["fake-model"])[:1]
+    return {"default": first[0], "function_calling_default": first[0]} if first else {}
