@@ -1,0 +1,182 @@
+"""Which MCP servers to start: the `mcpServers` JSON file users already have, or Apify.
+
+The file is the one Claude Desktop, Cursor and VS Code use:
+
+    {"mcpServers": {
+        "time":  {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC"}},
+        "notes": {"url": "http://127.0.0.1:8000/mcp", "headers": {"Authorization": "Bearer ${NOTES_TOKEN}"},
+                  "trusted": true},
+        "apify": {}}}
+
+given by `--mcp-config FILE`, else `mcp.json` in the user config folder, else Apify alone.
+`${NAME}` (or `${env:NAME}`) in `env`, `headers`, `args` and `url` is read from the environment,
+so tokens need not sit in the file. An entry with neither `command` nor `url` named `apify`
+is Apify's server as the settings describe it. `"trusted": true` lets the server's read-only
+annotations skip consent; `"disabled": true` skips the entry.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ..config import ConfigError, Settings
+
+APP_NAME = "venice-agent"
+CONFIG_FILE = "mcp.json"
+_PLACEHOLDER = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One MCP server: a command to start (stdio), a URL (Streamable HTTP), or an object in memory."""
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)  # may hold tokens: never shown
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    trusted: bool = False
+    apify: bool = False
+    needs_node: int | None = None  # the least Node.js major version the command needs
+    in_memory: Any = field(default=None, repr=False)  # an MCP server object, run in this process
+
+    @property
+    def transport(self) -> Literal["stdio", "http", "memory"]:
+        if self.in_memory is not None:
+            return "memory"
+        return "http" if self.url else "stdio"
+
+    @property
+    def where(self) -> str:
+        """The command line or URL, without secrets, for messages."""
+        if self.in_memory is not None:
+            return "in memory"
+        if self.url:
+            return self.url.split("?", 1)[0]
+        return " ".join([self.command or "", *self.args]).strip()
+
+
+def default_config_path() -> Path:
+    from platformdirs import user_config_path
+
+    return user_config_path(APP_NAME, appauthor=False) / CONFIG_FILE
+
+
+def load_servers(settings: Settings, mcp_config: Path | None = None) -> list[ServerConfig]:
+    """The servers from `mcp_config`, else from the user config file, else Apify alone."""
+    path = mcp_config
+    if path is None:
+        found = default_config_path()
+        path = found if found.is_file() else None
+    if path is None:
+        from .apify import apify_server
+
+        return [apify_server(settings)]
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ConfigError(f"cannot read the MCP config {path}: {error.strerror or error}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ConfigError(f"the MCP config {path} is not JSON: {error}") from None
+    return parse_servers(data, str(path), settings, os.environ)
+
+
+def parse_servers(
+    data: Any, source: str, settings: Settings, environ: Mapping[str, str]
+) -> list[ServerConfig]:
+    entries = data.get("mcpServers", data.get("servers")) if isinstance(data, dict) else None
+    if not isinstance(entries, dict):
+        raise ConfigError(
+            f'{source}: expected {{"mcpServers": {{"name": {{"command": ...}} or {{"url": ...}}}}}}'
+        )
+    servers = []
+    for name, entry in entries.items():
+        where = f"{source}: server {name!r}"
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{where}: an entry is an object with 'command' or 'url'")
+        if entry.get("disabled") is True:
+            continue
+        servers.append(_server(name, entry, where, settings, environ))
+    if not servers:
+        raise ConfigError(
+            f"{source}: no MCP server is configured (every entry is disabled or there are none)"
+        )
+    return servers
+
+
+def _server(
+    name: str, entry: dict[str, Any], where: str, settings: Settings, environ: Mapping[str, str]
+) -> ServerConfig:
+    from .apify import apify_server, is_apify_command, is_apify_url
+
+    kind = entry.get("type") or entry.get("transport")
+    if kind in ("sse",):
+        raise ConfigError(
+            f"{where}: the SSE transport is not supported; use the server's Streamable HTTP URL"
+        )
+    trusted = entry.get("trusted", False)
+    if not isinstance(trusted, bool):
+        raise ConfigError(f"{where}: 'trusted' is true or false")
+    command, url = entry.get("command"), entry.get("url")
+    if command is None and url is None:
+        if name.lower() == "apify":
+            return apify_server(settings, name=name, trusted=trusted)
+        raise ConfigError(
+            f"{where}: give 'command' (a program to start) or 'url' (a Streamable HTTP endpoint)"
+        )
+    if command is not None and url is not None:
+        raise ConfigError(f"{where}: give 'command' or 'url', not both")
+    token = settings.apify_token_value()
+    if url is not None:
+        url = _text(url, "url", where, environ)
+        headers = _strings(entry.get("headers", {}), "headers", where, environ)
+        apify = is_apify_url(url)
+        if apify and token and not any(key.lower() == "authorization" for key in headers):
+            headers["Authorization"] = f"Bearer {token}"
+        return ServerConfig(name, url=url, headers=headers, trusted=trusted, apify=apify)
+    command = _text(command, "command", where, environ)
+    args = entry.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
+        raise ConfigError(f"{where}: 'args' is a list of strings")
+    args = [_expand(arg, "args", where, environ) for arg in args]
+    env = _strings(entry.get("env", {}), "env", where, environ)
+    cwd = entry.get("cwd")
+    if cwd is not None and not isinstance(cwd, str):
+        raise ConfigError(f"{where}: 'cwd' is a folder path")
+    apify = is_apify_command(command, args)
+    if apify and token and "APIFY_TOKEN" not in env:
+        env["APIFY_TOKEN"] = token  # Apify's own server is configured to get Apify's token
+    return ServerConfig(
+        name, command=command, args=tuple(args), env=env, cwd=cwd, trusted=trusted,
+        apify=apify, needs_node=22 if apify else None,
+    )  # fmt: skip
+
+
+def _text(value: Any, key: str, where: str, environ: Mapping[str, str]) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}: '{key}' is a non-empty string")
+    return _expand(value, key, where, environ)
+
+
+def _strings(value: Any, key: str, where: str, environ: Mapping[str, str]) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(v, str | int | float) for v in value.values()):
+        raise ConfigError(f"{where}: '{key}' is an object of strings")
+    return {str(k): _expand(str(v), key, where, environ) for k, v in value.items()}
+
+
+def _expand(value: str, key: str, where: str, environ: Mapping[str, str]) -> str:
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in environ:
+            raise ConfigError(f"{where}: '{key}' uses ${{{name}}}, which is not set in the environment")
+        return environ[name]
+
+    return _PLACEHOLDER.sub(replace, value)

@@ -1,0 +1,94 @@
+"""MCP tool results turned into text a model can use, and MCP errors into readable reasons.
+
+Servers disagree on how they fail: some answer `is_error` results, some JSON-RPC errors
+(`-32602` for an unknown tool or bad arguments). Both end as a `ToolError` with one readable
+message, which the loop hands to the model as `{"error": ...}`. Pure: reads result objects
+by attribute (`mcp.types` shapes) and imports nothing of MCP.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .base import ToolError
+
+# JSON-RPC / MCP error codes (mcp.types constants, repeated here to keep this module light).
+INVALID_PARAMS = -32602
+METHOD_NOT_FOUND = -32601
+REQUEST_TIMEOUT = -32001
+CONNECTION_CLOSED = -32000
+
+_PREFIX = re.compile(r"^MCP error -?\d+:\s*")
+
+
+def result_text(result: Any) -> str:
+    """The result as text: structured content as JSON when given, else the text blocks.
+
+    Images, audio, resource links and embedded resources are described in one line each
+    (a model cannot read base64, but it should know they were there).
+    Raises `ToolError` when the server marked the result as an error.
+    """
+    blocks = list(getattr(result, "content", None) or [])
+    structured = getattr(result, "structured_content", None)
+    if getattr(result, "is_error", False):
+        message = "\n".join(_block_text(block) for block in blocks).strip()
+        raise ToolError(_PREFIX.sub("", message) or "the tool failed without saying why")
+    parts: list[str] = []
+    if structured is not None:
+        parts.append(json.dumps(structured, ensure_ascii=False, default=str))
+        blocks = [block for block in blocks if getattr(block, "type", None) != "text"]
+    parts.extend(_block_text(block) for block in blocks)
+    return "\n".join(parts) if parts else "(the tool returned nothing)"
+
+
+def _block_text(block: Any) -> str:
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return str(getattr(block, "text", ""))
+    if kind in ("image", "audio"):
+        mime = getattr(block, "mime_type", None) or "unknown type"
+        data = getattr(block, "data", "") or ""
+        return f"[{kind} {mime}, about {len(data) * 3 // 4} bytes, not shown]"
+    if kind == "resource_link":
+        return _describe("resource link", block, getattr(block, "description", None))
+    if kind == "resource":
+        resource = getattr(block, "resource", None)
+        text = getattr(resource, "text", None)
+        head = _describe("embedded resource", resource, None)
+        if isinstance(text, str):
+            return f"{head}\n{text}"
+        blob = getattr(resource, "blob", "") or ""
+        return f"{head[:-1]}, about {len(blob) * 3 // 4} bytes of binary data, not shown]"
+    return f"[a {kind or 'content'} block this agent does not read]"
+
+
+def _describe(what: str, item: Any, description: str | None) -> str:
+    uri = getattr(item, "uri", None)
+    name = getattr(item, "name", None)
+    mime = getattr(item, "mime_type", None)
+    words = [what]
+    if name:
+        words.append(str(name))
+    if uri:
+        words.append(f"<{uri}>")
+    if mime:
+        words.append(f"({mime})")
+    line = " ".join(words)
+    if description:
+        line += f": {' '.join(str(description).split())}"
+    return f"[{line}]"
+
+
+def error_reason(code: int, message: str, *, server: str, tool: str, timeout: float | None) -> str:
+    """A readable reason for an MCP error raised by a call to `tool` on `server`."""
+    text = _PREFIX.sub("", message or "").strip()
+    if code == REQUEST_TIMEOUT and "timed out" in text.lower():
+        limit = f" within {timeout:g} s" if timeout is not None else ""
+        return f"{server} did not answer the call to {tool}{limit} (the per-call timeout); it may still be running there"
+    if code == CONNECTION_CLOSED:
+        return f"{server} closed the connection during the call to {tool} (the server stopped or crashed)"
+    if code == METHOD_NOT_FOUND:
+        return f"{server} does not support calling tools: {text}"
+    return text or f"{server} refused the call to {tool} (error {code})"

@@ -1,0 +1,285 @@
+"""One MCP server kept open for a session: started, listed, called, closed — never leaked.
+
+Each server lives in its own task, which owns one exit stack (transport, HTTP client, the
+server's stderr file, the mcp `Client`): anyio contexts must be left by the task that entered
+them, and a failure anywhere unwinds everything opened so far. The task waits for `close()`.
+Calls are made from the caller's task; the session routes the answers.
+
+Errors are caught inside the client's context (outside it they arrive as an
+`ExceptionGroup`) and kept as one readable line in `error`: a server that cannot start says
+which server, what happened and what to check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .apify import node_problem
+from .base import ToolError
+from .mcp_config import ServerConfig
+from .mcp_results import CONNECTION_CLOSED, error_reason, result_text
+
+State = Literal["starting", "ready", "failed", "closed"]
+MAX_PAGES = 1000  # a server paging forever with fresh cursors is a server gone wrong
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """What a user sees of one server: where it runs, whether it started, how many tools."""
+
+    name: str
+    transport: str
+    where: str
+    state: State
+    tools: int
+    error: str | None = None
+
+
+class ToolListError(Exception):
+    """A server's tool list could not be read in full."""
+
+
+class ServerSession:
+    def __init__(
+        self,
+        config: ServerConfig,
+        *,
+        startup_timeout: float,
+        call_timeout: float,
+        on_status: Callable[[ServerStatus], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.startup_timeout = startup_timeout
+        self.call_timeout = call_timeout
+        self.on_status = on_status
+        self.state: State = "starting"
+        self.error: str | None = None
+        self.tools: list[Any] = []
+        self.client: Any = None
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._stderr: Any = None
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def status(self) -> ServerStatus:
+        return ServerStatus(
+            self.name, self.config.transport, self.config.where, self.state, len(self.tools), self.error
+        )
+
+    def _set(self, state: State, error: str | None = None) -> None:
+        self.state, self.error = state, error
+        if self.on_status is not None:
+            self.on_status(self.status())
+
+    async def start(self) -> None:
+        """Start the server and list its tools; on failure `state` is "failed" and `error` says why."""
+        self._set("starting")
+        self._task = asyncio.create_task(self._run(), name=f"mcp server {self.name}")
+        try:
+            await asyncio.wait_for(asyncio.shield(self._ready.wait()), self.startup_timeout)
+        except TimeoutError:
+            self._task.cancel()
+            await asyncio.wait([self._task])
+            self._set("failed", self._startup_timeout_reason())
+
+    async def close(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            await asyncio.wait([self._task])
+        if self.state != "failed":
+            self._set("closed", self.error)
+
+    async def _run(self) -> None:
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                try:
+                    client = await self._connect(stack)
+                    self.tools = await list_all_tools(client, self.name)
+                except Exception as error:  # inside the client's context: a plain exception
+                    self._set("failed", self._startup_reason(_leaf(error)))
+                    return
+                self.client = client
+                self._set("ready")
+                self._ready.set()
+                await self._stop.wait()
+        except Exception as error:  # left the client's context: an ExceptionGroup
+            if self.state == "starting":
+                self._set("failed", self._startup_reason(_leaf(error)))
+            elif self.state == "ready":
+                self._set("failed", f"{self.name} stopped: {_describe(_leaf(error))}")
+        finally:
+            self.client = None
+            self._ready.set()
+
+    async def _connect(self, stack: contextlib.AsyncExitStack) -> Any:
+        from mcp import Client
+        from mcp.types import Implementation
+
+        from .. import __version__
+
+        config = self.config
+        info = Implementation(name="venice-agent", version=__version__)
+        if config.transport == "memory":
+            target: Any = config.in_memory
+            mode = "auto"
+        elif config.transport == "http":
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
+
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(headers=dict(config.headers), timeout=httpx2.Timeout(30, read=300))
+            )
+            target, mode = streamable_http_client(config.url or "", http_client=http), "auto"
+        else:
+            from mcp import StdioServerParameters
+            from mcp.client.stdio import stdio_client
+
+            if config.needs_node:
+                problem = await node_problem(
+                    {"PATH": os.environ.get("PATH", ""), **config.env}, config.needs_node
+                )
+                if problem:
+                    raise ToolError(problem)
+            params = StdioServerParameters(
+                command=config.command or "", args=list(config.args), env=dict(config.env), cwd=config.cwd
+            )
+            # The child's stderr goes to an unlinked temporary file: its chatter stays off the
+            # user's terminal, and its last lines explain a failure.
+            self._stderr = stack.enter_context(
+                tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+            )
+            # "legacy" skips the `server/discover` probe most stdio servers answer with an error,
+            # and its 10 s wait on a slow starter.
+            target, mode = stdio_client(params, errlog=self._stderr), "legacy"
+        client = Client(target, mode=mode, read_timeout_seconds=self.startup_timeout, client_info=info)
+        return await stack.enter_async_context(client)
+
+    async def reload(self) -> None:
+        """List the tools again; on failure the previous full list stays and `ToolListError` says why."""
+        if self.client is None:
+            raise ToolListError(f"{self.name} is not running" + (f": {self.error}" if self.error else ""))
+        try:
+            self.tools = await list_all_tools(self.client, self.name)
+        except ToolListError:
+            raise
+        except Exception as error:
+            raise ToolListError(f"{self.name}: cannot list tools: {_describe(error)}") from None
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> str:
+        """Call `tool`; its text, or a `ToolError` whether the server failed or refused."""
+        from mcp import MCPError
+        from pydantic import ValidationError
+
+        client = self.client
+        if client is None:
+            raise ToolError(f"{self.name} is not running" + (f": {self.error}" if self.error else ""))
+        try:
+            result = await client.call_tool(tool, dict(arguments), read_timeout_seconds=self.call_timeout)
+        except MCPError as error:
+            reason = error_reason(
+                error.code, error.message, server=self.name, tool=tool, timeout=self.call_timeout
+            )
+            if error.code == CONNECTION_CLOSED:
+                reason = self._with_stderr(reason)
+                self._set("failed", reason)
+            raise ToolError(reason) from None
+        except ValidationError as error:
+            raise ToolError(
+                f"{self.name} answered {tool} with a result this agent cannot read: {error}"
+            ) from None
+        except Exception as error:  # the transport broke under the call
+            reason = self._with_stderr(f"{self.name} failed during the call to {tool}: {_describe(error)}")
+            self._set("failed", reason)
+            raise ToolError(reason) from None
+        return result_text(result)
+
+    def _startup_reason(self, error: BaseException) -> str:
+        config = self.config
+        if isinstance(error, ToolError):
+            return f"{self.name} cannot start: {error.message}"
+        if isinstance(error, FileNotFoundError | PermissionError):
+            return (
+                f"{self.name} cannot start: `{config.command}` was not found or cannot run "
+                f"({_describe(error)}); check 'command' in the MCP config and that the program is installed"
+            )
+        text = _describe(error)
+        if config.transport == "http":
+            hint = "check the URL, that the server is running, and its token or headers"
+        else:
+            hint = f"check that `{config.where}` runs on its own"
+        return self._with_stderr(f"{self.name} did not start ({text}); {hint}")
+
+    def _startup_timeout_reason(self) -> str:
+        what = f"`{self.config.where}`" if self.config.transport == "stdio" else self.config.where
+        hint = (
+            "check that the command starts an MCP server on stdio (a first `npx` run downloads the package and can be slow)"
+            if self.config.transport == "stdio"
+            else "check the URL and the network"
+        )
+        return self._with_stderr(
+            f"{self.name} ({what}) did not finish starting within {self.startup_timeout:g} s: {hint}"
+        )
+
+    def _with_stderr(self, reason: str) -> str:
+        tail = stderr_tail(self._stderr)
+        return f"{reason}; its last output: {tail}" if tail else reason
+
+
+def stderr_tail(stream: Any, lines: int = 3, width: int = 300) -> str:
+    """The last non-empty lines a child wrote to stderr, joined on one line."""
+    if stream is None or getattr(stream, "closed", True):
+        return ""
+    try:
+        stream.flush()
+        stream.seek(0)
+        text = stream.read()
+        stream.seek(0, os.SEEK_END)
+    except (OSError, ValueError):
+        return ""
+    kept = [" ".join(line.split())[:width] for line in text.splitlines() if line.strip()]
+    return " | ".join(kept[-lines:])
+
+
+async def list_all_tools(client: Any, server: str) -> list[Any]:
+    """Every tool, following `next_cursor`; a repeated cursor fails rather than keep part of a list."""
+    tools: list[Any] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    for _ in range(MAX_PAGES):
+        page = await client.list_tools(cursor=cursor, cache_mode="bypass")
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+        if cursor in seen:
+            raise ToolListError(
+                f"{server} sent the tool-list cursor {cursor!r} twice; its tool list is not used"
+            )
+        seen.add(cursor)
+    raise ToolListError(f"{server} sent more than {MAX_PAGES} pages of tools; its tool list is not used")
+
+
+def _leaf(error: BaseException) -> BaseException:
+    """The first real error inside (nested) exception groups."""
+    while isinstance(error, BaseExceptionGroup):
+        inner = [e for e in error.exceptions if not isinstance(e, asyncio.CancelledError)]
+        error = (inner or list(error.exceptions))[0]
+    return error
+
+
+def _describe(error: BaseException) -> str:
+    message = getattr(error, "message", None) or str(error) or type(error).__name__
+    code = getattr(error, "code", None)
+    if code == CONNECTION_CLOSED:
+        return "the server closed the connection"
+    return " ".join(str(message).split())

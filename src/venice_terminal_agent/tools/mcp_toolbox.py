@@ -1,0 +1,119 @@
+"""MCP servers behind the `Toolbox` seam: one catalogue, calls routed to the right server.
+
+    async with McpToolbox.open(load_servers(settings)) as tools:
+        receipt = await run_loop(plan, CombinedToolbox(builtin_toolbox(pager=tools.pager), tools))
+
+Servers start concurrently. A server that fails to start does not stop the others (a user
+with one broken entry in a Claude Desktop config still wants the rest): its status says why,
+and `failures` lists those reasons. Every server is closed when the block ends, however it ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any
+
+from .base import ToolError, ToolSpec
+from .catalogue import Catalogue, Listing
+from .mcp_config import ServerConfig
+from .mcp_session import ServerSession, ServerStatus, ToolListError
+from .pager import Pager
+
+DEFAULT_STARTUP_TIMEOUT = 30.0
+DEFAULT_CALL_TIMEOUT = 300.0
+DEFAULT_MAX_RESULT_CHARS = 20_000
+
+
+class McpToolbox:
+    """The tools of several MCP servers as one toolbox; `read_only` comes from `policy`."""
+
+    def __init__(self, sessions: Sequence[ServerSession], pager: Pager) -> None:
+        self._sessions = {session.name: session for session in sessions}
+        self.pager = pager  # hand it to the built-in `page` tool so the model can read the rest
+        self.catalogue = Catalogue()
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def open(
+        cls,
+        servers: Sequence[ServerConfig],
+        *,
+        startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT,
+        max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+        pager: Pager | None = None,
+        on_status: Callable[[ServerStatus], None] | None = None,
+    ) -> AsyncIterator[McpToolbox]:
+        """Start `servers` together and yield their toolbox; close them all on the way out.
+
+        Results longer than a page are cut by `pager` (a new `Pager(max_result_chars)` when
+        none is given) with a note naming the page ids that hold the rest.
+        """
+        names = [server.name for server in servers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"two MCP servers share a name: {names}")
+        sessions = [
+            ServerSession(
+                server, startup_timeout=startup_timeout, call_timeout=call_timeout, on_status=on_status
+            )
+            for server in servers
+        ]
+        box = cls(sessions, pager if pager is not None else Pager(max_result_chars))
+        try:
+            await asyncio.gather(*(session.start() for session in sessions))
+            box._build()
+            yield box
+        finally:
+            await asyncio.gather(*(session.close() for session in sessions), return_exceptions=True)
+
+    @property
+    def servers(self) -> list[ServerStatus]:
+        return [session.status() for session in self._sessions.values()]
+
+    @property
+    def failures(self) -> list[str]:
+        """One readable line per server that failed (to start, or later)."""
+        return [
+            session.error
+            for session in self._sessions.values()
+            if session.state == "failed" and session.error
+        ]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.catalogue
+
+    def specs(self) -> list[ToolSpec]:
+        return list(self.catalogue.specs)
+
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> str:
+        target = self.catalogue.targets.get(name)
+        if target is None:
+            raise ToolError(f"there is no MCP tool named {name!r}")
+        text = await self._sessions[target.server].call(target.tool, arguments)
+        return self.pager.cut(text)
+
+    async def reload(self) -> None:
+        """List every running server's tools again (Actors added mid-session) and rebuild.
+
+        A server whose list cannot be read keeps its previous full list; the reasons are raised
+        together as one `ToolListError` after the catalogue is rebuilt from what could be read.
+        """
+        running = [session for session in self._sessions.values() if session.client is not None]
+        outcomes = await asyncio.gather(*(session.reload() for session in running), return_exceptions=True)
+        self._build()
+        problems = [str(outcome) for outcome in outcomes if isinstance(outcome, BaseException)]
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException) and not isinstance(outcome, ToolListError):
+                raise outcome
+        if problems:
+            raise ToolListError("; ".join(problems))
+
+    def _build(self) -> None:
+        listings = [
+            Listing(session.name, session.tools, apify=session.config.apify, trusted=session.config.trusted)
+            for session in self._sessions.values()
+            if session.state == "ready"
+        ]
+        self.catalogue = Catalogue.build(listings)
