@@ -21,6 +21,7 @@ class Pager:
         self.page_chars = page_chars
         self._pages: dict[int, str] = {}
         self._next_id = 1
+        self._issued: set[str] = set()  # pages handed out (their notes make them longer than a page)
 
     def __len__(self) -> int:
         return len(self._pages)
@@ -28,7 +29,7 @@ class Pager:
     def cut(self, text: str) -> str:
         """`text` itself when it fits in a page, else its first page and a note."""
         size = self.page_chars
-        if len(text) <= size:
+        if len(text) <= size or text in self._issued:
             return text
         chunks = [text[i : i + size] for i in range(0, len(text), size)]
         ids = list(range(self._next_id, self._next_id + len(chunks)))
@@ -36,6 +37,7 @@ class Pager:
         total = len(chunks)
         for number, (page_id, chunk) in enumerate(zip(ids, chunks, strict=True), start=1):
             self._pages[page_id] = chunk + self._footer(number, total, ids, len(text))
+        self._issued.update(self._pages[page_id] for page_id in ids)
         return self._pages[ids[0]]
 
     def get(self, page_id: int) -> str:
