@@ -1,0 +1,220 @@
+"""The model client: streaming chat completions on the openai SDK, retries, model discovery.
+
+Any OpenAI-compatible server works (Venice by default; OpenAI, Ollama, vLLM, llama.cpp).
+Requests carry only fields that have a value (Venice rejects nulls); `tools` and
+`tool_choice` go only with tools. Venice's own system prompt is turned off with
+`venice_parameters`, which every server but OpenAI's ignores or accepts.
+
+Retries are ours, not the SDK's (`max_retries=0`): the SDK's sleep cannot be injected
+(tests never sleep), it does not know that text already streamed must be withdrawn
+(`TextDiscarded`), and it does not count failures across requests. Venice blocks a client
+for 30 s after more than 20 failed requests in 30 s, so failures are counted in a sliding
+window and retrying stops well before that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..config import VENICE_BASE_URL
+from ..events import EventSink, TextDelta, TextDiscarded, ignore
+from .errors import ModelError, NoModelError, describe, one_line
+from .stream import Assembler, Completion
+
+MODEL_TRAITS = ("function_calling_default", "default")
+
+
+@dataclass
+class RetryPolicy:
+    """How failed requests are retried: few attempts, exponential backoff with jitter,
+    `Retry-After` honoured up to a limit, and a cap on failures in a sliding window."""
+
+    attempts: int = 3
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    max_retry_after: float = 60.0  # asked to wait longer: give up now rather than hang
+    window: float = 30.0
+    max_failures_in_window: int = 10  # Venice blocks past 20 failures in 30 s
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
+    clock: Callable[[], float] = time.monotonic
+    jitter: Callable[[], float] = random.random
+    failures: deque[float] = field(default_factory=deque)
+
+    def backoff(self, attempt: int) -> float:
+        """Delay before attempt `attempt + 1` when the server did not say how long."""
+        delay = min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
+        return delay * (0.75 + 0.5 * self.jitter())
+
+    def failed(self) -> int:
+        """Count one failure; how many fell in the window."""
+        now = self.clock()
+        self.failures.append(now)
+        while self.failures and self.failures[0] < now - self.window:
+            self.failures.popleft()
+        return len(self.failures)
+
+
+class VeniceClient:
+    def __init__(
+        self,
+        api_key: str,
+        base_url: str = VENICE_BASE_URL,
+        *,
+        retry: RetryPolicy | None = None,
+        timeout: float = 120.0,
+        venice_parameters: bool | None = None,
+    ) -> None:
+        from openai import AsyncOpenAI
+
+        self.base_url = base_url.rstrip("/")
+        self.retry = retry or RetryPolicy()
+        host = urlsplit(self.base_url).hostname or ""
+        # OpenAI's own API refuses unknown fields; everybody else ignores or wants this.
+        self.venice_parameters = (
+            venice_parameters if venice_parameters is not None else "openai.com" not in host
+        )
+        self._openai = AsyncOpenAI(api_key=api_key, base_url=self.base_url, max_retries=0, timeout=timeout)
+
+    async def __aenter__(self) -> VeniceClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._openai.close()
+
+    def request(
+        self,
+        model: str,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] = (),
+        temperature: float | None = None,
+    ) -> dict[str, Any]:
+        """The body of a streamed chat request, with no null field in it."""
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": list(messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if tools:
+            body["tools"] = list(tools)
+            body["tool_choice"] = "auto"
+        if temperature is not None:
+            body["temperature"] = temperature
+        return body
+
+    async def complete(
+        self,
+        model: str,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] = (),
+        *,
+        temperature: float | None = None,
+        events: EventSink | None = None,
+    ) -> Completion:
+        """One assistant turn, streamed: text goes out as `TextDelta` events while it arrives.
+
+        Raises `ModelError` once retries are spent (or the failure is not worth retrying)."""
+        body = self.request(model, messages, tools, temperature)
+        extra = (
+            {"venice_parameters": {"include_venice_system_prompt": False}} if self.venice_parameters else None
+        )
+        emit = events or ignore
+        attempt = 0
+        while True:
+            attempt += 1
+            shown = [False]
+            try:
+                return await self._stream(body, extra, emit, shown)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                problem = describe(error, self.base_url)
+                wait = self._wait(problem, attempt)
+                if shown[0]:
+                    emit(TextDiscarded())
+            await self.retry.sleep(wait)
+
+    async def _stream(
+        self, body: dict[str, Any], extra: dict[str, Any] | None, emit: EventSink, shown: list[bool]
+    ) -> Completion:
+        stream = await self._openai.chat.completions.create(**body, extra_body=extra)
+        assembler = Assembler()
+        try:
+            async for chunk in stream:
+                text = assembler.feed(chunk.to_dict())
+                if text:
+                    shown[0] = True
+                    emit(TextDelta(text))
+        finally:
+            await stream.close()
+        return assembler.finish()
+
+    def _wait(self, problem: ModelError, attempt: int) -> float:
+        """Seconds to wait before the next attempt, or raise `problem` to give up."""
+        in_window = self.retry.failed()
+        if not problem.retryable:
+            raise problem
+        tries = f"{attempt} attempt" + ("" if attempt == 1 else "s")
+        if attempt >= self.retry.attempts:
+            raise ModelError(f"{problem.message} (gave up after {tries})", status=problem.status)
+        if in_window > self.retry.max_failures_in_window:
+            raise ModelError(
+                f"{problem.message} (not retrying: {in_window} failed requests in {self.retry.window:.0f} s; "
+                "Venice blocks clients that keep failing)",
+                status=problem.status,
+            )
+        if problem.retry_after is not None and problem.retry_after > self.retry.max_retry_after:
+            raise ModelError(
+                f"{problem.message} (the server asks to wait {problem.retry_after:.0f} s; try again later)",
+                status=problem.status,
+            )
+        if problem.retry_after is not None:
+            return problem.retry_after
+        return self.retry.backoff(attempt)
+
+    async def resolve_model(self, requested: str | None) -> str:
+        """The model to use: `requested` (the --model flag, else VENICE_MODEL), else the
+        server's `function_calling_default` trait, else its `default` trait, else the only
+        model it serves. Raises `NoModelError` when none resolves."""
+        if requested and requested.strip():
+            return requested.strip()
+        traits = await self._get_data("models/traits")
+        if isinstance(traits, dict):
+            for trait in MODEL_TRAITS:
+                if isinstance(traits.get(trait), str) and traits[trait]:
+                    return traits[trait]
+        models = await self._get_data("models")
+        ids = (
+            [m["id"] for m in models if isinstance(m, dict) and m.get("id")]
+            if isinstance(models, list)
+            else []
+        )
+        if len(ids) == 1:
+            return ids[0]
+        offered = f"; it serves {', '.join(ids[:8])}" + (" …" if len(ids) > 8 else "") if ids else ""
+        raise NoModelError(
+            f"no model chosen and {self.base_url} suggests none: pass --model or set VENICE_MODEL{offered}"
+        )
+
+    async def _get_data(self, path: str) -> Any:
+        """`data` of a GET, or None when the server does not have that route (not Venice)."""
+        try:
+            answer = await self._openai.get(path, cast_to=object)
+        except Exception as error:
+            problem = describe(error, self.base_url)
+            if problem.status in (404, 405):
+                return None
+            raise ModelError(
+                one_line(f"cannot list models: {problem.message}"), status=problem.status
+            ) from None
+        return answer.get("data") if isinstance(answer, dict) else None
