@@ -4,7 +4,8 @@ In memory: `build_server(...)`. Over stdio: `python tests/servers/paged.py [--to
 [--page-size N] [--repeat-cursor]`. Tools: `echo_<i>` (structured echo), `mixed` (one block
 of each kind), `big` (a long text), `refuse` (a JSON-RPC -32602 error), `broken` (an
 `is_error` result), `hang` (never answers), `crash` (the process dies mid-call), `grow`
-(adds a tool to the list, as Apify does when an Actor is added mid-session),
+(adds a tool to the list, as Apify does when an Actor is added mid-session), `env` (the
+names of its environment variables),
 `read_note` (annotated read-only).
 """
 
@@ -27,10 +28,13 @@ def build_server(n_echo: int = 5, page_size: int = 2, repeat_cursor: bool = Fals
     extra: list[str] = []
 
     def all_tools() -> list[t.Tool]:
-        tools = [t.Tool(name=f"echo_{i}", description=f"Echo number {i}", input_schema=OBJECT) for i in range(n_echo)]
+        tools = [
+            t.Tool(name=f"echo_{i}", description=f"Echo number {i}", input_schema=OBJECT)
+            for i in range(n_echo)
+        ]
         tools += [
             t.Tool(name=name, description=f"the {name} tool", input_schema={"type": "object"})
-            for name in ("mixed", "big", "refuse", "broken", "hang", "crash", "grow", *extra)
+            for name in ("mixed", "big", "refuse", "broken", "hang", "crash", "grow", "env", *extra)
         ]
         tools.append(
             t.Tool(
@@ -64,15 +68,34 @@ def build_server(n_echo: int = 5, page_size: int = 2, repeat_cursor: bool = Fals
                     t.TextContent(text="here is everything"),
                     t.ImageContent(data=PNG_1PX, mime_type="image/png"),
                     t.AudioContent(data="UklGRg==", mime_type="audio/wav"),
-                    t.ResourceLink(name="report", uri="file:///tmp/report.csv", mime_type="text/csv", description="the report"),
-                    t.EmbeddedResource(resource=t.TextResourceContents(uri="note://1", mime_type="text/plain", text="note one")),
-                    t.EmbeddedResource(resource=t.BlobResourceContents(uri="blob://1", mime_type="application/zip", blob="UEsDBA==")),
+                    t.ResourceLink(
+                        name="report",
+                        uri="file:///tmp/report.csv",
+                        mime_type="text/csv",
+                        description="the report",
+                    ),
+                    t.EmbeddedResource(
+                        resource=t.TextResourceContents(
+                            uri="note://1", mime_type="text/plain", text="note one"
+                        )
+                    ),
+                    t.EmbeddedResource(
+                        resource=t.BlobResourceContents(
+                            uri="blob://1", mime_type="application/zip", blob="UEsDBA=="
+                        )
+                    ),
                 ]
             )
         if name == "big":
-            return t.CallToolResult(content=[t.TextContent(text="".join(f"{i:06d}\n" for i in range(int(args.get("lines", 5000)))))])
+            return t.CallToolResult(
+                content=[
+                    t.TextContent(text="".join(f"{i:06d}\n" for i in range(int(args.get("lines", 5000)))))
+                ]
+            )
         if name == "refuse":
-            raise MCPError(code=t.INVALID_PARAMS, message="Invalid arguments for tool refuse: 'x' is required")
+            raise MCPError(
+                code=t.INVALID_PARAMS, message="Invalid arguments for tool refuse: 'x' is required"
+            )
         if name == "broken":
             return t.CallToolResult(content=[t.TextContent(text="the database is on fire")], is_error=True)
         if name == "hang":
@@ -83,6 +106,8 @@ def build_server(n_echo: int = 5, page_size: int = 2, repeat_cursor: bool = Fals
         if name == "grow":
             extra.append(f"grown_{len(extra)}")
             return t.CallToolResult(content=[t.TextContent(text=f"added {extra[-1]}")])
+        if name == "env":
+            return t.CallToolResult(content=[t.TextContent(text=" ".join(sorted(os.environ)))])
         if name == "read_note":
             return t.CallToolResult(content=[t.TextContent(text="a note")])
         raise MCPError(code=t.INVALID_PARAMS, message=f"Unknown tool: {name}")

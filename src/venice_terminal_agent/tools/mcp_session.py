@@ -191,7 +191,7 @@ class ServerSession:
             )
             if error.code == CONNECTION_CLOSED:
                 reason = self._with_stderr(reason)
-                self._set("failed", reason)
+                self._fail(reason)
             raise ToolError(reason) from None
         except ValidationError as error:
             raise ToolError(
@@ -199,9 +199,14 @@ class ServerSession:
             ) from None
         except Exception as error:  # the transport broke under the call
             reason = self._with_stderr(f"{self.name} failed during the call to {tool}: {_describe(error)}")
-            self._set("failed", reason)
+            self._fail(reason)
             raise ToolError(reason) from None
         return result_text(result)
+
+    def _fail(self, reason: str) -> None:
+        """The server is gone: later calls are refused at once; `close()` still cleans up."""
+        self.client = None
+        self._set("failed", reason)
 
     def _startup_reason(self, error: BaseException) -> str:
         config = self.config

