@@ -1,0 +1,135 @@
+"""A conversation with a model that acts through tools: planner + `run_loop` + consent + rollback.
+
+`ask(question)` runs the deterministic loop with the LLM planner on a copy of the history and
+keeps that copy only when the question ends `answered`. Any other exit, cancellation or an
+exception leaves the history exactly as it was, so the next question starts from a
+well-formed conversation. Consent is asked one call at a time, only for tools not known to
+be read-only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .events import ConsentAsked, ConsentGiven, Event, EventSink, Finished, ignore
+from .loop import run_loop
+from .receipt import Call, Exit, Receipt
+from .tools.base import Toolbox, ToolSpec
+from .tools.pager import Pager
+from .venice.planner import ChatModel, LLMPlanner
+
+DEFAULT_BUDGET = 10  # tool calls per question
+MAX_ROUNDS_RANGE = range(1, 41)
+
+Approver = Callable[[Call, ToolSpec], Awaitable[bool]]
+
+SYSTEM_PROMPT = """\
+You are a careful assistant working in a terminal. You can call tools to look things up and act.
+
+How to use tools:
+- Call a tool only when it helps answer; answer directly when you already know.
+- Give arguments as a JSON object that follows the tool's schema exactly.
+- Some tools cost money or change things; the user may decline a call. If a call is declined, \
+do not try it again: answer with what you have, or say what you would need.
+- A tool result may be an error ({"error": ...}). Read it, fix the arguments or choose another \
+tool; do not repeat the same call with the same arguments.
+- A long result may be cut into pages; fetch more with the page tool only if you need it.
+- You have a limited number of tool calls and rounds per question, so plan and be brief.
+- Never invent tool results. Say plainly when a tool failed or a fact is uncertain.
+When you have the answer, reply in plain text without calling a tool."""
+
+
+class Agent:
+    def __init__(
+        self,
+        client: ChatModel,
+        tools: Toolbox,
+        *,
+        model: str,
+        max_rounds: int = 12,
+        budget: int = DEFAULT_BUDGET,
+        approver: Approver | None = None,
+        auto_approve: bool = False,
+        max_tool_result_chars: int = 20_000,
+        temperature: float | None = None,
+        system_prompt: str = SYSTEM_PROMPT,
+        pager: Pager | None = None,
+    ) -> None:
+        if max_rounds not in MAX_ROUNDS_RANGE:
+            raise ValueError("max_rounds must be between 1 and 40")
+        if budget < 0:
+            raise ValueError("budget must be >= 0")
+        self.client = client
+        self.tools = tools
+        self.model = model
+        self.max_rounds = max_rounds
+        self.budget = budget
+        self.approver = approver
+        self.auto_approve = auto_approve
+        self.max_tool_result_chars = max_tool_result_chars
+        self.temperature = temperature
+        self.system_prompt = system_prompt
+        # Long results are cut into pages of this size; give the same pager to the `page` tool.
+        self.pager = pager if pager is not None else Pager(max_tool_result_chars)
+        self.history: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}]
+
+    def clear(self) -> None:
+        """Back to just the system prompt."""
+        del self.history[1:]
+
+    async def ask(
+        self, question: str, *, events: EventSink | None = None, budget: int | None = None
+    ) -> Receipt:
+        """Run one question to a named exit. The history grows only when it ends `answered`."""
+        emit = events or ignore
+        working = [*self.history, {"role": "user", "content": question}]
+        specs = {spec.name: spec for spec in self.tools.specs()}
+        planner = LLMPlanner(
+            self.client,
+            working,
+            list(specs.values()),
+            model=self.model,
+            temperature=self.temperature,
+            events=emit,
+            max_tool_result_chars=self.max_tool_result_chars,
+        )
+
+        def relay(event: Event) -> None:
+            if not isinstance(event, Finished):  # sent below, with model and usage filled in
+                emit(event)
+
+        async def approve(call: Call) -> bool:
+            return await self._consent(call, specs.get(call.tool), emit)
+
+        receipt = await run_loop(
+            planner,
+            self.tools,
+            self.budget if budget is None else budget,
+            max_rounds=self.max_rounds,
+            approve=approve,
+            events=relay,
+            pager=self.pager,
+        )
+        receipt = dataclasses.replace(
+            receipt, model=planner.served_by or self.model, usage=planner.usage or None
+        )
+        if receipt.stopped_because is Exit.ANSWERED:
+            self.history.extend(working[len(self.history) :])
+        emit(Finished(receipt))
+        return receipt
+
+    async def _consent(self, call: Call, spec: ToolSpec | None, emit: EventSink) -> bool:
+        if spec is None or spec.read_only:
+            return True  # read-only tools never need consent (unknown ones never get here)
+        if self.auto_approve:
+            emit(ConsentGiven(call, True))
+            return True
+        emit(ConsentAsked(call))
+        try:
+            approved = self.approver is not None and await self.approver(call, spec)
+        except Exception:
+            approved = False  # an approver that fails says no: no paid call without a yes
+        emit(ConsentGiven(call, bool(approved)))
+        return bool(approved)

@@ -1,0 +1,19 @@
+"""The model side: OpenAI-compatible streaming client, model discovery, stream assembly, LLM planner.
+
+Importing this package does not import openai; the client loads it when one is created.
+"""
+
+from .client import RetryPolicy, VeniceClient
+from .errors import ModelError, NoModelError
+from .planner import LLMPlanner
+from .stream import Assembler, Completion
+
+__all__ = [
+    "Assembler",
+    "Completion",
+    "LLMPlanner",
+    "ModelError",
+    "NoModelError",
+    "RetryPolicy",
+    "VeniceClient",
+]

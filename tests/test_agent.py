@@ -1,0 +1,274 @@
+"""The agent over real HTTP against the fake Venice server: rounds, consent, exits, rollback."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from contextlib import asynccontextmanager
+
+import pytest
+
+from venice_terminal_agent import Exit, ToolError
+from venice_terminal_agent.agent import Agent
+from venice_terminal_agent.events import ConsentAsked, ConsentGiven, Finished, TextDelta
+from venice_terminal_agent.testing import FakeVenice
+from venice_terminal_agent.tools.base import FunctionToolbox
+from venice_terminal_agent.venice import RetryPolicy, VeniceClient
+
+
+async def no_wait(_seconds: float) -> None:
+    return None
+
+
+def toolbox(**extra) -> FunctionToolbox:
+    def echo(text: str) -> str:
+        """Say it back."""
+        return text
+
+    def fail(reason: str = "") -> str:
+        raise ToolError(f"cannot do that {reason}".strip())
+
+    def charge(amount: int) -> str:
+        """Costs money."""
+        return f"charged {amount}"
+
+    functions = {"echo": echo, "fail": fail, "charge": charge, **extra}
+    return FunctionToolbox(functions, read_only={"echo", "fail", *extra})
+
+
+def calls(*pairs, same_index: bool = False) -> dict:
+    reply = {"tool_calls": [{"name": name, "arguments": arguments} for name, arguments in pairs]}
+    return {**reply, "same_index": True} if same_index else reply
+
+
+@asynccontextmanager
+async def agent_on(script, tools=None, **options):
+    async with FakeVenice(script) as fake:
+        policy = RetryPolicy(sleep=no_wait, jitter=lambda: 0.5)
+        async with VeniceClient("k", fake.base_url, retry=policy) as client:
+            yield fake, Agent(client, tools or toolbox(), model="fake-model", **options)
+
+
+def roles(messages: list[dict]) -> list[str]:
+    return [m["role"] for m in messages]
+
+
+async def test_a_tool_round_then_an_answer() -> None:
+    async with agent_on([calls(("echo", {"text": "hi"})), {"text": "It said hi."}]) as (fake, agent):
+        receipt = await agent.ask("what does echo say?")
+    assert receipt.stopped_because is Exit.ANSWERED and receipt.answer == "It said hi."
+    assert roles(agent.history) == ["system", "user", "assistant", "tool", "assistant"]
+    assert agent.history[3]["content"] == "hi"
+    assert [s.tool for s in receipt.steps] == ["echo"]
+    assert receipt.model == "fake-model" and receipt.usage == {"prompt_tokens": 20, "completion_tokens": 10,
+                                                               "total_tokens": 30}  # fmt: skip
+    assert roles(fake.chat_requests[1]["messages"]) == ["system", "user", "assistant", "tool"]
+
+
+async def test_three_parallel_calls_with_one_repeated_index() -> None:
+    three = calls(("echo", {"text": "a"}), ("echo", {"text": "b"}), ("echo", {"text": "c"}), same_index=True)
+    async with agent_on([three, {"text": "abc"}]) as (fake, agent):
+        receipt = await agent.ask("three at once")
+    assert receipt.stopped_because is Exit.ANSWERED
+    assert [s.arguments for s in receipt.steps] == [{"text": "a"}, {"text": "b"}, {"text": "c"}]
+    sent = fake.chat_requests[1]["messages"]
+    assert [m["content"] for m in sent if m["role"] == "tool"] == ["a", "b", "c"]
+    assert [c["function"]["name"] for c in sent[2]["tool_calls"]] == ["echo", "echo", "echo"]
+
+
+async def test_approved_calls_run_in_parallel() -> None:
+    started = 0
+    both = asyncio.Event()
+
+    async def wait_for_both(name: str) -> str:
+        nonlocal started
+        started += 1
+        if started == 2:
+            both.set()
+        await both.wait()  # a runner that ran calls one at a time would never get here
+        return name
+
+    script = [calls(("meet", {"name": "x"}), ("meet", {"name": "y"})), {"text": "met"}]
+    async with agent_on(script, tools=toolbox(meet=wait_for_both)) as (_, agent):
+        receipt = await asyncio.wait_for(agent.ask("meet"), timeout=10)
+    assert receipt.stopped_because is Exit.ANSWERED and [s.result for s in receipt.steps] == ["x", "y"]
+
+
+async def test_reasoning_fields_go_back_as_received() -> None:
+    details = [{"type": "reasoning.encrypted", "data": "opaque", "index": 0}]
+    first = {**calls(("echo", {"text": "x"})), "reasoning_content": "let me think", "reasoning_details": details,
+             "thought_signature": "sig-1", "extra": {"provider_field": {"kept": True}}}  # fmt: skip
+    async with agent_on([first, {"text": "done", "reasoning_content": "easy"}]) as (fake, agent):
+        await agent.ask("think")
+    sent = fake.chat_requests[1]["messages"][2]
+    assert sent["content"] is None
+    assert sent["reasoning_content"] == "let me think"
+    assert sent["reasoning_details"] == details
+    assert sent["thought_signature"] == "sig-1"
+    assert sent["provider_field"] == {"kept": True}
+    assert agent.history[-1] == {"role": "assistant", "content": "done", "reasoning_content": "easy"}
+
+
+async def test_a_declined_call_does_not_run_and_the_model_is_told() -> None:
+    asked = []
+
+    async def say_no(call, spec) -> bool:
+        asked.append((call.tool, spec.name))
+        return False
+
+    events = []
+    script = [calls(("charge", {"amount": 5})), {"text": "You declined, so nothing was charged."}]
+    async with agent_on(script, approver=say_no) as (fake, agent):
+        receipt = await agent.ask("charge me", events=events.append)
+    assert receipt.stopped_because is Exit.ANSWERED and receipt.steps == ()
+    assert asked == [("charge", "charge")]
+    tool_message = fake.chat_requests[1]["messages"][3]
+    assert "declined" in json.loads(tool_message["content"])["error"]
+    consent = [e for e in events if isinstance(e, ConsentAsked | ConsentGiven)]
+    assert [type(e).__name__ for e in consent] == ["ConsentAsked", "ConsentGiven"]
+    assert consent[1].approved is False
+
+
+async def test_a_read_only_tool_runs_even_when_the_approver_says_no() -> None:
+    asked = []
+
+    async def say_no(call, spec) -> bool:
+        asked.append(call.tool)
+        return False
+
+    async with agent_on([calls(("echo", {"text": "free"})), {"text": "ok"}], approver=say_no) as (_, agent):
+        receipt = await agent.ask("echo")
+    assert [s.result for s in receipt.steps] == ["free"] and asked == []
+
+
+async def test_auto_approve_runs_paid_tools_without_asking() -> None:
+    async with agent_on([calls(("charge", {"amount": 1})), {"text": "ok"}], auto_approve=True) as (_, agent):
+        receipt = await agent.ask("charge")
+    assert [s.result for s in receipt.steps] == ["charged 1"]
+
+
+async def test_malformed_arguments_go_back_to_the_model_which_recovers() -> None:
+    script = [
+        {"tool_calls": [{"name": "echo", "arguments": '{"text": "unclosed'}]},
+        calls(("echo", {"text": "fixed"})),
+        {"text": "fixed it"},
+    ]
+    async with agent_on(script) as (fake, agent):
+        receipt = await agent.ask("go")
+    assert receipt.stopped_because is Exit.ANSWERED and [s.result for s in receipt.steps] == ["fixed"]
+    error = json.loads(fake.chat_requests[1]["messages"][3]["content"])["error"]
+    assert "not valid JSON" in error
+
+
+ANSWERED_FIRST = [calls(("echo", {"text": "warm"})), {"text": "warmed up"}]
+TWO_ECHOES = [calls(("echo", {"text": "1"})), calls(("echo", {"text": "2"}))]
+FAILING = {  # exit: (script after the first question, agent options, the question's budget)
+    Exit.BUDGET: (TWO_ECHOES, {}, 1),
+    Exit.REPEATED_CALL: ([calls(("echo", {"text": "1"})), calls(("echo", {"text": "1"}))], {}, None),
+    Exit.TOOL_ERROR: ([calls(("fail", {"reason": "a"})), calls(("fail", {"reason": "b"}))], {}, None),
+    Exit.MAX_ROUNDS: (TWO_ECHOES, {"max_rounds": 2}, None),
+    Exit.MODEL_ERROR: ([{"status": 400, "error": "Invalid request parameters"}], {}, None),
+}
+
+
+@pytest.mark.parametrize("exit", list(FAILING))
+async def test_every_other_exit_leaves_the_history_unchanged(exit: Exit) -> None:
+    script, options, budget = FAILING[exit]
+    async with agent_on([*ANSWERED_FIRST, *script], **options) as (_, agent):
+        first = await agent.ask("warm up")
+        before = copy.deepcopy(agent.history)
+        receipt = await agent.ask("this one fails", budget=budget)
+    assert first.stopped_because is Exit.ANSWERED
+    assert receipt.stopped_because is exit
+    assert receipt.refusal
+    assert agent.history == before
+    assert roles(before) == ["system", "user", "assistant", "tool", "assistant"]
+
+
+async def test_a_venice_400_ends_the_question_with_a_readable_refusal() -> None:
+    body = {
+        "error": "Invalid request parameters",
+        "details": {"_errors": [], "model": {"_errors": ["Required"]}},
+    }
+    async with agent_on([{"status": 400, "error": body}]) as (_, agent):
+        receipt = await agent.ask("hi")
+    assert receipt.stopped_because is Exit.MODEL_ERROR
+    assert receipt.refusal.startswith("the model server answered 400 Bad Request: Invalid request parameters")
+    assert "model: Required" in receipt.refusal
+
+
+async def test_429_is_retried_then_answered() -> None:
+    script = [{"status": 429, "headers": {"Retry-After": "1"}}, {"text": "after the wait"}]
+    async with agent_on(script) as (fake, agent):
+        receipt = await agent.ask("hi")
+    assert receipt.stopped_because is Exit.ANSWERED and receipt.answer == "after the wait"
+    assert [seen.status for seen in fake.requests] == [429, 200]
+
+
+async def test_cancelling_mid_stream_rolls_back_and_the_next_question_works() -> None:
+    streaming = asyncio.Event()
+    finished = []
+
+    def sink(event) -> None:
+        if isinstance(event, TextDelta):
+            streaming.set()
+        if isinstance(event, Finished):
+            finished.append(event.receipt)
+
+    script = [*ANSWERED_FIRST, {"text": "this never ends", "hang": True}, {"text": "back again"}]
+    async with agent_on(script) as (_, agent):
+        await agent.ask("warm up")
+        before = copy.deepcopy(agent.history)
+        task = asyncio.create_task(agent.ask("slow", events=sink))
+        await streaming.wait()
+        task.cancel()
+        receipt = await task
+        assert receipt.stopped_because is Exit.CANCELLED
+        assert agent.history == before
+        again = await agent.ask("again")
+    assert finished[-1].stopped_because is Exit.CANCELLED
+    assert again.stopped_because is Exit.ANSWERED and again.answer == "back again"
+    assert roles(agent.history)[-2:] == ["user", "assistant"]
+
+
+async def test_cancelling_mid_tool_rolls_back() -> None:
+    running = asyncio.Event()
+
+    async def forever(seconds: int) -> str:
+        running.set()
+        await asyncio.Event().wait()
+        return "never"
+
+    async with agent_on([calls(("wait", {"seconds": 9}))], tools=toolbox(wait=forever)) as (_, agent):
+        task = asyncio.create_task(agent.ask("wait"))
+        await running.wait()
+        task.cancel()
+        receipt = await task
+    assert receipt.stopped_because is Exit.CANCELLED
+    assert [s.error for s in receipt.steps] == ["cancelled while running"]
+    assert roles(agent.history) == ["system"]
+
+
+async def test_an_exception_leaves_the_history_unchanged() -> None:
+    class Broken:
+        async def complete(self, *args, **kwargs):
+            raise RuntimeError("a bug")
+
+    agent = Agent(Broken(), toolbox(), model="m")
+    with pytest.raises(RuntimeError):
+        await agent.ask("hi")
+    assert roles(agent.history) == ["system"]
+
+
+async def test_clear_keeps_only_the_system_prompt() -> None:
+    async with agent_on([{"text": "hello"}], system_prompt="Be terse.") as (_, agent):
+        await agent.ask("hi")
+        history = agent.history
+        agent.clear()
+    assert agent.history is history and agent.history == [{"role": "system", "content": "Be terse."}]
+
+
+def test_max_rounds_is_checked() -> None:
+    with pytest.raises(ValueError, match="between 1 and 40"):
+        Agent(object(), toolbox(), model="m", max_rounds=41)
