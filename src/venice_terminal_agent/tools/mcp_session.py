@@ -212,6 +212,8 @@ class ServerSession:
         config = self.config
         if isinstance(error, ToolError):
             return f"{self.name} cannot start: {error.message}"
+        if isinstance(error, ToolListError):
+            return str(error)
         if isinstance(error, FileNotFoundError | PermissionError):
             return (
                 f"{self.name} cannot start: `{config.command}` was not found or cannot run "
@@ -286,5 +288,5 @@ def _describe(error: BaseException) -> str:
     message = getattr(error, "message", None) or str(error) or type(error).__name__
     code = getattr(error, "code", None)
     if code == CONNECTION_CLOSED:
-        return "the server closed the connection"
+        return "the server exited or closed the connection"
     return " ".join(str(message).split())

@@ -1,0 +1,105 @@
+"""@modelcontextprotocol/server-everything (npm), the reference server, over stdio and over
+Streamable HTTP on a loopback port. Installed by `.ci/run` into `.tools/node`."""
+
+import asyncio
+import json
+import os
+import socket
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from servers.node import MODULES, bin_path, node22
+
+from venice_terminal_agent import ToolError
+from venice_terminal_agent.tools.mcp_config import ServerConfig
+from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
+
+LOOPBACK_PRELOAD = Path(__file__).parent / "servers" / "loopback.cjs"
+TOOLS = {
+    "echo",
+    "get-annotated-message",
+    "get-env",
+    "get-resource-links",
+    "get-resource-reference",
+    "get-structured-content",
+    "get-sum",
+    "get-tiny-image",
+    "gzip-file-as-resource",
+    "toggle-simulated-logging",
+    "toggle-subscriber-updates",
+    "trigger-long-running-operation",
+    "simulate-research-query",
+}
+
+
+def everything_script() -> str:
+    bin_path("mcp-server-everything")
+    return str(MODULES / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js")
+
+
+def stdio_config() -> ServerConfig:
+    return ServerConfig("everything", command=str(node22()), args=(everything_script(), "stdio"))
+
+
+async def check_the_reference_tools(box: McpToolbox) -> None:
+    assert {spec.name for spec in box.specs()} == TOOLS
+    assert await box.call("get-sum", {"a": 2, "b": 3}) == "The sum of 2 and 3 is 5."
+    # This server reports bad arguments as an is_error result carrying a JSON-RPC message.
+    with pytest.raises(ToolError) as caught:
+        await box.call("get-sum", {"a": "x", "b": 3})
+    assert caught.value.message.startswith("Input validation error: Invalid arguments for tool get-sum")
+    image = await box.call("get-tiny-image", {})
+    assert "[image image/png, about " in image
+    links = (await box.call("get-resource-links", {"count": 2})).splitlines()
+    assert sum(line.startswith("[resource link ") for line in links) == 2
+    structured = json.loads(await box.call("get-structured-content", {"location": "New York"}))
+    assert "temperature" in structured
+
+
+async def test_server_everything_over_stdio(monkeypatch):
+    monkeypatch.setenv("VENICE_API_KEY", "sk-venice-secret")
+    async with McpToolbox.open([stdio_config()]) as box:
+        await check_the_reference_tools(box)
+        environment = await box.call("get-env", {})
+        assert "sk-venice-secret" not in environment and "VENICE_API_KEY" not in environment
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@asynccontextmanager
+async def everything_over_http():
+    port = free_port()
+    process = await asyncio.create_subprocess_exec(
+        str(node22()), "-r", str(LOOPBACK_PRELOAD), everything_script(), "streamableHttp",
+        env={"PATH": os.environ.get("PATH", ""), "PORT": str(port)},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        async with asyncio.timeout(30):
+            while b"listening on port" not in (line := await process.stdout.readline()):
+                assert line, "server-everything exited before listening"
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        await process.wait()
+
+
+async def test_server_everything_over_streamable_http():
+    async with everything_over_http() as url:
+        config = ServerConfig("everything", url=url, headers={"Authorization": "Bearer not-a-secret"})
+        async with McpToolbox.open([config]) as box:
+            assert box.servers[0].transport == "http" and box.servers[0].where == url
+            await check_the_reference_tools(box)
+
+
+async def test_an_unreachable_url_is_a_readable_start_up_error():
+    url = f"http://127.0.0.1:{free_port()}/mcp"  # nothing listens there
+    async with McpToolbox.open([ServerConfig("gone", url=url)], startup_timeout=20) as box:
+        (reason,) = box.failures
+    assert reason.startswith("gone did not start (")
+    assert reason.endswith("check the URL, that the server is running, and its token or headers")
