@@ -9,8 +9,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from servers.node import MODULES, bin_path, node22
 
+from servers.node import MODULES, bin_path, node22
 from venice_terminal_agent import ToolError
 from venice_terminal_agent.tools.mcp_config import ServerConfig
 from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
