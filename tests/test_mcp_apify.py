@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from servers.node import MODULES, in_loopback_namespace, loopback_only_works, node22, path_with_node22
 
+from servers.node import MODULES, in_loopback_namespace, loopback_only_works, node22, path_with_node22
 from venice_terminal_agent import ToolError
 from venice_terminal_agent.tools.mcp_config import ServerConfig
 from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
@@ -29,7 +29,9 @@ def apify_config() -> ServerConfig:
     if loopback_only_works():
         command = in_loopback_namespace(command)
     env = {"APIFY_TOKEN": "fake", "PATH": path_with_node22()}
-    return ServerConfig("apify", command=command[0], args=tuple(command[1:]), env=env, apify=True, needs_node=22)
+    return ServerConfig(
+        "apify", command=command[0], args=tuple(command[1:]), env=env, apify=True, needs_node=22
+    )
 
 
 async def test_apify_tools_consent_and_errors_come_back_readable():

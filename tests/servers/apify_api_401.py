@@ -18,7 +18,12 @@ import sys
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 BODY = json.dumps(
-    {"error": {"type": "token-not-valid", "message": "User was not found or authentication token is not valid"}}
+    {
+        "error": {
+            "type": "token-not-valid",
+            "message": "User was not found or authentication token is not valid",
+        }
+    }
 ).encode()
 
 
