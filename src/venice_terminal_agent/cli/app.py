@@ -82,14 +82,28 @@ def run(
         Path | None,
         typer.Option(help="Folder read_file and list_files may see [default: the working folder]."),
     ] = None,
+    mcp_config: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also call the tools of these MCP servers (mcpServers JSON) [default: none, offline]."
+        ),
+    ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Run MCP tools that need consent without asking.")
+    ] = False,
 ) -> None:
     """Run a plan of tool calls on the built-in tools, offline; show each step and why it stopped.
+
+    With --mcp-config the plan may also call MCP tools; those not known to be read-only ask
+    first (or run with --yes).
 
     Exit status: 0 answered, 3 budget, 4 repeated_call, 5 tool_error, 2 a bad plan.
     """
     from .run_cmd import run_plan
 
-    raise typer.Exit(run_plan(plan, budget=budget, json_output=json_output, root=root))
+    raise typer.Exit(
+        run_plan(plan, budget=budget, json_output=json_output, root=root, mcp_config=mcp_config, yes=yes)
+    )
 
 
 class Transport(StrEnum):
@@ -169,6 +183,72 @@ def ask(
         json_output=json_output,
     )
     raise typer.Exit(ask_main(question, flags))
+
+
+# --- `venice-agent tools list` / `tools call` (MCP servers; bodies in tools_cmd.py) ---
+
+tools_app = typer.Typer(
+    name="tools",
+    help="See and call the MCP tools the agent would use (same servers as asking).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(tools_app)
+
+McpConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="JSON file of MCP servers (mcpServers format) [default: the user's mcp.json, else Apify]."
+    ),
+]
+TransportOption = Annotated[
+    Transport | None,
+    typer.Option(help="How to reach Apify's MCP server [env APIFY_MCP_TRANSPORT; default: http]."),
+]
+ApifyToolsOption = Annotated[
+    str | None, typer.Option("--tools", help="Apify tools to load, e.g. actors,docs [env APIFY_MCP_TOOLS].")
+]
+
+
+@tools_app.command("list")
+def tools_list(
+    mcp_config: McpConfigOption = None,
+    transport: TransportOption = None,
+    apify_tools: ApifyToolsOption = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print servers and tools as JSON.")] = False,
+) -> None:
+    """List the servers, their tools, and which tools ask for consent before running.
+
+    Exit status: 0 every server started, 2 a server failed or a configuration error.
+    """
+    from .tools_cmd import McpFlags, list_tools
+
+    flags = McpFlags(mcp_config, transport.value if transport else None, apify_tools)
+    raise typer.Exit(list_tools(flags, json_output=json_output))
+
+
+@tools_app.command("call")
+def tools_call(
+    name: Annotated[str, typer.Argument(help="The tool's name, as `tools list` shows it.")],
+    arguments: Annotated[
+        str, typer.Argument(help='Its arguments as a JSON object, e.g. \'{"query": "news"}\'.')
+    ] = "{}",
+    mcp_config: McpConfigOption = None,
+    transport: TransportOption = None,
+    apify_tools: ApifyToolsOption = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Run it without asking, even if it may cost money.")
+    ] = False,
+) -> None:
+    """Call one MCP tool directly and print its result.
+
+    Exit status: 0 done, 5 the tool failed, 2 a usage or configuration error or a declined call.
+    """
+    from .tools_cmd import McpFlags, call_tool
+
+    flags = McpFlags(mcp_config, transport.value if transport else None, apify_tools)
+    raise typer.Exit(call_tool(flags, name, arguments, yes=yes))
 
 
 def main() -> None:

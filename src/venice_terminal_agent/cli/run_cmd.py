@@ -20,7 +20,15 @@ from .text import preview, safe
 DEFAULT_BUDGET = 5
 
 
-def run_plan(source: str, *, budget: int | None, json_output: bool, root: Path | None) -> int:
+def run_plan(
+    source: str,
+    *,
+    budget: int | None,
+    json_output: bool,
+    root: Path | None,
+    mcp_config: Path | None = None,
+    yes: bool = False,
+) -> int:
     try:
         text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
         plan = parse_plan(text, "stdin" if source == "-" else source)
@@ -38,7 +46,17 @@ def run_plan(source: str, *, budget: int | None, json_output: bool, root: Path |
     tools = builtin_toolbox(root, pager)
     limit = budget if budget is not None else plan.budget if plan.budget is not None else DEFAULT_BUDGET
     show = None if json_output else _show_step
-    receipt = asyncio.run(run_loop(plan.steps, tools, limit, events=show, pager=pager))
+    if mcp_config is None:  # offline: built-in tools only, no MCP import
+        receipt = asyncio.run(run_loop(plan.steps, tools, limit, events=show, pager=pager))
+    else:
+        from .tools_cmd import run_with_mcp
+
+        outcome = run_with_mcp(
+            plan.steps, tools, limit, events=show, pager=pager, mcp_config=mcp_config, yes=yes
+        )
+        if isinstance(outcome, int):
+            return outcome
+        receipt = outcome
     if json_output:
         typer.echo(json.dumps(receipt.to_dict(), ensure_ascii=False, indent=2))
     else:

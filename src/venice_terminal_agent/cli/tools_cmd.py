@@ -1,0 +1,192 @@
+"""`venice-agent tools list`, `tools call NAME JSON`, and MCP tools for `venice-agent run`.
+
+The servers come from the same place as for asking: `--mcp-config FILE`, else the user's
+`mcp.json`, else Apify. A server that fails to start is one line on stderr; the others go on.
+Exit status: 0 done, 5 the tool failed, 2 a usage or configuration error (bad JSON, unknown
+tool, a server that did not start, a paid call declined).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from ..receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Call, Exit, Receipt
+from .text import preview, safe
+
+TOOL_FAILED = EXIT_STATUS[Exit.TOOL_ERROR]
+
+
+@dataclass(frozen=True)
+class McpFlags:
+    mcp_config: Path | None = None
+    transport: str | None = None
+    tools: str | None = None
+
+
+def _servers(flags: McpFlags) -> tuple[Any, list[Any]]:
+    """Settings and server configs; `ConfigError` said by the caller."""
+    from ..config import load_settings
+    from ..tools.mcp_config import load_servers
+
+    settings = load_settings(apify_mcp_transport=flags.transport, apify_mcp_tools=flags.tools)
+    return settings, load_servers(settings, flags.mcp_config)
+
+
+def _progress(quiet: bool) -> Callable[[Any], None] | None:
+    if quiet or not sys.stderr.isatty():
+        return None
+
+    def show(status: Any) -> None:
+        if status.state == "starting":
+            typer.echo(f"starting {safe(status.name)} ({safe(status.where)})…", err=True)
+
+    return show
+
+
+def _fail(command: str, message: str) -> int:
+    typer.echo(f"venice-agent {command}: {safe(message)}", err=True)
+    return USAGE_ERROR_STATUS
+
+
+def list_tools(flags: McpFlags, *, json_output: bool) -> int:
+    from ..config import ConfigError
+
+    try:
+        settings, servers = _servers(flags)
+    except ConfigError as error:
+        return _fail("tools list", str(error))
+    return asyncio.run(_list(servers, settings, json_output))
+
+
+async def _list(servers: list[Any], settings: Any, json_output: bool) -> int:
+    from ..tools.mcp_toolbox import McpToolbox
+
+    async with McpToolbox.open(
+        servers, max_result_chars=settings.max_tool_result_chars, on_status=_progress(json_output)
+    ) as box:
+        statuses, specs = box.servers, box.specs()
+    if json_output:
+        document = {
+            "servers": [
+                {"name": s.name, "transport": s.transport, "where": s.where, "state": s.state,
+                 "tools": s.tools, "error": s.error}
+                for s in statuses
+            ],
+            "tools": [
+                {"name": spec.name, "server": spec.server, "needs_consent": not spec.read_only,
+                 "description": spec.description}
+                for spec in specs
+            ],
+        }  # fmt: skip
+        typer.echo(json.dumps(document, ensure_ascii=False, indent=2))
+    else:
+        _show_list(statuses, specs)
+    return USAGE_ERROR_STATUS if any(s.state == "failed" for s in statuses) else 0
+
+
+def _show_list(statuses: Iterable[Any], specs: list[Any]) -> None:
+    for status in statuses:
+        if status.state == "failed":
+            typer.echo(
+                f"{safe(status.name)} ({status.transport}, {safe(status.where)}): failed: {safe(status.error or '')}"
+            )
+            continue
+        typer.echo(f"{safe(status.name)} ({status.transport}, {safe(status.where)}): {status.tools} tools")
+        mine = [spec for spec in specs if spec.server == status.name]
+        width = max((len(spec.name) for spec in mine), default=0)
+        for spec in mine:
+            consent = "free " if spec.read_only else "asks "
+            typer.echo(f"  {safe(spec.name).ljust(width)}  {consent} {preview(spec.description or '', 100)}")
+    typer.echo("free: runs without asking (known read-only) · asks: needs your yes (or --yes) first")
+
+
+def call_tool(flags: McpFlags, name: str, arguments: str, *, yes: bool) -> int:
+    from ..config import ConfigError
+
+    try:
+        parsed = json.loads(arguments)
+    except json.JSONDecodeError as error:
+        return _fail("tools call", f"the arguments are not JSON ({error.msg} at column {error.colno})")
+    if not isinstance(parsed, dict):
+        return _fail("tools call", 'the arguments are a JSON object, e.g. \'{"query": "web scraper"}\'')
+    try:
+        settings, servers = _servers(flags)
+    except ConfigError as error:
+        return _fail("tools call", str(error))
+    return asyncio.run(_call(servers, settings, name, parsed, yes))
+
+
+async def _call(servers: list[Any], settings: Any, name: str, arguments: dict[str, Any], yes: bool) -> int:
+    from ..tools.base import ToolError
+    from ..tools.mcp_toolbox import McpToolbox
+
+    async with McpToolbox.open(
+        servers, max_result_chars=settings.max_tool_result_chars, on_status=_progress(False)
+    ) as box:
+        for failure in box.failures:
+            typer.echo(f"venice-agent tools call: {safe(failure)}", err=True)
+        spec = next((spec for spec in box.specs() if spec.name == name), None)
+        if spec is None:
+            known = ", ".join(sorted(spec.name for spec in box.specs())) or "none"
+            return _fail("tools call", f"there is no tool named {name!r} (tools: {known})")
+        if not await approver(box, yes)(Call(name, arguments)):
+            return USAGE_ERROR_STATUS
+        try:
+            result = await box.call(name, arguments)
+        except ToolError as error:
+            typer.echo(f"venice-agent tools call: {safe(name)}: {safe(error.message)}", err=True)
+            return TOOL_FAILED
+    typer.echo(safe(result))
+    return 0
+
+
+def approver(box: Any, yes: bool) -> Callable[[Call], Any]:
+    """Consent for one call: read-only tools run, others ask on the terminal (or `--yes`)."""
+    from rich.console import Console
+
+    from .approver import TerminalApprover
+
+    terminal = TerminalApprover(Console(stderr=True), auto_approve=yes)
+
+    async def approve(call: Call) -> bool:
+        spec = next((spec for spec in box.specs() if spec.name == call.tool), None)
+        if spec is None or spec.read_only:
+            return True  # built-in tools, and MCP tools known to be read-only
+        return await terminal(call, spec)
+
+    return approve
+
+
+def run_with_mcp(
+    steps: Any, builtins: Any, budget: int, *, events: Any, pager: Any, mcp_config: Path, yes: bool
+) -> Receipt | int:
+    """`venice-agent run PLAN --mcp-config FILE`: the plan on built-in and MCP tools together."""
+    from ..config import ConfigError
+
+    try:
+        _settings, servers = _servers(McpFlags(mcp_config=mcp_config))
+    except ConfigError as error:
+        return _fail("run", str(error))
+    return asyncio.run(_run(steps, builtins, budget, events, pager, servers, yes))
+
+
+async def _run(
+    steps: Any, builtins: Any, budget: int, events: Any, pager: Any, servers: list[Any], yes: bool
+) -> Receipt:
+    from ..loop import run_loop
+    from ..tools.base import CombinedToolbox
+    from ..tools.mcp_toolbox import McpToolbox
+
+    async with McpToolbox.open(servers, pager=pager, on_status=_progress(False)) as box:
+        for failure in box.failures:
+            typer.echo(f"venice-agent run: {safe(failure)}", err=True)
+        tools = CombinedToolbox(builtins, box)
+        return await run_loop(steps, tools, budget, events=events, pager=pager, approve=approver(box, yes))
