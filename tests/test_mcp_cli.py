@@ -1,0 +1,124 @@
+"""`venice-agent tools list`, `tools call` and `run --mcp-config`, as processes, on real servers."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SERVERS = Path(__file__).parent / "servers"
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture
+def config(tmp_path) -> Path:
+    path = tmp_path / "mcp.json"
+    servers = {
+        "paged": {"command": sys.executable, "args": [str(SERVERS / "paged.py")], "trusted": True},
+        "time": {"command": str(BIN / "mcp-server-time"), "args": ["--local-timezone", "UTC"]},
+    }
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return path
+
+
+def venice_agent(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VENICE_", "APIFY_"))}
+    return subprocess.run(
+        [str(BIN / "venice-agent"), *args], capture_output=True, text=True, stdin=subprocess.DEVNULL,
+        timeout=120, env=env, cwd=cwd, check=False,
+    )  # fmt: skip
+
+
+def test_tools_list_shows_servers_tools_and_consent(config):
+    done = venice_agent("tools", "list", "--mcp-config", str(config))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"paged (stdio, {sys.executable} {SERVERS / 'paged.py'}): 14 tools"
+    assert "  read_note  free  Read a note" in lines  # trusted, annotated read-only
+    assert any(line.startswith("  crash ") and " asks " in line for line in lines)
+    assert any(line.startswith("time (stdio, ") and line.endswith(": 2 tools") for line in lines)
+    assert any(line.startswith("  get_current_time  asks ") for line in lines)
+
+
+def test_tools_list_json_and_a_broken_server(config):
+    data = json.loads(config.read_text())
+    data["mcpServers"]["ghost"] = {"command": "no-such-mcp-server"}
+    config.write_text(json.dumps(data))
+    done = venice_agent("tools", "list", "--mcp-config", str(config), "--json")
+    assert done.returncode == 2  # a server failed to start; the others are still listed
+    listing = json.loads(done.stdout)
+    assert [(s["name"], s["state"]) for s in listing["servers"]] == [
+        ("paged", "ready"), ("time", "ready"), ("ghost", "failed"),
+    ]  # fmt: skip
+    assert "`no-such-mcp-server` was not found" in listing["servers"][2]["error"]
+    consent = {tool["name"]: tool["needs_consent"] for tool in listing["tools"]}
+    assert consent["read_note"] is False and consent["get_current_time"] is True and len(consent) == 16
+
+
+def test_tools_call_prints_the_result_or_fails_with_status_5(config):
+    done = venice_agent("tools", "call", "read_note", "--mcp-config", str(config))
+    assert (done.returncode, done.stdout) == (0, "a note\n")
+    done = venice_agent("tools", "call", "broken", "{}", "--mcp-config", str(config), "--yes")
+    assert done.returncode == 5
+    assert done.stderr.strip() == "venice-agent tools call: broken: the database is on fire"
+    done = venice_agent(
+        "tools", "call", "get_current_time", '{"timezone": "UTC"}', "--mcp-config", str(config), "-y"
+    )
+    assert done.returncode == 0 and json.loads(done.stdout)["timezone"] == "UTC"
+
+
+def test_tools_call_never_runs_a_tool_needing_consent_without_a_yes(config):
+    done = venice_agent("tools", "call", "crash", "{}", "--mcp-config", str(config))
+    assert done.returncode == 2
+    assert "skipped crash: paid tools need a terminal or --yes" in done.stderr
+
+
+def test_tools_call_usage_errors(config):
+    done = venice_agent("tools", "call", "nope", "{}", "--mcp-config", str(config))
+    assert done.returncode == 2 and "there is no tool named 'nope' (tools: big, broken" in done.stderr
+    done = venice_agent("tools", "call", "read_note", "[1]", "--mcp-config", str(config))
+    assert done.returncode == 2 and "the arguments are a JSON object" in done.stderr
+    done = venice_agent("tools", "call", "read_note", "{", "--mcp-config", str(config))
+    assert done.returncode == 2 and "the arguments are not JSON" in done.stderr
+    done = venice_agent("tools", "list", "--mcp-config", str(config.parent / "missing.json"))
+    assert done.returncode == 2 and "cannot read the MCP config" in done.stderr
+
+
+def test_run_calls_mcp_tools_beside_the_built_in_ones(config, tmp_path):
+    plan = tmp_path / "plan.json"
+    steps = [
+        {"tool": "read_note"},
+        {"tool": "echo_2", "arguments": {"text": "hello"}},
+        {"tool": "list_files"},
+        {"answer": "done"},
+    ]
+    plan.write_text(json.dumps({"steps": steps, "budget": 3}))
+    done = venice_agent("run", str(plan), "--mcp-config", str(config), "--yes", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    receipt = json.loads(done.stdout)
+    assert receipt["stopped_because"] == "answered"
+    assert [step["result"] for step in receipt["steps"][:2]] == [
+        "a note",
+        '{"tool": "echo_2", "text": "hello"}',
+    ]
+    assert receipt["steps"][2]["result"] == ["mcp.json", "plan.json"]
+    # Without --yes and without a terminal, the paid call is declined and never runs.
+    done = venice_agent("run", str(plan), "--mcp-config", str(config), "--json", cwd=tmp_path)
+    receipt = json.loads(done.stdout)
+    assert [step["tool"] for step in receipt["steps"]] == ["read_note", "list_files"]
+
+
+def test_tools_help_imports_neither_mcp_nor_openai():
+    code = (
+        "import sys\nfrom venice_terminal_agent.cli.app import app\n"
+        "for args in (['tools', '--help'], ['tools', 'call', '--help'], ['run', '--help']):\n"
+        "    try:\n        app(args, prog_name='venice-agent')\n    except SystemExit:\n        pass\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'mcp', 'openai', 'httpx2'}), file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.stderr.strip().splitlines()[-1] == "[]"
+    assert "venice-agent tools call [OPTIONS]" in done.stdout and "--mcp-config" in done.stdout
