@@ -1,6 +1,7 @@
 """MCP servers as child processes over stdio: our paginating server, mcp-server-time, and
 servers that crash mid-call or never answer — each ends in a readable error, nothing leaked."""
 
+import asyncio
 import json
 import os
 import shutil
@@ -132,3 +133,22 @@ async def test_a_trusted_server_s_read_only_hints_are_honoured():
     async with McpToolbox.open([paged(trusted=True)]) as box:
         specs = {spec.name: spec for spec in box.specs()}
     assert specs["read_note"].read_only and not specs["crash"].read_only
+
+
+async def test_cancelling_while_servers_start_leaves_no_process(tmp_path):
+    fifo = tmp_path / "up"
+    os.mkfifo(fifo)
+    mute = ServerConfig("mute", command=sys.executable, args=(str(SERVERS / "mute.py"), str(fifo)))
+    before = children()
+
+    async def open_and_wait() -> None:
+        async with McpToolbox.open([mute], startup_timeout=600):
+            pass
+
+    task = asyncio.create_task(open_and_wait())
+    async with asyncio.timeout(30):  # wait until the mute server runs
+        assert await asyncio.to_thread(fifo.read_text) == "up\n"
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert children() == before

@@ -1,6 +1,13 @@
-"""A stdio "server" that reads everything and never answers, not even `initialize`."""
+"""A stdio "server" that reads everything and never answers, not even `initialize`.
+
+With a path argument (a FIFO), it first writes "up" there, so a test knows it is running.
+"""
 
 import sys
+
+if len(sys.argv) > 1:
+    with open(sys.argv[1], "w") as fifo:
+        fifo.write("up\n")
 
 for _line in sys.stdin:
     pass

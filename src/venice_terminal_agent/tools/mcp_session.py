@@ -94,7 +94,9 @@ class ServerSession:
 
     async def close(self) -> None:
         self._stop.set()
-        if self._task is not None:
+        if self._task is not None and not self._task.done():
+            if not self._ready.is_set():  # still starting (the opener was cancelled): stop waiting for it
+                self._task.cancel()
             await asyncio.wait([self._task])
         if self.state != "failed":
             self._set("closed", self.error)
