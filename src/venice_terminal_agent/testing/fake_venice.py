@@ -205,10 +205,13 @@ class FakeVenice:
                 h11.Response(status_code=200, headers=[("content-type", "text/event-stream"), *headers])
             )
         )
-        for i, part in enumerate(parts):
-            if i and reply.get("chunk_delay"):
+        events = [b"data: " + json.dumps(part).encode() + b"\n\n" for part in parts]
+        if not reply.get("chunk_delay"):
+            events = [b"".join(events)]  # no pause between chunks: one write, as a busy server would
+        for i, event in enumerate(events):
+            if i:
                 await asyncio.sleep(reply["chunk_delay"])
-            writer.write(conn.send(h11.Data(data=b"data: " + json.dumps(part).encode() + b"\n\n")))
+            writer.write(conn.send(h11.Data(data=event)))
             await writer.drain()
         if reply.get("hang"):
             await reader.read()  # until the client goes away (or the server stops)

@@ -147,7 +147,19 @@ class VeniceClient:
     async def _stream(
         self, body: dict[str, Any], extra: dict[str, Any] | None, emit: EventSink, shown: list[bool]
     ) -> Completion:
-        stream = await self._openai.chat.completions.create(**body, extra_body=extra)
+        from openai import AsyncStream
+        from openai.types.chat import ChatCompletionChunk
+
+        # The SDK's own HTTP, errors and SSE, without `create`'s typed transform: it walks the
+        # whole conversation again on every request (about 1 ms for a short one, growing with
+        # it), and our body is already plain JSON with no null in it.
+        stream = await self._openai.post(
+            "/chat/completions",
+            body={**body, **(extra or {})},
+            cast_to=ChatCompletionChunk,
+            stream=True,
+            stream_cls=AsyncStream[ChatCompletionChunk],
+        )
         assembler = Assembler()
         try:
             async for chunk in stream:
