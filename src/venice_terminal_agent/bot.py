@@ -248,8 +248,8 @@ def _calls(n: int) -> str:
 
 def human_wait(seconds: float) -> str:
     """A wait as people say it, rounded up so it is never too early: '1 hour', '12 minutes'."""
-    if seconds < 60:
-        whole = max(1, math.ceil(seconds))
+    whole = max(1, math.ceil(seconds - 1e-9))
+    if whole < 60:
         return f"{whole} second" + ("" if whole == 1 else "s")
     minutes = math.ceil(seconds / 60 - 1e-9)
     hours, minutes = divmod(minutes, 60)

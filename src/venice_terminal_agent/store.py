@@ -3,8 +3,8 @@
 The stdlib `sqlite3` runs off the event loop, on one worker thread that owns the connection,
 so every operation is serialised in this process; each write is one `BEGIN IMMEDIATE`
 transaction, so a reservation of calls is atomic across processes sharing the file too.
-The schema moves forward by a numbered list of migrations (`PRAGMA user_version`); a file
-that is not ours, is damaged, or comes from a newer version is a `StoreError`, never replaced.
+The file is opened, checked and migrated by `store_schema.connect`: a file that is not ours,
+is damaged, or comes from a newer version is a `StoreError`, never replaced.
 
 The terminal agent records its runs here too (opt-in, with `--db` or `VENICE_AGENT_DB`):
 
@@ -26,56 +26,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .receipt import Receipt
+from .store_schema import StoreError, connect, default_db_path, resolve_db_path
 
-APPLICATION_ID = 0x56454E41  # "VENA": marks a file as ours, so we never write into someone else's
-DB_FILE_NAME = "venice-agent.db"
 KEEP_LEDGER = 86_400.0  # ledger rows older than this (or the window, if longer) are pruned
 
 T = TypeVar("T")
-
-
-class StoreError(Exception):
-    """The store cannot be used: said in one line with the file and what to do."""
-
-
-def default_db_path() -> Path:
-    """The store's file in the user data folder (e.g. ~/.local/share/venice-agent/)."""
-    from platformdirs import user_data_path
-
-    return user_data_path("venice-agent", appauthor=False) / DB_FILE_NAME
-
-
-def resolve_db_path(flag: str | os.PathLike[str] | None = None) -> Path:
-    """`--db` if given, else `VENICE_AGENT_DB`, else the default file."""
-    chosen = flag or os.environ.get("VENICE_AGENT_DB")
-    return Path(chosen).expanduser() if chosen else default_db_path()
-
-
-def _m1_initial(db: sqlite3.Connection) -> None:
-    db.execute(
-        "CREATE TABLE conversations (chat TEXT PRIMARY KEY, last_message TEXT, last_reply TEXT,"
-        " created REAL NOT NULL, updated REAL NOT NULL)"
-    )
-    db.execute(
-        "CREATE TABLE runs (id INTEGER PRIMARY KEY, at REAL NOT NULL, source TEXT NOT NULL, chat TEXT,"
-        " question TEXT NOT NULL, stopped_because TEXT NOT NULL, calls INTEGER NOT NULL,"
-        " duration REAL, model TEXT, receipt TEXT NOT NULL)"
-    )
-    db.execute("CREATE INDEX runs_by_chat ON runs (chat, id)")
-    db.execute(
-        "CREATE TABLE messages (id INTEGER PRIMARY KEY, chat TEXT NOT NULL, at REAL NOT NULL,"
-        " text TEXT NOT NULL, reply TEXT NOT NULL, kind TEXT NOT NULL, run INTEGER REFERENCES runs (id))"
-    )
-    db.execute("CREATE INDEX messages_by_chat ON messages (chat, id)")
-    db.execute(
-        "CREATE TABLE ledger (id INTEGER PRIMARY KEY, chat TEXT NOT NULL, at REAL NOT NULL,"
-        " calls INTEGER NOT NULL, run INTEGER REFERENCES runs (id))"
-    )
-    db.execute("CREATE INDEX ledger_by_chat ON ledger (chat, at)")
-
-
-# Append only: migration N (1-based) brings a file from schema N-1 to N. Never edit one that shipped.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m1_initial]
 
 
 @dataclass(frozen=True)
@@ -150,51 +105,7 @@ class Store:
     # ---- on the worker thread ----
 
     def _open(self) -> None:
-        memory = self.path == ":memory:"
-        if not memory and not self.create and not Path(self.path).exists():
-            raise StoreError(f"no store at {self.path}")
-        try:
-            self._db = sqlite3.connect(self.path, isolation_level=None)
-            self._migrate()
-        except sqlite3.DatabaseError as error:
-            self._close()
-            raise StoreError(
-                f"{self.path} is not a usable venice-agent store ({error}); "
-                "it was left untouched: move it away or choose another --db"
-            ) from None
-        except StoreError:
-            self._close()
-            raise
-
-    def _migrate(self) -> None:
-        db = self._connection()
-        db.execute("PRAGMA busy_timeout = 5000")
-        app_id = db.execute("PRAGMA application_id").fetchone()[0]
-        version = db.execute("PRAGMA user_version").fetchone()[0]
-        tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        if app_id not in (0, APPLICATION_ID) or (app_id == 0 and tables):
-            raise StoreError(
-                f"{self.path} is an SQLite file of another program; it was left untouched: "
-                "choose another --db"
-            )
-        if version > len(MIGRATIONS):
-            raise StoreError(
-                f"{self.path} has schema {version}, newer than this venice-agent knows "
-                f"({len(MIGRATIONS)}); it was left untouched: upgrade venice-agent or choose another --db"
-            )
-        if self.path != ":memory:":
-            db.execute("PRAGMA journal_mode = WAL")
-            db.execute("PRAGMA synchronous = NORMAL")  # with WAL: durable across crashes, not power cuts
-        for number in range(version + 1, len(MIGRATIONS) + 1):
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                MIGRATIONS[number - 1](db)
-                db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                db.execute(f"PRAGMA user_version = {number}")
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
+        self._db = connect(self.path, create=self.create)
 
     def _close(self) -> None:
         if self._db is not None:
@@ -377,3 +288,6 @@ def _wait(rows: list[tuple[float, int]], used: int, limit: int, window: float, n
         if used < limit:
             return max(0.0, at + window - now)
     return 0.0
+
+
+__all__ = ["RunRecord", "Store", "StoreError", "Ticket", "default_db_path", "resolve_db_path"]

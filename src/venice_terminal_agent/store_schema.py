@@ -1,0 +1,120 @@
+"""What the store's file holds and how it moves forward: numbered migrations, checked opening.
+
+The schema version is `PRAGMA user_version`; migration N (1-based, in `MIGRATIONS`) brings a
+file from version N-1 to N. `PRAGMA application_id` marks the file as ours. A file that is
+damaged, belongs to another program, or was written by a newer version is refused with a
+`StoreError` that names it — it is never rewritten, replaced or "repaired".
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+APPLICATION_ID = 0x56454E41  # "VENA"
+DB_FILE_NAME = "venice-agent.db"
+REFUSED = "it was left untouched"
+
+
+class StoreError(Exception):
+    """The store cannot be used: said in one line with the file and what to do."""
+
+
+def default_db_path() -> Path:
+    """The store's file in the user data folder (e.g. ~/.local/share/venice-agent/)."""
+    from platformdirs import user_data_path
+
+    return user_data_path("venice-agent", appauthor=False) / DB_FILE_NAME
+
+
+def resolve_db_path(flag: str | os.PathLike[str] | None = None) -> Path:
+    """`--db` if given, else `VENICE_AGENT_DB`, else the default file."""
+    chosen = flag or os.environ.get("VENICE_AGENT_DB")
+    return Path(chosen).expanduser() if chosen else default_db_path()
+
+
+def _m1_initial(db: sqlite3.Connection) -> None:
+    db.execute(
+        "CREATE TABLE conversations (chat TEXT PRIMARY KEY, last_message TEXT, last_reply TEXT,"
+        " created REAL NOT NULL, updated REAL NOT NULL)"
+    )
+    db.execute(
+        "CREATE TABLE runs (id INTEGER PRIMARY KEY, at REAL NOT NULL, source TEXT NOT NULL, chat TEXT,"
+        " question TEXT NOT NULL, stopped_because TEXT NOT NULL, calls INTEGER NOT NULL,"
+        " duration REAL, model TEXT, receipt TEXT NOT NULL)"
+    )
+    db.execute("CREATE INDEX runs_by_chat ON runs (chat, id)")
+    db.execute(
+        "CREATE TABLE messages (id INTEGER PRIMARY KEY, chat TEXT NOT NULL, at REAL NOT NULL,"
+        " text TEXT NOT NULL, reply TEXT NOT NULL, kind TEXT NOT NULL, run INTEGER REFERENCES runs (id))"
+    )
+    db.execute("CREATE INDEX messages_by_chat ON messages (chat, id)")
+    # One row per reservation of calls: `calls` spent (or held, while the run goes on) at `at`.
+    db.execute(
+        "CREATE TABLE ledger (id INTEGER PRIMARY KEY, chat TEXT NOT NULL, at REAL NOT NULL,"
+        " calls INTEGER NOT NULL, run INTEGER REFERENCES runs (id))"
+    )
+    db.execute("CREATE INDEX ledger_by_chat ON ledger (chat, at)")
+
+
+# Append only: never edit a migration that shipped, add the next one.
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m1_initial]
+
+
+def connect(path: str, *, create: bool = True) -> sqlite3.Connection:
+    """An open, checked, migrated connection to `path` (":memory:" for memory)."""
+    memory = path == ":memory:"
+    if not memory and not create and not Path(path).exists():
+        raise StoreError(f"no store at {path}")
+    if not memory and not Path(path).parent.is_dir():
+        raise StoreError(f"cannot create {path}: the folder {Path(path).parent} does not exist")
+    db = sqlite3.connect(path, isolation_level=None)  # autocommit: transactions are explicit
+    try:
+        db.execute("PRAGMA busy_timeout = 5000")
+        _check(db, path)
+        if not memory:
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")  # with WAL: safe across crashes, fast commits
+        _migrate(db, path)
+        return db
+    except sqlite3.DatabaseError as error:
+        db.close()
+        raise StoreError(
+            f"{path} is not a usable venice-agent store ({error}); {REFUSED}: "
+            "move it away or choose another --db"
+        ) from None
+    except BaseException:
+        db.close()
+        raise
+
+
+def _check(db: sqlite3.Connection, path: str) -> int:
+    app_id = db.execute("PRAGMA application_id").fetchone()[0]
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    if app_id not in (0, APPLICATION_ID) or (app_id == 0 and tables):
+        raise StoreError(f"{path} is an SQLite file of another program; {REFUSED}: choose another --db")
+    if version > len(MIGRATIONS):
+        raise StoreError(
+            f"{path} has schema version {version}, newer than this venice-agent knows "
+            f"({len(MIGRATIONS)}); {REFUSED}: upgrade venice-agent or choose another --db"
+        )
+    return int(version)
+
+
+def _migrate(db: sqlite3.Connection, path: str) -> None:
+    if db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS):
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        version = _check(db, path)  # again, inside the lock: another process may have migrated
+        for number in range(version + 1, len(MIGRATIONS) + 1):
+            MIGRATIONS[number - 1](db)
+            db.execute(f"PRAGMA user_version = {number}")
+        db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
