@@ -152,7 +152,7 @@ def ask(
     ] = None,
     budget: Annotated[
         int | None,
-        typer.Option(min=0, help="Most tool calls per question [default: 12]."),
+        typer.Option(min=0, help="Most tool calls per question [default: 10]."),
     ] = None,
     yes: Annotated[
         bool,
@@ -249,6 +249,71 @@ def tools_call(
 
     flags = McpFlags(mcp_config, transport.value if transport else None, apify_tools)
     raise typer.Exit(call_tool(flags, name, arguments, yes=yes))
+
+
+# --- `venice-agent chat` and `venice-agent logs` (the chat bot and its store; chat_cmd.py, logs_cmd.py) ---
+
+DbOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="The store (SQLite file) [env VENICE_AGENT_DB; default: venice-agent.db in the user data folder]."
+    ),
+]
+
+
+@app.command()
+def chat(
+    chat: Annotated[
+        str, typer.Option("--chat", help="The conversation's name; its budget and history are kept under it.")
+    ] = "terminal",
+    db: DbOption = None,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Plan from commands even when VENICE_API_KEY is set.")
+    ] = False,
+    calls: Annotated[int, typer.Option(min=0, help="Tool calls per conversation in any rolling hour.")] = 5,
+    root: Annotated[
+        Path | None,
+        typer.Option(help="Folder read_file and list_files may see [default: the working folder]."),
+    ] = None,
+    mcp_config: Annotated[
+        Path | None,
+        typer.Option(help="With a model: JSON file of MCP servers (mcpServers format) instead of Apify."),
+    ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="With a model: run paid tools without asking.")
+    ] = False,
+) -> None:
+    """Talk to the chat bot: each line is a message; a budget of tool calls per hour, kept on disk.
+
+    Without a model (no VENICE_API_KEY, or --offline) the bot plans from commands, one per
+    message: read_file path=README.md, list_files path=., page id=3, TOOL {"json": "args"},
+    help. A message repeating the previous one is answered again for free. Each reply ends with
+    how the run stopped and how many calls are left this hour. Ctrl+D or /quit leaves.
+    """
+    from .chat_cmd import ChatOptions, chat_main
+
+    options = ChatOptions(chat, db, root, offline, calls, mcp_config, yes)
+    raise typer.Exit(chat_main(options))
+
+
+@app.command()
+def logs(
+    count: Annotated[
+        int, typer.Option("-n", "--count", min=1, help="How many of the latest runs to show.")
+    ] = 10,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print the runs and their receipts as JSON.")
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """List past runs, newest last: stop reason, calls, duration, question and answer.
+
+    The chat bot records every run; the terminal agent records its questions when --db or
+    VENICE_AGENT_DB is set (never otherwise).
+    """
+    from .logs_cmd import logs_main
+
+    raise typer.Exit(logs_main(count, json_output=json_output, db=db))
 
 
 def main() -> None:

@@ -1,0 +1,63 @@
+"""`venice-agent logs`: the past runs kept in the store, newest last (as `llm logs` does).
+
+Runs get there from the chat bot, and from the terminal agent when `--db` or VENICE_AGENT_DB
+asks for it. Reading never creates the store: no file means nothing recorded yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from ..receipt import USAGE_ERROR_STATUS
+from .text import preview, safe
+
+
+def logs_main(count: int, *, json_output: bool, db: Path | None) -> int:
+    from ..store import Store, StoreError, resolve_db_path
+
+    path = resolve_db_path(db)
+    if not path.exists():
+        if json_output:
+            print("[]")
+        print(
+            f"no runs recorded yet: there is no store at {safe(str(path))} "
+            "(the chat bot records there; the agent does with --db or VENICE_AGENT_DB)",
+            file=sys.stderr,
+        )
+        return 0
+
+    async def read() -> list:
+        async with Store(path, create=False) as store:
+            return await store.runs(count)
+
+    try:
+        runs = asyncio.run(read())
+    except StoreError as error:
+        print(f"venice-agent logs: {error}", file=sys.stderr)
+        return USAGE_ERROR_STATUS
+    if json_output:
+        print(json.dumps([run.to_dict() for run in runs], ensure_ascii=False, indent=2))
+        return 0
+    if not runs:
+        print(f"no runs recorded yet in {safe(str(path))}", file=sys.stderr)
+    for run in runs:
+        print(_line(run))
+    return 0
+
+
+def _line(run) -> str:
+    when = datetime.fromtimestamp(run.at).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    where = f"chat {run.chat}" if run.chat else run.source
+    calls = f"{run.calls} call" + ("" if run.calls == 1 else "s")
+    took = "" if run.duration is None else f" · {run.duration:.3f} s"
+    model = f" · {run.model}" if run.model else ""
+    head = f"#{run.id}  {when}  {safe(where)}  {run.stopped_because} · {calls}{took}{safe(model)}"
+    outcome = run.receipt.get("answer") or run.receipt.get("refusal") or ""
+    lines = [head, f"    > {preview(run.question, 100)}"]
+    if outcome:
+        lines.append(f"    < {preview(outcome, 100)}")
+    return "\n".join(lines)
