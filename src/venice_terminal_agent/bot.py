@@ -157,7 +157,7 @@ class Bot:
         run_id = await self.store.finish_reply(
             chat, text, body, now=self.clock(), kind="run", receipt=receipt, ticket=ticket
         )
-        return Reply(f"{body}\n{status}", receipt, status, left, run_id=run_id)
+        return Reply(f"{body.rstrip()}\n{status}", receipt, status, left, run_id=run_id)
 
     async def calls_left(self, chat: str) -> int:
         await self.open()
@@ -189,7 +189,7 @@ class Bot:
             f"same message as before: previous answer, no call · {ticket.left} left {self._window_words()}"
         )
         await self.store.finish_reply(chat, text, ticket.repeat, now=self.clock(), kind="repeat")
-        return Reply(f"{ticket.repeat}\n{status}", None, status, ticket.left, repeated=True)
+        return Reply(f"{ticket.repeat.rstrip()}\n{status}", None, status, ticket.left, repeated=True)
 
     async def _come_back(self, chat: str, text: str, wait: float) -> Reply:
         body = (
@@ -198,7 +198,7 @@ class Bot:
         )
         status = f"not run: no calls left {self._window_words()} · 0 calls"
         await self.store.finish_reply(chat, text, body, now=self.clock(), kind="wait", reusable=False)
-        return Reply(f"{body}\n{status}", None, status, 0, retry_after=wait)
+        return Reply(f"{body.rstrip()}\n{status}", None, status, 0, retry_after=wait)
 
     async def _ask_agent(self, chat: str, text: str, budget: int, events: EventSink | None) -> Receipt:
         agent = self._agent_for(chat)

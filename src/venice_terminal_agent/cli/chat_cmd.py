@@ -75,23 +75,23 @@ async def _session(options: ChatOptions, path: Path, settings: Any) -> int:
             await _converse(bot, options.chat, read_line, interactive)
         return 0
 
+    from ..venice.errors import ModelError
     from .approver import TerminalApprover
     from .ask_cmd import Flags
     from .render import make_console
-    from .startup import StartupError, open_session
+    from .startup import open_session
 
     console = make_console(stderr=True)
     approver = TerminalApprover(console, auto_approve=settings.auto_approve_tools)
+    flags = Flags(mcp_config=options.mcp_config)
     try:
-        async with open_session(
-            settings, Flags(mcp_config=options.mcp_config), console=console, approver=approver
-        ) as s:
-            async with Bot(db=path, agent=s.agent, calls_per_window=options.calls) as bot:
+        async with open_session(settings, flags, console=console, approver=approver) as session:
+            async with Bot(db=path, agent=session.agent, calls_per_window=options.calls) as bot:
                 if interactive:
-                    _banner(options, path, f"the model {safe(s.model)}")
+                    _banner(options, path, f"the model {safe(session.model)}")
                 await _converse(bot, options.chat, read_line, interactive)
-    except StartupError as error:
-        return _fail(str(error))
+    except ModelError as error:  # the model server failed before the first message
+        return _fail(error.message)
     return 0
 
 

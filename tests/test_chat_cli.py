@@ -1,0 +1,159 @@
+"""`venice-agent chat` and `venice-agent logs` driven as a person would: real processes, real
+stdin, a real SQLite file, and (for the model) the fake Venice server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from venice_terminal_agent.testing.fake_venice import FakeVenice
+
+BIN = Path(sys.executable).parent
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VENICE_", "APIFY_"))}
+    env.update(extra)
+    return env
+
+
+def venice_agent(
+    *args: str, stdin: str = "", cwd: Path, env: dict | None = None
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(BIN / "venice-agent"), *args], input=stdin, capture_output=True, text=True,
+        timeout=120, env=env or clean_env(), cwd=cwd, check=False,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    (tmp_path / "notes.txt").write_text("buy milk\n")
+    (tmp_path / "docs").mkdir()
+    return tmp_path
+
+
+def test_an_offline_chat_session_from_stdin(work: Path) -> None:
+    messages = [
+        "help",
+        "read_file path=notes.txt",
+        "read_file path=notes.txt",
+        "page id=3",
+        "weather city=Oslo",
+    ]
+    done = venice_agent("chat", "--chat", "me", "--db", "bot.db", stdin="\n".join(messages) + "\n", cwd=work)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "page id=3" in out and "stopped: answered · 0 calls · 5 left this hour" in out  # help
+    assert "buy milk\nstopped: answered · 1 call · 4 left this hour" in out
+    assert "buy milk\nsame message as before: previous answer, no call · 4 left this hour" in out
+    assert (
+        "page refused: no page with id 3" in out and "stopped: tool_error · 1 call · 3 left this hour" in out
+    )
+    assert (
+        "there is no tool named 'weather'" in out
+        and "stopped: tool_error · 0 calls · 3 left this hour" in out
+    )
+    assert done.stderr == ""  # no banner, no noise when stdin is not a terminal
+
+
+def test_the_budget_carries_over_to_the_next_session(work: Path) -> None:
+    first = venice_agent(
+        "chat", "--chat", "me", "--db", "bot.db", stdin="list_files\nlist_files path=docs\n", cwd=work
+    )
+    assert first.returncode == 0, first.stderr
+    second = venice_agent(
+        "chat", "--chat", "me", "--db", "bot.db", "--calls", "3",
+        stdin="read_file path=notes.txt\nlist_files path=.\n", cwd=work,
+    )  # fmt: skip
+    assert "stopped: answered · 1 call · 0 left this hour" in second.stdout
+    assert "come back in 1 hour" in second.stdout
+    other = venice_agent("chat", "--chat", "you", "--db", "bot.db", stdin="list_files\n", cwd=work)
+    assert "4 left this hour" in other.stdout  # budgets are per conversation
+
+
+def test_quit_leaves_and_nothing_after_it_runs(work: Path) -> None:
+    done = venice_agent("chat", "--db", "bot.db", stdin="list_files\n/quit\nlist_files path=docs\n", cwd=work)
+    assert done.returncode == 0
+    assert done.stdout.count("stopped:") == 1
+
+
+def test_logs_lists_past_runs_newest_last(work: Path) -> None:
+    venice_agent("chat", "--chat", "me", "--db", "bot.db", stdin="list_files\nnope\nhelp\n", cwd=work)
+    done = venice_agent("logs", "--db", "bot.db", "-n", "2", cwd=work)
+    assert done.returncode == 0, done.stderr
+    heads = [line for line in done.stdout.splitlines() if line.startswith("#")]
+    assert len(heads) == 2
+    assert heads[0].startswith("#2 ") and "chat me  tool_error · 0 calls · " in heads[0]
+    assert (
+        heads[1].startswith("#3 ")
+        and "chat me  answered · 0 calls · " in heads[1]
+        and heads[1].endswith(" s")
+    )
+    assert "    > nope" in done.stdout and "    < there is no tool named 'nope'" in done.stdout
+
+    as_json = json.loads(venice_agent("logs", "--db", "bot.db", "--json", cwd=work).stdout)
+    assert [run["question"] for run in as_json] == ["list_files", "nope", "help"]
+    assert as_json[0]["receipt"]["steps"][0]["tool"] == "list_files"
+    assert {run["stopped_because"] for run in as_json} == {"answered", "tool_error"}
+
+
+def test_logs_without_a_store_says_so_and_creates_nothing(work: Path) -> None:
+    env = clean_env(XDG_DATA_HOME=str(work / "data"))
+    done = venice_agent("logs", cwd=work, env=env)
+    assert done.returncode == 0 and done.stdout == ""
+    assert "no runs recorded yet" in done.stderr
+    assert not (work / "data").exists()
+    assert venice_agent("logs", "--json", cwd=work, env=env).stdout == "[]\n"
+
+
+def test_chat_uses_the_user_data_folder_by_default(work: Path) -> None:
+    env = clean_env(XDG_DATA_HOME=str(work / "data"))
+    done = venice_agent("chat", "--chat", "me", stdin="list_files\n", cwd=work, env=env)
+    assert done.returncode == 0, done.stderr
+    assert (work / "data" / "venice-agent" / "venice-agent.db").is_file()
+    assert "list_files" in venice_agent("logs", cwd=work, env=env).stdout
+
+
+@pytest.mark.parametrize("command", ["chat", "logs"])
+def test_a_corrupt_store_is_a_clear_error_and_left_alone(work: Path, command: str) -> None:
+    (work / "bot.db").write_bytes(b"not sqlite" * 100)
+    done = venice_agent(command, "--db", "bot.db", stdin="list_files\n", cwd=work)
+    assert done.returncode == 2
+    assert "bot.db is not a usable venice-agent store" in done.stderr and "left untouched" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert (work / "bot.db").read_bytes() == b"not sqlite" * 100
+
+
+async def test_with_a_key_the_model_plans_and_a_repeat_costs_no_request(work: Path) -> None:
+    mcp = work / "mcp.json"
+    time_server = {"command": str(BIN / "mcp-server-time"), "args": ["--local-timezone", "UTC"]}
+    mcp.write_text(json.dumps({"mcpServers": {"time": time_server}}))
+    script = [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+        {"text": "You need to buy milk."},
+        {"text": "Hello!"},
+    ]
+    async with FakeVenice(script) as fake:
+        env = clean_env(VENICE_API_KEY="test-key", VENICE_BASE_URL=fake.base_url, VENICE_MODEL="fake-model")
+        process = await asyncio.create_subprocess_exec(
+            str(BIN / "venice-agent"), "chat", "--chat", "me", "--db", "bot.db", "--mcp-config", str(mcp),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=work, env=env,
+        )  # fmt: skip
+        stdin = b"what is on my list?\nwhat is on my list?\nhi\n"
+        out, err = await asyncio.wait_for(process.communicate(stdin), 120)
+        assert process.returncode == 0, err.decode()
+        assert len(fake.chat_requests) == 3  # the repeated question never reached the model
+    text = out.decode()
+    assert "You need to buy milk.\nstopped: answered · 1 call · 4 left this hour" in text
+    assert (
+        "You need to buy milk.\nsame message as before: previous answer, no call · 4 left this hour" in text
+    )
+    assert "Hello!\nstopped: answered · 0 calls · 4 left this hour" in text
+    assert "test-key" not in text + err.decode()
