@@ -1,17 +1,23 @@
 """venice-agent: a terminal agent on a deterministic loop.
 
-The loop and its values are imported eagerly (they are pure and light); everything that
-talks to a model, MCP servers, SQLite or the terminal is imported only when first used.
+Every public name is imported on first use: the loop pulls in asyncio (~60 ms), which
+`venice-agent --help` has no use for, and everything that talks to a model, MCP servers,
+SQLite or the terminal is heavier still.
 """
 
 from typing import TYPE_CHECKING, Any
 
-from .loop import Outcome, Planner, Stop, run_loop
-from .receipt import EXIT_STATUS, Answer, Call, Exit, Receipt, Step
-from .tools.base import ToolError
-
 if TYPE_CHECKING:
     from .bot import Bot
+    from .loop import Outcome, Planner, Stop, run_loop
+    from .receipt import EXIT_STATUS, Answer, Call, Exit, Receipt, Step
+    from .tools.base import ToolError
+
+_HOME = {
+    "Outcome": "loop", "Planner": "loop", "Stop": "loop", "run_loop": "loop",
+    "EXIT_STATUS": "receipt", "Answer": "receipt", "Call": "receipt", "Exit": "receipt",
+    "Receipt": "receipt", "Step": "receipt", "ToolError": "tools.base", "Bot": "bot",
+}  # fmt: skip
 
 __all__ = [
     "EXIT_STATUS",
@@ -32,8 +38,11 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
-    if name == "Bot":
-        from .bot import Bot
+    home = _HOME.get(name)
+    if home is not None:
+        from importlib import import_module
 
-        return Bot
+        value = getattr(import_module(f"{__name__}.{home}"), name)
+        globals()[name] = value  # looked up once
+        return value
     raise AttributeError(f"module 'venice_terminal_agent' has no attribute {name!r}")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..config import ConfigError, Settings, load_settings
-from ..receipt import USAGE_ERROR_STATUS, Exit, Receipt
+from ..receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Exit, Receipt
 
 T = TypeVar("T")
 
@@ -69,15 +69,21 @@ def ask_main(question: str | None, flags: Flags) -> int:
     except ConfigError as error:
         return fail(str(error))
 
-    from .startup import StartupError, run_session
+    from ..venice.errors import ModelError, NoModelError
+    from .startup import run_session
 
     try:
         return asyncio.run(run_session(settings, flags, question))
-    except (ConfigError, StartupError) as error:
+    except (ConfigError, NoModelError) as error:
         return fail(str(error))
-    except KeyboardInterrupt:
+    except ModelError as error:  # the model server failed before the first question
+        print(f"venice-agent: {error.message}", file=sys.stderr)
+        # A rejected key or an empty balance is the user's setup to fix; anything else is
+        # the model API failing, as a question's `model_error` would be.
+        return USAGE_ERROR_STATUS if error.status in (401, 402, 403) else EXIT_STATUS[Exit.MODEL_ERROR]
+    except KeyboardInterrupt:  # Ctrl+C during start-up: nothing was asked yet
         print("venice-agent: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_STATUS[Exit.CANCELLED]
 
 
 async def cancellable(work: Awaitable[T]) -> T:

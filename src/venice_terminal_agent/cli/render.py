@@ -136,7 +136,9 @@ class Renderer:
             self._status = None
 
 
-def banner(console: Console, *, model: str, apify: str, tools: Sequence[ToolSpec]) -> None:
+def banner(
+    console: Console, *, model: str, apify: str, tools: Sequence[ToolSpec], repl: bool = False
+) -> None:
     """Model, Apify mode and the tools, before the first question."""
     names = [safe(spec.name) for spec in tools]
     shown = ", ".join(names[:8]) + (f", … ({len(names)} in all)" if len(names) > 8 else "")
@@ -144,7 +146,8 @@ def banner(console: Console, *, model: str, apify: str, tools: Sequence[ToolSpec
     console.print(Text(f"  model  {safe(model)}"))
     console.print(Text(f"  apify  {apify}"))
     console.print(Text(f"  tools  {shown or 'none'}"))
-    console.print(Text("  /help for commands · Ctrl+C cancels a question · Ctrl+D leaves", style="dim"))
+    if repl:
+        console.print(Text("  /help for commands · Ctrl+C cancels a question · Ctrl+D leaves", style="dim"))
 
 
 def tools_table(console: Console, tools: Sequence[ToolSpec]) -> None:

@@ -9,24 +9,20 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
-from ..config import ConfigError, Settings
+from ..config import Settings
 from .approver import TerminalApprover
 from .ask_cmd import Flags, cancellable, cancelled_receipt
 from .render import Renderer, banner, make_console, receipt_json
 from .text import safe
 
 ANONYMOUS_APIFY = "anonymous Apify tools only (set APIFY_TOKEN for Actors and your account)"
-
-
-class StartupError(Exception):
-    """The model or a tool server could not be reached at start-up; said in one line."""
 
 
 @dataclass
@@ -51,30 +47,44 @@ def apify_mode(settings: Settings, servers: list[Any]) -> str:
 async def open_session(
     settings: Settings, flags: Flags, *, console: Console, approver: TerminalApprover
 ) -> AsyncIterator[Session]:
-    """Resolve the model and open the MCP sessions concurrently; build the agent; close all."""
+    """Resolve the model and open the MCP sessions concurrently; build the agent; close all.
+
+    Both SDKs take most of a second to import. mcp is imported first because spawning a
+    stdio server needs it; openai is then imported on a worker thread while the servers
+    start in their own processes, and the model is discovered while they finish.
+    """
     from ..agent import Agent
     from ..tools.base import CombinedToolbox
     from ..tools.builtin import builtin_toolbox
     from ..tools.mcp_config import load_servers
-    from ..tools.mcp_session import McpToolbox
+    from ..tools.mcp_toolbox import McpToolbox
     from ..tools.pager import Pager
-    from ..venice.client import VeniceClient
 
     servers = load_servers(settings, flags.mcp_config)  # ConfigError: a bad file, said plainly
+    key = settings.require_venice_key()
+    if any(server.transport == "stdio" for server in servers):
+        import mcp.client.stdio  # spawning a stdio server needs it: import it first (see above)
     pager = Pager(settings.max_tool_result_chars)
-    client = VeniceClient(settings.require_venice_key(), base_url=settings.venice_base_url)
+    opened: list[Any] = []
+
+    async def discover() -> tuple[Any, str]:
+        def make_client() -> Any:
+            from ..venice.client import VeniceClient
+
+            return VeniceClient(key, base_url=settings.venice_base_url)
+
+        client = await asyncio.to_thread(make_client)
+        opened.append(client)
+        return client, await client.resolve_model(settings.venice_model)
+
+    model_task = asyncio.create_task(discover())
     try:
-        async with AsyncExitStack() as stack:
-            model_task = asyncio.create_task(client.resolve_model(settings.venice_model))
-            try:
-                mcp = await stack.enter_async_context(
-                    McpToolbox.open(servers, max_result_chars=settings.max_tool_result_chars, pager=pager)
-                )
-            except BaseException:
-                model_task.cancel()
-                await asyncio.gather(model_task, return_exceptions=True)
-                raise
-            model = await model_task
+        async with McpToolbox.open(
+            servers, max_result_chars=settings.max_tool_result_chars, pager=pager
+        ) as mcp:
+            client, model = await model_task
+            for failure in mcp.failures:
+                console.print(Text(f"venice-agent: {safe(failure)}", style="yellow"))
             tools = CombinedToolbox(builtin_toolbox(pager=pager), mcp)
             agent = Agent(
                 client,
@@ -85,10 +95,15 @@ async def open_session(
                 auto_approve=settings.auto_approve_tools,
                 max_tool_result_chars=settings.max_tool_result_chars,
                 temperature=settings.venice_temperature,
+                pager=pager,
             )
             yield Session(agent, mcp, model, apify_mode(settings, servers))
     finally:
-        await client.aclose()
+        if not model_task.done():
+            model_task.cancel()
+        await asyncio.gather(model_task, return_exceptions=True)
+        for client in opened:
+            await client.aclose()
 
 
 async def run_session(settings: Settings, flags: Flags, question: str | None) -> int:
@@ -97,7 +112,8 @@ async def run_session(settings: Settings, flags: Flags, question: str | None) ->
     console = make_console(stderr=flags.json_output)
     approver = TerminalApprover(console, auto_approve=settings.auto_approve_tools)
     async with open_session(settings, flags, console=console, approver=approver) as session:
-        banner(console, model=session.model, apify=session.apify, tools=session.agent.tools.specs())
+        specs = session.agent.tools.specs()
+        banner(console, model=session.model, apify=session.apify, tools=specs, repl=question is None)
         if question is not None:
             return await one_shot(session, question, console, flags)
         from .repl import Repl, terminal_reader
@@ -119,10 +135,3 @@ async def one_shot(session: Session, question: str, console: Console, flags: Fla
         sys.stdout.write(receipt_json(receipt) + "\n")
         sys.stdout.flush()
     return receipt.exit_status
-
-
-def say_error(console: Console, message: str) -> None:
-    console.print(Text(f"venice-agent: {safe(message)}", style="red"))
-
-
-__all__ = ["ConfigError", "Session", "StartupError", "open_session", "run_session"]

@@ -1,0 +1,32 @@
+"""A small stdio MCP server for the terminal tests: tools that are not known to be free.
+
+`charge` and `refund` stand for paid Actors (no read-only hint, and the config does not
+trust this server anyway); `ansi` returns terminal escape sequences, as a hostile page would.
+"""
+
+from mcp.server import MCPServer
+from mcp.types import TextContent
+
+server = MCPServer("shop")
+
+
+@server.tool()
+def charge(amount: int) -> str:
+    """Charge the account (costs money)."""
+    return f"charged {amount}"
+
+
+@server.tool()
+def refund(amount: int) -> str:
+    """Refund the account (costs money)."""
+    return f"refunded {amount}"
+
+
+@server.tool()
+def ansi() -> list[TextContent]:
+    """A page with escape sequences in it (plain text, so they arrive raw)."""
+    return [TextContent(type="text", text="before \x1b[2J\x1b]0;pwned\x07\x1b[31mred after")]
+
+
+if __name__ == "__main__":
+    server.run()

@@ -1,0 +1,95 @@
+"""Shared pieces of the terminal tests: the fake Venice server as a process, MCP configs, env.
+
+Everything runs on 127.0.0.1; no test dials out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+TESTS = Path(__file__).resolve().parent
+PYTHON = sys.executable
+COMMAND = str(Path(PYTHON).parent / "venice-agent")
+PAID_SERVER = TESTS / "cli_paid_server.py"
+
+
+class FakeServer:
+    """`python -m venice_terminal_agent.testing.fake_venice` with every request recorded."""
+
+    def __init__(self, process: subprocess.Popen[str], base_url: str, record: Path) -> None:
+        self.process, self.base_url, self.record = process, base_url, record
+
+    def requests(self) -> list[dict[str, Any]]:
+        if not self.record.exists():
+            return []
+        return [json.loads(line) for line in self.record.read_text().splitlines() if line.strip()]
+
+    def chat_bodies(self) -> list[dict[str, Any]]:
+        return [
+            seen["body"] for seen in self.requests() if seen.get("path", "").endswith("/chat/completions")
+        ]
+
+
+@contextmanager
+def fake_venice(script: Any, folder: Path) -> Iterator[FakeServer]:
+    record = folder / "requests.jsonl"
+    process = subprocess.Popen(
+        [
+            PYTHON,
+            "-m",
+            "venice_terminal_agent.testing.fake_venice",
+            json.dumps(script),
+            "--record",
+            str(record),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        base_url = process.stdout.readline().strip()
+        assert base_url.startswith("http://127.0.0.1:"), process.stderr.read() if process.stderr else ""
+        yield FakeServer(process, base_url, record)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def mcp_config(folder: Path, *, time_server: bool = True, paid_server: bool = True) -> Path:
+    servers: dict[str, Any] = {}
+    if time_server:
+        servers["time"] = {
+            "command": PYTHON,
+            "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"],
+            "trusted": True,  # its read-only hints count: get_current_time runs without asking
+        }
+    if paid_server:
+        servers["shop"] = {"command": PYTHON, "args": [str(PAID_SERVER)]}
+    path = folder / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return path
+
+
+def clean_env(folder: Path, base_url: str, **extra: str) -> dict[str, str]:
+    """An environment with only what the command needs: no real keys, no user config or data."""
+    keep = {name: os.environ[name] for name in ("PATH", "HOME", "LANG", "SYSTEMROOT") if name in os.environ}
+    env = {
+        **keep,
+        "VENICE_API_KEY": "test-key",
+        "VENICE_BASE_URL": base_url,
+        "XDG_CONFIG_HOME": str(folder / "config"),
+        "XDG_DATA_HOME": str(folder / "data"),
+        "TERM": "xterm",
+        "PROMPT_TOOLKIT_NO_CPR": "1",  # nobody answers cursor-position requests in the test terminal
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.update(extra)
+    return env

@@ -1,0 +1,117 @@
+"""`venice-agent "question"` as a process without a terminal, against the fake Venice server
+and real stdio MCP servers: `--json`, exit statuses, paid tools refused with no terminal."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli_support import COMMAND, clean_env, fake_venice, mcp_config
+
+
+def ask(tmp_path: Path, script: Any, *args: str, **env: str) -> tuple[subprocess.CompletedProcess[str], list]:
+    with fake_venice(script, tmp_path) as fake:
+        done = subprocess.run(
+            [COMMAND, "--mcp-config", str(mcp_config(tmp_path)), *args],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=clean_env(tmp_path, fake.base_url, **env),
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+            check=False,
+        )
+        return done, fake.chat_bodies()
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+def test_json_prints_the_receipt_alone_on_stdout(tmp_path: Path) -> None:
+    script = [call("get_current_time", timezone="UTC"), {"text": "It is noon [UTC]."}]
+    done, _ = ask(tmp_path, script, "--json", "what time is it?")
+    assert done.returncode == 0, done.stderr
+    receipt = json.loads(done.stdout)  # nothing else on stdout
+    assert receipt["stopped_because"] == "answered"
+    assert receipt["answer"] == "It is noon [UTC]."
+    assert [step["tool"] for step in receipt["steps"]] == ["get_current_time"]
+    assert receipt["calls"] == 1 and receipt["rounds"] == 2 and receipt["model"] == "fake-model"
+    assert "→ get_current_time" in done.stderr  # progress goes to stderr
+
+
+def test_plain_output_streams_the_answer_and_ends_with_the_receipt_line(tmp_path: Path) -> None:
+    done, _ = ask(tmp_path, [{"text": "Use [bold]x[/bold] :smile:"}], "hello")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-2:] == ["Use [bold]x[/bold] :smile:", "stopped: answered · 0 calls · 1 round"]
+    assert "model  fake-model" in done.stdout
+    assert "tools  read_file, list_files, page" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("script", "args", "exit", "status"),
+    [
+        ([call("list_files", path=".")], ["--budget", "0"], "budget", 3),
+        ([call("list_files", path="."), call("list_files", path=".")], [], "repeated_call", 4),
+        ([call("read_file", path="a"), call("read_file", path="b")], [], "tool_error", 5),
+        ([call("list_files", path=".")], ["--max-rounds", "1"], "max_rounds", 6),
+        ([{"status": 400, "error": "bad request"}], [], "model_error", 7),
+    ],
+)
+def test_each_exit_has_its_documented_status(
+    tmp_path: Path, script: list, args: list[str], exit: str, status: int
+) -> None:
+    done, _ = ask(tmp_path, script, *args, "--json", "go")
+    assert done.returncode == status, done.stderr
+    assert json.loads(done.stdout)["stopped_because"] == exit
+
+
+def test_without_a_terminal_paid_tools_are_refused_and_the_model_is_told(tmp_path: Path) -> None:
+    script = [call("charge", amount=5), {"text": "I could not charge."}]
+    done, bodies = ask(tmp_path, script, "charge me")
+    assert done.returncode == 0, done.stderr
+    assert "skipped charge: paid tools need a terminal or --yes" in done.stdout
+    assert "charged 5" not in done.stdout
+    tool_message = next(m for m in bodies[1]["messages"] if m["role"] == "tool")
+    assert "declined" in tool_message["content"]
+
+
+def test_yes_runs_paid_tools_without_asking(tmp_path: Path) -> None:
+    script = [call("charge", amount=5), {"text": "Charged."}]
+    done, _bodies = ask(tmp_path, script, "--yes", "--json", "charge me")
+    assert done.returncode == 0, done.stderr
+    assert "charged 5" in json.loads(done.stdout)["steps"][0]["result"]
+
+
+def test_auto_approve_from_the_environment_counts_when_the_flag_is_absent(tmp_path: Path) -> None:
+    script = [call("charge", amount=2), {"text": "Charged."}]
+    done, _ = ask(tmp_path, script, "--json", "charge me", AUTO_APPROVE_TOOLS="1")
+    assert "charged 2" in json.loads(done.stdout)["steps"][0]["result"]
+
+
+def test_an_escape_sequence_in_a_tool_result_does_not_reach_the_output_raw(tmp_path: Path) -> None:
+    done, bodies = ask(tmp_path, [call("ansi"), {"text": "ok \x1b[5m"}], "--yes", "show it")
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    assert "before \\x1b[2J\\x1b]0;pwned\\x07\\x1b[31mred after" in done.stdout  # shown, not obeyed
+    assert "ok \\x1b[5m" in done.stdout
+    tool_message = next(m for m in bodies[1]["messages"] if m["role"] == "tool")
+    assert "\x1b[2J" in tool_message["content"]  # the model gets the result as it was
+
+
+def test_the_model_name_comes_from_the_flag_over_the_environment(tmp_path: Path) -> None:
+    done, bodies = ask(tmp_path, [{"text": "hi"}], "--model", "flag-model", "hi", VENICE_MODEL="env-model")
+    assert done.returncode == 0, done.stderr
+    assert bodies[0]["model"] == "flag-model"
+
+
+def test_a_model_server_that_rejects_the_key_is_one_line_and_status_2(tmp_path: Path) -> None:
+    script = {"replies": [], "models": ["m1", "m2"], "traits": {}}
+    done, _ = ask(tmp_path, script, "hi")
+    assert done.returncode == 2
+    assert "pass --model or set VENICE_MODEL" in done.stderr and "Traceback" not in done.stderr
