@@ -1,0 +1,178 @@
+"""The REPL in a real pseudo-terminal (pexpect): the real CLI, the fake Venice server and
+real stdio MCP servers (mcp-server-time, and a small server of ours with paid tools)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+
+from cli_support import COMMAND, FakeServer, clean_env, fake_venice, mcp_config
+
+PROMPT = "›"  # prompt_toolkit draws the space after it with a cursor move
+ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\r")
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+class Terminal:
+    def __init__(self, tmp_path: Path, fake: FakeServer, *args: str) -> None:
+        self.child = pexpect.spawn(
+            COMMAND,
+            ["--mcp-config", str(mcp_config(tmp_path)), *args],
+            cwd=str(tmp_path),
+            env=clean_env(tmp_path, fake.base_url),
+            encoding="utf-8",
+            dimensions=(40, 160),
+            timeout=30,
+        )
+
+    def expect(self, text: str) -> str:
+        """Wait for `text`; return the screen before it with styling escapes removed."""
+        self.child.expect_exact(text)
+        return ANSI.sub("", self.child.before)
+
+    def prompt(self) -> None:
+        self.expect(PROMPT)
+
+    def ask(self, line: str) -> None:
+        self.prompt()
+        self.child.sendline(line)
+
+    def finish(self) -> int:
+        self.child.expect(pexpect.EOF)
+        self.child.close()
+        return self.child.exitstatus
+
+
+def test_streamed_reply_with_brackets_prints_literally_and_tools_lists_consent_marks(tmp_path: Path) -> None:
+    with fake_venice([{"text": "Use [bold]this[/bold] and [red] :smile:"}], tmp_path) as fake:
+        term = Terminal(tmp_path, fake)
+        term.expect("apify  not used (MCP servers: time, shop)")
+        term.ask("hello")
+        term.expect("Use [bold]this[/bold] and [red] :smile:")
+        term.expect("stopped: answered · 0 calls · 1 round")
+        term.ask("/tools")
+        table = term.expect("free: runs without asking")
+        assert "free read_file" in table and "asks charge" in table and "free get_current_time" in table
+        term.prompt()
+        term.child.sendeof()  # Ctrl+D leaves
+        assert term.finish() == 0
+
+
+def test_one_paid_tool_approved_and_another_declined(tmp_path: Path) -> None:
+    script = [call("charge", amount=5), call("refund", amount=3), {"text": "Charged 5, refund declined."}]
+    with fake_venice(script, tmp_path) as fake:
+        term = Terminal(tmp_path, fake)
+        term.ask("charge then refund")
+        assert 'Run charge({"amount": 5})?' in term.expect("[y/N]")
+        term.child.sendline("y")
+        term.expect("charged 5")
+        assert 'Run refund({"amount": 3})?' in term.expect("[y/N]")
+        term.child.sendline("")  # Enter alone is no
+        term.expect("declined refund")
+        term.expect("Charged 5, refund declined.")
+        term.expect("stopped: answered · 1 call · 3 rounds")
+        term.ask("/quit")
+        assert term.finish() == 0
+        tool_messages = [m for m in fake.chat_bodies()[2]["messages"] if m["role"] == "tool"]
+        assert "charged 5" in tool_messages[0]["content"]
+        assert "declined" in tool_messages[1]["content"]
+
+
+def test_ctrl_c_at_the_consent_prompt_means_no(tmp_path: Path) -> None:
+    with fake_venice([call("charge", amount=9), {"text": "Not charged."}], tmp_path) as fake:
+        term = Terminal(tmp_path, fake)
+        term.ask("charge")
+        term.expect("[y/N]")
+        term.child.sendcontrol("c")
+        term.expect("declined charge")
+        term.expect("stopped: answered · 0 calls · 2 rounds")
+        term.prompt()
+        term.child.sendcontrol("d")
+        assert term.finish() == 0
+
+
+def test_ctrl_c_mid_stream_cancels_and_the_next_question_starts_from_a_clean_history(tmp_path: Path) -> None:
+    script = [
+        call("list_files", path="."),
+        {"text": "A long answer that never ends", "hang": True},
+        {"text": "Fresh answer."},
+    ]
+    with fake_venice(script, tmp_path) as fake:
+        term = Terminal(tmp_path, fake)
+        term.ask("first question")
+        term.expect("A long answer that never ends")
+        term.child.sendcontrol("c")
+        term.expect("stopped: cancelled")
+        term.ask("second question")
+        term.expect("Fresh answer.")
+        term.expect("stopped: answered · 0 calls · 1 round")
+        term.ask("/receipt")
+        term.expect('"stopped_because": "answered"')
+        term.prompt()
+        term.child.sendcontrol("c")  # Ctrl+C on an empty prompt leaves
+        assert term.finish() == 0
+        bodies = fake.chat_bodies()
+        assert len(bodies) == 3  # the fake server answered 400 to none: all were well formed
+        assert [m["role"] for m in bodies[2]["messages"]] == ["system", "user"]
+        assert bodies[2]["messages"][1]["content"] == "second question"
+        statuses = [seen["status"] for seen in fake.requests() if seen["path"].endswith("/chat/completions")]
+        assert 400 not in statuses
+
+
+def test_clear_forgets_the_conversation(tmp_path: Path) -> None:
+    with fake_venice([{"text": "One."}, {"text": "Two."}], tmp_path) as fake:
+        term = Terminal(tmp_path, fake)
+        term.ask("first")
+        term.expect("One.")
+        term.ask("/clear")
+        term.expect("conversation cleared")
+        term.ask("second")
+        term.expect("Two.")
+        term.ask("/quit")
+        assert term.finish() == 0
+        assert [m["role"] for m in fake.chat_bodies()[1]["messages"]] == ["system", "user"]
+
+
+@pytest.mark.parametrize("save", [False, True])
+def test_prompt_history_is_written_only_with_save_history(tmp_path: Path, save: bool) -> None:
+    with fake_venice([], tmp_path) as fake:
+        term = Terminal(tmp_path, fake, *(["--save-history"] if save else []))
+        term.ask("/help")
+        term.expect("/reload")
+        term.ask("/quit")
+        assert term.finish() == 0
+    history = tmp_path / "data" / "venice-agent" / "history"
+    assert history.exists() is save
+    assert not save or "/help" in history.read_text()
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and p.parent.name != "config"]
+    names = {p.name for p in written}
+    if not save:  # nothing on disk by default, beyond this test's own files
+        assert names <= {"mcp.json", "requests.jsonl"}, names
+
+
+def test_an_escape_sequence_from_a_tool_does_not_reach_the_terminal_raw(tmp_path: Path) -> None:
+    with fake_venice([call("ansi"), {"text": "done"}], tmp_path) as fake:
+        term = Terminal(tmp_path, fake, "--yes")
+        term.ask("show the page")
+        term.expect("stopped: answered")
+        screen = term.child.before
+        assert "\x1b]0;pwned" not in screen and "\x1b[2J" not in screen
+        assert "\\x1b]0;pwned\\x07" in screen
+        term.ask("/quit")
+        assert term.finish() == 0
+
+
+def test_json_output_is_not_for_the_repl(tmp_path: Path) -> None:
+    with fake_venice([], tmp_path) as fake:
+        term = Terminal(tmp_path, fake, "--json")
+        term.expect("--json needs a question")
+        assert term.finish() == 2
+        assert json.dumps  # the receipt JSON is tested in test_cli_oneshot
