@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
 
@@ -173,3 +174,25 @@ def test_importing_the_package_and_bot_module_lazily_keeps_sqlite_out() -> None:
     code = "import sys, venice_terminal_agent; print('sqlite3' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+async def test_writes_queued_together_commit_together_and_a_failing_one_rolls_back_alone(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "bot.db"
+    receipt = await run_loop([Answer("ok")], {})
+    async with Store(path) as store:
+
+        def broken(db: sqlite3.Connection) -> None:
+            db.execute("INSERT INTO runs (at, source, question, stopped_because, calls, receipt)"
+                       " VALUES (1, 'agent', 'half done', 'answered', 0, '{}')")  # fmt: skip
+            raise ValueError("the job failed half way")
+
+        results = await asyncio.gather(
+            *(store.record_run(f"q{n}", receipt, at=float(n)) for n in range(20)),
+            store._worker.write(broken),
+            return_exceptions=True,
+        )
+        assert isinstance(results[-1], ValueError)
+        runs = await store.runs(100)
+    assert [run.question for run in runs] == [f"q{n}" for n in range(20)]  # the half-done insert is gone

@@ -31,7 +31,7 @@ from .tools.base import CombinedToolbox, FunctionToolbox, Toolbox, ToolError, as
 from .tools.builtin import FileTools
 from .tools.pager import DEFAULT_PAGE_CHARS, Pager
 
-MAX_PAGERS = 1024  # conversations whose pages stay in memory (least recently used dropped)
+MAX_CHATS_KEPT = 1024  # conversations whose pages stay in memory (least recently used dropped)
 
 
 class AskingAgent(Protocol):
@@ -90,10 +90,12 @@ class Bot:
         self.page_chars = page_chars
         self.store = Store(db)
         self._extra = as_toolbox(tools)
+        # Names of the fixed tools, known once (a dynamic toolbox, such as MCP, is asked each time).
+        self._extra_names = [] if tools is None else list(tools) if isinstance(tools, Mapping) else None
         self._files = FileTools(root)
         file_tools = {"read_file": self._files.read_file, "list_files": self._files.list_files}
         self._file_box = FunctionToolbox(file_tools, read_only=file_tools)
-        self._pagers: OrderedDict[str, Pager] = OrderedDict()
+        self._chats: OrderedDict[str, tuple[Pager, Toolbox]] = OrderedDict()
         self._agents: dict[str, AskingAgent] = {}
         self._agent_locks: dict[int, asyncio.Lock] = {}
         self._opening = asyncio.Lock()
@@ -122,7 +124,7 @@ class Bot:
         if not isinstance(text, str) or not isinstance(chat, str):
             raise TypeError("respond(text, chat) takes two strings")
         await self.open()
-        toolbox = self.toolbox(chat)
+        pager, toolbox = self._chat(chat)
         planner = None if self.agent is not None else self._command_planner(text, toolbox)
         wanted = None if planner is None else planner.calls_needed
         ticket = await self.store.begin_reply(
@@ -136,7 +138,6 @@ class Bot:
         receipt: Receipt | None = None
         try:
             if planner is not None:
-                pager = self._pager(chat)
                 receipt = await run_loop(planner, toolbox, ticket.reserved, events=events, pager=pager)
             else:
                 receipt = await self._ask_agent(chat, text, ticket.reserved, events)
@@ -171,15 +172,30 @@ class Bot:
 
     def toolbox(self, chat: str) -> Toolbox:
         """The tools of one conversation: its own `page`, the extra tools, the file tools."""
-        pager = self._pager(chat)
+        return self._chat(chat)[1]
+
+    def _chat(self, chat: str) -> tuple[Pager, Toolbox]:
+        """The pages and tools of a conversation, made on first use (least recently used dropped)."""
+        kept = self._chats.get(chat)
+        if kept is not None:
+            self._chats.move_to_end(chat)
+            return kept
+        pager = Pager(self.page_chars)
 
         def page(id: int) -> str:
             """Return one page of a long result cut earlier in this chat, by its id."""
             return pager.get(id)  # an unknown id is a ToolError, said with the known ids
 
-        return CombinedToolbox(
-            FunctionToolbox({"page": page}, read_only=["page"]), self._extra, self._file_box
-        )
+        own = FunctionToolbox({"page": page}, read_only=["page"])
+        kept = self._chats[chat] = (pager, CombinedToolbox(own, self._extra, self._file_box))
+        if len(self._chats) > MAX_CHATS_KEPT:
+            self._chats.popitem(last=False)
+        return kept
+
+    def _tool_names(self, toolbox: Toolbox) -> list[str]:
+        if self._extra_names is None:
+            return [spec.name for spec in toolbox.specs()]
+        return ["page", *self._extra_names, "read_file", "list_files"]
 
     # ---- the three kinds of reply ----
 
@@ -215,18 +231,8 @@ class Bot:
         return self._agents[chat]
 
     def _command_planner(self, text: str, toolbox: Toolbox) -> CommandPlanner:
-        names = [spec.name for spec in toolbox.specs()]
+        names = self._tool_names(toolbox)
         return CommandPlanner(text, names, help_text(names, self.calls_per_window, self._window_words()))
-
-    def _pager(self, chat: str) -> Pager:
-        pager = self._pagers.get(chat)
-        if pager is None:
-            pager = self._pagers[chat] = Pager(self.page_chars)
-            if len(self._pagers) > MAX_PAGERS:
-                self._pagers.popitem(last=False)
-        else:
-            self._pagers.move_to_end(chat)
-        return pager
 
     def _window_words(self) -> str:
         return "this hour" if self.window == 3600 else f"in this {human_wait(self.window)} window"

@@ -49,7 +49,9 @@ def _arguments(text: str) -> dict[str, Any]:
             raise ValueError("the JSON arguments must be an object")
         return value
     arguments: dict[str, Any] = {}
-    for token in shlex.split(text):
+    # shlex only when quoting is used: it is slow, and most commands are plain key=value words.
+    tokens = shlex.split(text) if any(c in text for c in "\"'\\") else text.split()
+    for token in tokens:
         key, equals, raw = token.partition("=")
         if not equals or not key.isidentifier():
             raise ValueError(f"{token!r} is not key=value")

@@ -1,8 +1,8 @@
 """The SQLite store: conversations, every receipt, and the budget ledger of the chat bot.
 
-The stdlib `sqlite3` runs off the event loop, on one worker thread that owns the connection,
-so every operation is serialised in this process; each write is one `BEGIN IMMEDIATE`
-transaction, so a reservation of calls is atomic across processes sharing the file too.
+The stdlib `sqlite3` runs off the event loop, on one worker thread that owns the connection
+(`store_worker.py`), so operations never interleave in this process; every write runs inside
+a `BEGIN IMMEDIATE` transaction, so a reservation of calls is atomic across processes too.
 The file is opened, checked and migrated by `store_schema.connect`: a file that is not ours,
 is damaged, or comes from a newer version is a `StoreError`, never replaced.
 
@@ -14,23 +14,19 @@ The terminal agent records its runs here too (opt-in, with `--db` or `VENICE_AGE
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from .receipt import Receipt
-from .store_schema import StoreError, connect, default_db_path, resolve_db_path
+from .store_schema import StoreError, default_db_path, resolve_db_path
+from .store_worker import SqliteWorker
 
 KEEP_LEDGER = 86_400.0  # ledger rows older than this (or the window, if longer) are pruned
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -66,9 +62,7 @@ class Store:
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, create: bool = True) -> None:
         self.path = ":memory:" if path is None or str(path) == ":memory:" else str(Path(path).expanduser())
-        self.create = create
-        self._db: sqlite3.Connection | None = None
-        self._worker: ThreadPoolExecutor | None = None
+        self._worker = SqliteWorker(self.path, create=create)
 
     async def __aenter__(self) -> Store:
         await self.open()
@@ -77,59 +71,13 @@ class Store:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def _run(self, work: Callable[..., T], *args: Any) -> T:
-        if self._worker is None:
-            raise StoreError("the store is closed")
-        return await asyncio.get_running_loop().run_in_executor(self._worker, work, *args)
-
     async def open(self) -> None:
-        if self._worker is not None:
-            return
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="venice-agent-store")
-        try:
-            await self._run(self._open)
-        except BaseException:
-            self._worker.shutdown(wait=False)
-            self._worker = None
-            raise
+        """Open, check and migrate the file (a `StoreError` says why it cannot be used)."""
+        if not self._worker.running:
+            await self._worker.start()
 
     async def close(self) -> None:
-        if self._worker is None:
-            return
-        try:
-            await self._run(self._close)
-        finally:
-            self._worker.shutdown(wait=False)
-            self._worker = None
-
-    # ---- on the worker thread ----
-
-    def _open(self) -> None:
-        self._db = connect(self.path, create=self.create)
-
-    def _close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
-
-    def _connection(self) -> sqlite3.Connection:
-        if self._db is None:
-            raise StoreError("the store is closed")
-        return self._db
-
-    def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        db = self._connection()
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                result = work(db)
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
-            return result
-        except sqlite3.DatabaseError as error:
-            raise StoreError(f"{self.path}: {error}") from None
+        await self._worker.stop()
 
     # ---- the chat bot ----
 
@@ -163,7 +111,7 @@ class Store:
             )
             return Ticket(left, reservation=cursor.lastrowid, reserved=reserved)
 
-        return await self._run(self._write, work)
+        return await self._worker.write(work)
 
     async def finish_reply(
         self,
@@ -203,29 +151,29 @@ class Store:
             )
             return run_id
 
-        return await self._run(self._write, work)
+        return await self._worker.write(work)
 
     async def calls_used(self, chat: str, *, now: float, window: float) -> int:
-        def work() -> int:
-            row = self._connection().execute(
+        def work(db: sqlite3.Connection) -> int:
+            row = db.execute(
                 "SELECT coalesce(sum(calls), 0) FROM ledger WHERE chat = ? AND at > ?", (chat, now - window)
             )
             return int(row.fetchone()[0])
 
-        return await self._run(work)
+        return await self._worker.read(work)
 
     async def history(self, chat: str, limit: int = 50) -> list[dict[str, Any]]:
         """The chat's last `limit` exchanges, oldest first."""
 
-        def work() -> list[dict[str, Any]]:
-            rows = self._connection().execute(
+        def work(db: sqlite3.Connection) -> list[dict[str, Any]]:
+            rows = db.execute(
                 "SELECT id, at, text, reply, kind, run FROM messages WHERE chat = ? ORDER BY id DESC LIMIT ?",
                 (chat, limit),
             )
             keys = ("id", "at", "text", "reply", "kind", "run")
             return [dict(zip(keys, row, strict=True)) for row in reversed(rows.fetchall())]
 
-        return await self._run(work)
+        return await self._worker.read(work)
 
     # ---- runs, from the bot and the terminal agent ----
 
@@ -240,23 +188,20 @@ class Store:
     ) -> int:
         """Keep one run's question and receipt (what `venice-agent logs` lists); returns its id."""
         when = time.time() if at is None else at
-        return await self._run(self._write, lambda db: _insert_run(db, when, source, chat, question, receipt))
+        return await self._worker.write(lambda db: _insert_run(db, when, source, chat, question, receipt))
 
     async def runs(self, limit: int = 10) -> list[RunRecord]:
         """The last `limit` runs, oldest first."""
 
-        def work() -> list[RunRecord]:
-            rows = self._connection().execute(
+        def work(db: sqlite3.Connection) -> list[RunRecord]:
+            rows = db.execute(
                 "SELECT id, at, source, chat, question, stopped_because, calls, duration, model, receipt"
                 " FROM runs ORDER BY id DESC LIMIT ?",
                 (limit,),
             )
             return [RunRecord(*row[:9], json.loads(row[9])) for row in reversed(rows.fetchall())]
 
-        try:
-            return await self._run(work)
-        except sqlite3.DatabaseError as error:
-            raise StoreError(f"{self.path}: {error}") from None
+        return await self._worker.read(work)
 
 
 def _insert_run(
