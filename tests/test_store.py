@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from venice_terminal_agent import Answer, Bot, Call, Exit, run_loop
-from venice_terminal_agent.store import Store, StoreError, resolve_db_path
+from venice_terminal_agent.store import Store, StoreError, record_agent_run, resolve_db_path
 from venice_terminal_agent.store_schema import APPLICATION_ID, MIGRATIONS
 
 
@@ -196,3 +196,16 @@ async def test_writes_queued_together_commit_together_and_a_failing_one_rolls_ba
         assert isinstance(results[-1], ValueError)
         runs = await store.runs(100)
     assert [run.question for run in runs] == [f"q{n}" for n in range(20)]  # the half-done insert is gone
+
+
+async def test_the_terminal_agent_records_only_when_asked(tmp_path: Path) -> None:
+    receipt = await run_loop([Answer("hi")], {})
+    assert await record_agent_run(None, "hello?", receipt) is None
+    assert await record_agent_run("", "hello?", receipt) is None
+    assert list(tmp_path.iterdir()) == []
+    path = tmp_path / "agent.db"
+    assert await record_agent_run(path, "hello?", receipt) == 1
+    async with Store(path, create=False) as store:
+        assert [(r.question, r.source, r.stopped_because) for r in await store.runs()] == [
+            ("hello?", "agent", "answered")
+        ]

@@ -6,10 +6,9 @@ a `BEGIN IMMEDIATE` transaction, so a reservation of calls is atomic across proc
 The file is opened, checked and migrated by `store_schema.connect`: a file that is not ours,
 is damaged, or comes from a newer version is a `StoreError`, never replaced.
 
-The terminal agent records its runs here too (opt-in, with `--db` or `VENICE_AGENT_DB`):
+The terminal agent records its runs here too, only when asked (`--db` or VENICE_AGENT_DB):
 
-    async with Store(path) as store:
-        await store.record_run(question, receipt, source="agent")
+    await record_agent_run(settings.venice_agent_db, question, receipt)  # None: nothing written
 """
 
 from __future__ import annotations
@@ -204,6 +203,16 @@ class Store:
         return await self._worker.read(work)
 
 
+async def record_agent_run(db: str | os.PathLike[str] | None, question: str, receipt: Receipt) -> int | None:
+    """Keep a terminal agent's question and receipt when the user asked for it (`--db` or
+    VENICE_AGENT_DB gives `db`); with no `db`, nothing is written anywhere and None comes back.
+    A store that cannot be used raises `StoreError` (say it, keep the answer's exit status)."""
+    if not db:
+        return None
+    async with Store(db) as store:
+        return await store.record_run(question, receipt, source="agent")
+
+
 def _insert_run(
     db: sqlite3.Connection, at: float, source: str, chat: str | None, question: str, receipt: Receipt
 ) -> int:
@@ -235,4 +244,12 @@ def _wait(rows: list[tuple[float, int]], used: int, limit: int, window: float, n
     return 0.0
 
 
-__all__ = ["RunRecord", "Store", "StoreError", "Ticket", "default_db_path", "resolve_db_path"]
+__all__ = [
+    "RunRecord",
+    "Store",
+    "StoreError",
+    "Ticket",
+    "default_db_path",
+    "record_agent_run",
+    "resolve_db_path",
+]
