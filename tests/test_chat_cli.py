@@ -157,3 +157,56 @@ async def test_with_a_key_the_model_plans_and_a_repeat_costs_no_request(work: Pa
     )
     assert "Hello!\nstopped: answered · 0 calls · 4 left this hour" in text
     assert "test-key" not in text + err.decode()
+
+
+def names_in(folder: Path) -> list[str]:
+    return sorted(path.name for path in folder.iterdir())
+
+
+async def run_process(*args: str, cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        str(BIN / "venice-agent"), *args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, cwd=cwd, env=env,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+async def test_logs_after_one_shot_questions_recorded_only_when_asked(work: Path) -> None:
+    mcp = work / "mcp.json"
+    time_server = {"command": str(BIN / "mcp-server-time"), "args": ["--local-timezone", "UTC"]}
+    mcp.write_text(json.dumps({"mcpServers": {"time": time_server}}))
+    script = [
+        {"text": "Paris."},
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+        {"text": "Buy milk."},
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+        {"text": "Not kept anywhere."},
+    ]
+    async with FakeVenice(script) as fake:
+        env = clean_env(VENICE_API_KEY="test-key", VENICE_BASE_URL=fake.base_url, VENICE_MODEL="fake-model")
+        ask = ("--mcp-config", str(mcp))
+        assert (await run_process("capital of France?", *ask, "--db", "agent.db", cwd=work, env=env))[0] == 0
+        with_env = {**env, "VENICE_AGENT_DB": str(work / "agent.db")}
+        assert (await run_process("what is on my list?", *ask, cwd=work, env=with_env))[0] == 0
+        status, _, _ = await run_process(
+            "list again", *ask, "--budget", "0", "--db", "agent.db", cwd=work, env=env
+        )
+        assert status == 3  # budget: the call was stopped before it ran
+        files_before = names_in(work)
+        assert (await run_process("not recorded", *ask, cwd=work, env=env))[0] == 0
+        assert names_in(work) == files_before  # no opt-in, nothing on disk
+
+    done = venice_agent("logs", "--db", "agent.db", cwd=work)
+    assert done.returncode == 0, done.stderr
+    heads = [line for line in done.stdout.splitlines() if line.startswith("#")]
+    assert len(heads) == 3
+    assert "agent  answered · 0 calls · " in heads[0] and heads[0].endswith("fake-model")
+    assert "agent  answered · 1 call · " in heads[1]
+    assert "agent  budget · 0 calls · " in heads[2]
+    assert "    > capital of France?" in done.stdout and "    < Paris." in done.stdout
+    runs = json.loads(venice_agent("logs", "--db", "agent.db", "--json", "-n", "1", cwd=work).stdout)
+    assert [run["question"] for run in runs] == ["list again"]
+    assert runs[0]["receipt"]["stopped_because"] == "budget" and runs[0]["source"] == "agent"
+    assert "test-key" not in (work / "agent.db").read_bytes().decode("utf-8", "replace")

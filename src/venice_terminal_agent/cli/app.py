@@ -166,6 +166,13 @@ def ask(
         bool,
         typer.Option("--json", help="Print the receipt alone, as JSON, on stdout (needs a question)."),
     ] = False,
+    db: Annotated[
+        Path | None,
+        typer.Option(
+            help="Keep each question and its receipt in this store, for `venice-agent logs` "
+            "[env VENICE_AGENT_DB; default: nothing is kept]."
+        ),
+    ] = None,
 ) -> None:
     """Ask once (venice-agent "question"), or chat when no question is given."""
     from .ask_cmd import Flags, ask_main
@@ -181,6 +188,7 @@ def ask(
         yes=yes,
         save_history=save_history,
         json_output=json_output,
+        db=db,
     )
     raise typer.Exit(ask_main(question, flags))
 

@@ -34,6 +34,7 @@ class Flags:
     yes: bool = False
     save_history: bool = False
     json_output: bool = False
+    db: Path | None = None  # keep questions and receipts in this store (`venice-agent logs`)
 
 
 def settings_from(flags: Flags) -> Settings:
@@ -47,6 +48,7 @@ def settings_from(flags: Flags) -> Settings:
         # `or None`: a switch left off must not override AUTO_APPROVE_TOOLS=1 from the environment.
         auto_approve_tools=flags.yes or None,
         save_history=flags.save_history or None,
+        venice_agent_db=str(flags.db) if flags.db is not None else None,
     )
 
 

@@ -112,6 +112,10 @@ async def run_session(settings: Settings, flags: Flags, question: str | None) ->
     console = make_console(stderr=flags.json_output)
     approver = TerminalApprover(console, auto_approve=settings.auto_approve_tools)
     async with open_session(settings, flags, console=console, approver=approver) as session:
+        if settings.venice_agent_db:  # opt-in only: without --db or VENICE_AGENT_DB nothing is kept
+            from .logs_cmd import RecordingAgent
+
+            session.agent = RecordingAgent(session.agent, settings.venice_agent_db, console)
         specs = session.agent.tools.specs()
         banner(console, model=session.model, apify=session.apify, tools=specs, repl=question is None)
         if question is not None:
