@@ -48,8 +48,9 @@ def chat_main(options: ChatOptions) -> int:
         settings = load_settings(auto_approve_tools=options.yes or None)
     except ConfigError as error:
         return _fail(str(error))
-    path = resolve_db_path(options.db)
-    if options.db is None:
+    chosen = options.db or settings.venice_agent_db  # --db, else VENICE_AGENT_DB (environment or .env)
+    path = resolve_db_path(chosen)
+    if chosen is None:
         path.parent.mkdir(parents=True, exist_ok=True)  # the default folder is ours to make
     key = settings.venice_api_key.get_secret_value().strip() if settings.venice_api_key else ""
     use_model = bool(key) and not options.offline

@@ -19,9 +19,14 @@ from .text import preview, safe
 
 
 def logs_main(count: int, *, json_output: bool, db: Path | None) -> int:
+    from ..config import ConfigError, load_settings
     from ..store import Store, StoreError, resolve_db_path
 
-    path = resolve_db_path(db)
+    try:
+        chosen = db or load_settings().venice_agent_db  # VENICE_AGENT_DB from .env counts too
+    except ConfigError:
+        chosen = db  # another setting is bad: that is not this command's business
+    path = resolve_db_path(chosen)
     if not path.exists():
         if json_output:
             print("[]")
