@@ -210,3 +210,16 @@ async def test_logs_after_one_shot_questions_recorded_only_when_asked(work: Path
     assert [run["question"] for run in runs] == ["list again"]
     assert runs[0]["receipt"]["stopped_because"] == "budget" and runs[0]["source"] == "agent"
     assert "test-key" not in (work / "agent.db").read_bytes().decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["chat", "--help"], ["logs", "--help"]])
+def test_help_imports_neither_sqlite_nor_the_model_nor_mcp(argv: list[str]) -> None:
+    probe = (
+        "import sys\n"
+        f"sys.argv = {['venice-agent', *argv]!r}\n"
+        "from venice_terminal_agent.cli.app import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'sqlite3', 'openai', 'mcp', 'typer'}))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "['typer']"

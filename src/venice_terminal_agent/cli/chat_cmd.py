@@ -76,17 +76,17 @@ async def _session(options: ChatOptions, path: Path, settings: Any) -> int:
             await _converse(bot, options.chat, read_line, interactive)
         return 0
 
+    from ..tools.mcp_config import load_servers
     from ..venice.errors import ModelError
     from .approver import TerminalApprover
-    from .ask_cmd import Flags
     from .render import make_console
     from .startup import open_session
 
     console = make_console(stderr=True)
     approver = TerminalApprover(console, auto_approve=settings.auto_approve_tools)
-    flags = Flags(mcp_config=options.mcp_config)
+    servers = load_servers(settings, options.mcp_config)  # ConfigError: said in one line by chat_main
     try:
-        async with open_session(settings, flags, console=console, approver=approver) as session:
+        async with open_session(settings, servers, console=console, approver=approver) as session:
             async with Bot(db=path, agent=session.agent, calls_per_window=options.calls) as bot:
                 if interactive:
                     _banner(options, path, f"the model {safe(session.model)}")
