@@ -184,3 +184,12 @@ def test_retry_after_forms() -> None:
     assert retry_after({"retry-after": "Thu, 01 Jan 1970 00:00:30 GMT"}, 429, clock=lambda: 10.0) == 20.0
     assert retry_after({"x-ratelimit-reset-requests": "105"}, 429, clock=lambda: 100.0) == 5.0
     assert retry_after({"x-ratelimit-reset-requests": "105"}, 500, clock=lambda: 100.0) is None
+
+
+def test_importing_the_agent_loads_no_openai() -> None:
+    import subprocess
+    import sys
+
+    probe = "import sys, venice_terminal_agent.agent, venice_terminal_agent.venice; print('openai' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"  # the CLI's --help stays fast; openai loads with a client
