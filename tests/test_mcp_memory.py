@@ -94,8 +94,8 @@ async def test_json_rpc_errors_and_is_error_results_both_become_tool_errors():
 
 
 async def test_a_call_that_never_answers_ends_at_the_call_timeout():
-    async with McpToolbox.open([paged()], call_timeout=0.2) as box:
-        with pytest.raises(ToolError, match=r"paged did not answer the call to hang within 0.2 s"):
+    async with McpToolbox.open([paged()], call_timeout=0.5) as box:
+        with pytest.raises(ToolError, match=r"paged did not answer the call to hang within 0.5 s"):
             await box.call("hang", {})
         assert await box.call("echo_1", {"text": "still here"}) == '{"tool": "echo_1", "text": "still here"}'
 

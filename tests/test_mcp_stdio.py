@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from servers.paged import build_server
 from venice_terminal_agent import ToolError
 from venice_terminal_agent.tools.mcp_config import ServerConfig
 from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
@@ -83,7 +84,8 @@ async def test_a_server_that_dies_mid_call_is_a_readable_error():
 
 async def test_a_server_that_never_answers_initialize_times_out_readably():
     mute = ServerConfig("mute", command=sys.executable, args=(str(SERVERS / "mute.py"),))
-    async with McpToolbox.open([mute, paged()], startup_timeout=1.5) as box:
+    quick = ServerConfig("paged", in_memory=build_server())  # in this process: never slow to start
+    async with McpToolbox.open([mute, quick], startup_timeout=1.5) as box:
         assert [s.state for s in box.servers] == ["failed", "ready"]
         (reason,) = box.failures
         assert reason.startswith(
