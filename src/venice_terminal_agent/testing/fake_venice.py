@@ -77,6 +77,8 @@ class Seen:
 
 
 class FakeVenice:
+    """The server; `async with` starts it on a free port (see the module docstring)."""
+
     def __init__(self, script: Any = (), *, port: int = 0, record: Path | None = None) -> None:
         self.script = replies.load_script(list(script) if isinstance(script, tuple) else script)
         self.port = port

@@ -47,7 +47,7 @@ def load_script(script: Any) -> dict[str, Any]:
     unknown = set(script) - SCRIPT_KEYS
     if unknown:
         raise ScriptError(f"unknown script keys {sorted(unknown)} (known: {sorted(SCRIPT_KEYS)})")
-    script = {"replies": [], **script}
+    script = {**script, "replies": list(script.get("replies", []))}  # ours to extend, not the caller's
     for number, reply in enumerate(script["replies"], start=1):
         check_reply(reply, number)
     return script
