@@ -27,6 +27,7 @@ from .mcp_results import CONNECTION_CLOSED, error_reason, result_text
 
 State = Literal["starting", "ready", "failed", "closed"]
 MAX_PAGES = 1000  # a server paging forever with fresh cursors is a server gone wrong
+CLOSE_TIMEOUT = 15.0
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,12 @@ class ServerSession:
         if self._task is not None and not self._task.done():
             if not self._ready.is_set():  # still starting (the opener was cancelled): stop waiting for it
                 self._task.cancel()
-            await asyncio.wait([self._task])
+            # The SDK bounds its own shutdown (stdin closed, then SIGTERM, then SIGKILL); this
+            # bound is for anything else, so closing can never hang the agent.
+            _, pending = await asyncio.wait([self._task], timeout=CLOSE_TIMEOUT)
+            if pending:
+                self._task.cancel()
+                await asyncio.wait([self._task], timeout=CLOSE_TIMEOUT)
         if self.state != "failed":
             self._set("closed", self.error)
 
@@ -142,6 +148,9 @@ class ServerSession:
                 httpx2.AsyncClient(headers=dict(config.headers), timeout=httpx2.Timeout(30, read=300))
             )
             target, mode = streamable_http_client(config.url or "", http_client=http), "auto"
+        elif config.started is not None:  # spawned early by the caller (cli/head_start.py)
+            self._stderr = config.started.stderr
+            target, mode = config.started, "legacy"
         else:
             from mcp import StdioServerParameters
             from mcp.client.stdio import stdio_client
