@@ -61,6 +61,7 @@ def test_local_apify_needs_a_token_and_node_22_and_gets_only_its_token():
     )
     assert (server.command, server.args) == ("npx", ("-y", "@apify/actors-mcp-server", "--tools", "docs"))
     assert dict(server.env) == {"APIFY_TOKEN": "tok"} and server.needs_node == 22
+    assert server.startup_timeout == 120  # the first `npx -y` run downloads the package
 
 
 def test_with_query_keeps_other_parameters():
@@ -101,6 +102,7 @@ def test_a_claude_desktop_style_file_gives_its_servers():
     )
     assert apify.apify and apify.url.startswith("https://mcp.apify.com/?tools=")
     assert not time.trusted and not time.apify
+    assert time.startup_timeout == 120 and notes.startup_timeout is None  # uvx downloads on first run
 
 
 def test_apify_entries_get_the_apify_token_and_no_one_else_does():

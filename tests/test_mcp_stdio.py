@@ -96,6 +96,16 @@ async def test_a_server_that_never_answers_initialize_times_out_readably():
     assert not children()
 
 
+async def test_a_failure_message_never_shows_the_server_s_secrets():
+    leaky = ServerConfig(
+        "leaky", command=sys.executable, env={"API_TOKEN": "tok-123456"},
+        args=("-c", "import os, sys; print('bad token', os.environ['API_TOKEN'], file=sys.stderr); sys.exit(1)"),
+    )  # fmt: skip
+    async with McpToolbox.open([leaky]) as box:
+        (reason,) = box.failures
+    assert "its last output: bad token ***" in reason and "tok-123456" not in reason
+
+
 async def test_a_missing_command_says_what_to_check():
     missing = ServerConfig("ghost", command="no-such-mcp-server-here")
     async with McpToolbox.open([missing]) as box:

@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..config import APIFY_TOKEN_HELP, ConfigError, Settings
 from ..policy import APIFY_ANONYMOUS_TOOLS
-from .mcp_config import ServerConfig
+from .mcp_config import DOWNLOAD_STARTUP_TIMEOUT, ServerConfig
 
 APIFY_PACKAGE = "@apify/actors-mcp-server"
 NODE_MAJOR = 22
@@ -39,7 +39,7 @@ def apify_server(settings: Settings, *, name: str = "apify", trusted: bool = Fal
         args = ["-y", APIFY_PACKAGE, *(["--tools", ",".join(tools)] if tools else [])]
         return ServerConfig(
             name, command="npx", args=tuple(args), env={"APIFY_TOKEN": token},
-            trusted=trusted, apify=True, needs_node=NODE_MAJOR,
+            trusted=trusted, apify=True, needs_node=NODE_MAJOR, startup_timeout=DOWNLOAD_STARTUP_TIMEOUT,
         )  # fmt: skip
     if not token:
         needing = [tool for tool in tools if tool not in _ANONYMOUS_SELECTORS]

@@ -29,6 +29,8 @@ from ..config import ConfigError, Settings
 
 APP_NAME = "venice-agent"
 CONFIG_FILE = "mcp.json"
+DOWNLOADERS = {"npx", "uvx", "bunx", "pnpx"}  # their first run downloads the server: give it time
+DOWNLOAD_STARTUP_TIMEOUT = 120.0
 _PLACEHOLDER = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -46,7 +48,10 @@ class ServerConfig:
     trusted: bool = False
     apify: bool = False
     needs_node: int | None = None  # the least Node.js major version the command needs
+    startup_timeout: float | None = None  # overrides the session's (a first `npx` run downloads)
     in_memory: Any = field(default=None, repr=False)  # an MCP server object, run in this process
+    # A stdio server the caller already spawned (cli/head_start.py): a Transport over its pipes.
+    started: Any = field(default=None, repr=False, compare=False)
 
     @property
     def transport(self) -> Literal["stdio", "http", "memory"]:
@@ -154,9 +159,10 @@ def _server(
     apify = is_apify_command(command, args)
     if apify and token and "APIFY_TOKEN" not in env:
         env["APIFY_TOKEN"] = token  # Apify's own server is configured to get Apify's token
+    downloads = Path(command).name in DOWNLOADERS
     return ServerConfig(
         name, command=command, args=tuple(args), env=env, cwd=cwd, trusted=trusted,
-        apify=apify, needs_node=22 if apify else None,
+        apify=apify, needs_node=22 if apify else None, startup_timeout=DOWNLOAD_STARTUP_TIMEOUT if downloads else None,
     )  # fmt: skip
 
 

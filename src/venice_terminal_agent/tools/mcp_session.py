@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import parse_qsl, urlsplit
 
 from .apify import node_problem
 from .base import ToolError
@@ -56,7 +57,7 @@ class ServerSession:
         on_status: Callable[[ServerStatus], None] | None = None,
     ) -> None:
         self.config = config
-        self.startup_timeout = startup_timeout
+        self.startup_timeout = config.startup_timeout or startup_timeout
         self.call_timeout = call_timeout
         self.on_status = on_status
         self.state: State = "starting"
@@ -78,7 +79,7 @@ class ServerSession:
         )
 
     def _set(self, state: State, error: str | None = None) -> None:
-        self.state, self.error = state, error
+        self.state, self.error = state, redact(error, self.config)
         if self.on_status is not None:
             self.on_status(self.status())
 
@@ -203,7 +204,7 @@ class ServerSession:
             if error.code == CONNECTION_CLOSED:
                 reason = self._with_stderr(reason)
                 self._fail(reason)
-            raise ToolError(reason) from None
+            raise ToolError(redact(reason, self.config)) from None
         except ValidationError as error:
             raise ToolError(
                 f"{self.name} answered {tool} with a result this agent cannot read: {error}"
@@ -211,7 +212,7 @@ class ServerSession:
         except Exception as error:  # the transport broke under the call
             reason = self._with_stderr(f"{self.name} failed during the call to {tool}: {_describe(error)}")
             self._fail(reason)
-            raise ToolError(reason) from None
+            raise ToolError(redact(reason, self.config)) from None
         return result_text(result)
 
     def _fail(self, reason: str) -> None:
@@ -251,6 +252,19 @@ class ServerSession:
     def _with_stderr(self, reason: str) -> str:
         tail = stderr_tail(self._stderr)
         return f"{reason}; its last output: {tail}" if tail else reason
+
+
+def redact(text: str | None, config: ServerConfig) -> str | None:
+    """`text` without the server's configured secrets (header and env values, URL query values)."""
+    if not text:
+        return text
+    secrets = [*config.headers.values(), *config.env.values()]
+    secrets += [value for _, value in parse_qsl(urlsplit(config.url or "").query)]
+    for secret in sorted(secrets, key=len, reverse=True):
+        for part in (secret, secret.removeprefix("Bearer ")):
+            if len(part) >= 6:
+                text = text.replace(part, "***")
+    return text
 
 
 def stderr_tail(stream: Any, lines: int = 3, width: int = 300) -> str:
