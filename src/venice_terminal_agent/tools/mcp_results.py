@@ -8,8 +8,10 @@ by attribute (`mcp.types` shapes) and imports nothing of MCP.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from .base import ToolError
@@ -92,3 +94,30 @@ def error_reason(code: int, message: str, *, server: str, tool: str, timeout: fl
     if code == METHOD_NOT_FOUND:
         return f"{server} does not support calling tools: {text}"
     return text or f"{server} refused the call to {tool} (error {code})"
+
+
+def redact(text: str | None, secrets: Iterable[str]) -> str | None:
+    """`text` with each secret (and a bearer header's bare token) replaced by `***`."""
+    if not text:
+        return text
+    for secret in sorted(secrets, key=len, reverse=True):
+        for part in (secret, secret.removeprefix("Bearer ")):
+            if len(part) >= 6:  # shorter values are not secrets, and would blank out words
+                text = text.replace(part, "***")
+    return text
+
+
+def leaf_error(error: BaseException) -> BaseException:
+    """The first real error inside (nested) exception groups."""
+    while isinstance(error, BaseExceptionGroup):
+        inner = [e for e in error.exceptions if not isinstance(e, asyncio.CancelledError)]
+        error = (inner or list(error.exceptions))[0]
+    return error
+
+
+def describe_error(error: BaseException) -> str:
+    """One line for an exception: an MCP error's message, else the exception's text or type."""
+    if getattr(error, "code", None) == CONNECTION_CLOSED:
+        return "the server exited or closed the connection"
+    message = getattr(error, "message", None) or str(error) or type(error).__name__
+    return " ".join(str(message).split())

@@ -24,7 +24,7 @@ from urllib.parse import parse_qsl, urlsplit
 from .apify import node_problem
 from .base import ToolError
 from .mcp_config import ServerConfig
-from .mcp_results import CONNECTION_CLOSED, error_reason, result_text
+from .mcp_results import CONNECTION_CLOSED, describe_error, error_reason, leaf_error, redact, result_text
 
 State = Literal["starting", "ready", "failed", "closed"]
 MAX_PAGES = 1000  # a server paging forever with fresh cursors is a server gone wrong
@@ -78,8 +78,14 @@ class ServerSession:
             self.name, self.config.transport, self.config.where, self.state, len(self.tools), self.error
         )
 
+    def secrets(self) -> list[str]:
+        """What must never appear in a message: header and env values, URL query values."""
+        config = self.config
+        values = [*config.headers.values(), *config.env.values()]
+        return values + [value for _, value in parse_qsl(urlsplit(config.url or "").query)]
+
     def _set(self, state: State, error: str | None = None) -> None:
-        self.state, self.error = state, redact(error, self.config)
+        self.state, self.error = state, redact(error, self.secrets())
         if self.on_status is not None:
             self.on_status(self.status())
 
@@ -115,7 +121,7 @@ class ServerSession:
                     client = await self._connect(stack)
                     self.tools = await list_all_tools(client, self.name)
                 except Exception as error:  # inside the client's context: a plain exception
-                    self._set("failed", self._startup_reason(_leaf(error)))
+                    self._set("failed", self._startup_reason(leaf_error(error)))
                     return
                 self.client = client
                 self._set("ready")
@@ -123,9 +129,9 @@ class ServerSession:
                 await self._stop.wait()
         except Exception as error:  # left the client's context: an ExceptionGroup
             if self.state == "starting":
-                self._set("failed", self._startup_reason(_leaf(error)))
+                self._set("failed", self._startup_reason(leaf_error(error)))
             elif self.state == "ready":
-                self._set("failed", f"{self.name} stopped: {_describe(_leaf(error))}")
+                self._set("failed", f"{self.name} stopped: {describe_error(leaf_error(error))}")
         finally:
             self.client = None
             self._ready.set()
@@ -185,7 +191,7 @@ class ServerSession:
         except ToolListError:
             raise
         except Exception as error:
-            raise ToolListError(f"{self.name}: cannot list tools: {_describe(error)}") from None
+            raise ToolListError(f"{self.name}: cannot list tools: {describe_error(error)}") from None
 
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> str:
         """Call `tool`; its text, or a `ToolError` whether the server failed or refused."""
@@ -204,15 +210,17 @@ class ServerSession:
             if error.code == CONNECTION_CLOSED:
                 reason = self._with_stderr(reason)
                 self._fail(reason)
-            raise ToolError(redact(reason, self.config)) from None
+            raise ToolError(redact(reason, self.secrets())) from None
         except ValidationError as error:
             raise ToolError(
                 f"{self.name} answered {tool} with a result this agent cannot read: {error}"
             ) from None
         except Exception as error:  # the transport broke under the call
-            reason = self._with_stderr(f"{self.name} failed during the call to {tool}: {_describe(error)}")
+            reason = self._with_stderr(
+                f"{self.name} failed during the call to {tool}: {describe_error(error)}"
+            )
             self._fail(reason)
-            raise ToolError(redact(reason, self.config)) from None
+            raise ToolError(redact(reason, self.secrets())) from None
         return result_text(result)
 
     def _fail(self, reason: str) -> None:
@@ -229,9 +237,9 @@ class ServerSession:
         if isinstance(error, FileNotFoundError | PermissionError):
             return (
                 f"{self.name} cannot start: `{config.command}` was not found or cannot run "
-                f"({_describe(error)}); check 'command' in the MCP config and that the program is installed"
+                f"({describe_error(error)}); check 'command' in the MCP config and that the program is installed"
             )
-        text = _describe(error)
+        text = describe_error(error)
         if config.transport == "http":
             hint = "check the URL, that the server is running, and its token or headers"
         else:
@@ -252,19 +260,6 @@ class ServerSession:
     def _with_stderr(self, reason: str) -> str:
         tail = stderr_tail(self._stderr)
         return f"{reason}; its last output: {tail}" if tail else reason
-
-
-def redact(text: str | None, config: ServerConfig) -> str | None:
-    """`text` without the server's configured secrets (header and env values, URL query values)."""
-    if not text:
-        return text
-    secrets = [*config.headers.values(), *config.env.values()]
-    secrets += [value for _, value in parse_qsl(urlsplit(config.url or "").query)]
-    for secret in sorted(secrets, key=len, reverse=True):
-        for part in (secret, secret.removeprefix("Bearer ")):
-            if len(part) >= 6:
-                text = text.replace(part, "***")
-    return text
 
 
 def stderr_tail(stream: Any, lines: int = 3, width: int = 300) -> str:
@@ -299,19 +294,3 @@ async def list_all_tools(client: Any, server: str) -> list[Any]:
             )
         seen.add(cursor)
     raise ToolListError(f"{server} sent more than {MAX_PAGES} pages of tools; its tool list is not used")
-
-
-def _leaf(error: BaseException) -> BaseException:
-    """The first real error inside (nested) exception groups."""
-    while isinstance(error, BaseExceptionGroup):
-        inner = [e for e in error.exceptions if not isinstance(e, asyncio.CancelledError)]
-        error = (inner or list(error.exceptions))[0]
-    return error
-
-
-def _describe(error: BaseException) -> str:
-    message = getattr(error, "message", None) or str(error) or type(error).__name__
-    code = getattr(error, "code", None)
-    if code == CONNECTION_CLOSED:
-        return "the server exited or closed the connection"
-    return " ".join(str(message).split())
