@@ -12,7 +12,7 @@ import sys
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..config import ConfigError, Settings, load_settings
 from ..receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Exit, Receipt
@@ -68,14 +68,28 @@ def ask_main(question: str | None, flags: Flags) -> int:
     try:
         settings = settings_from(flags)
         settings.require_venice_key()
+        from ..tools.mcp_config import load_servers
+
+        servers = load_servers(settings, flags.mcp_config)
     except ConfigError as error:
         return fail(str(error))
 
+    from .head_start import head_start
+
+    servers, started = head_start(servers)  # they boot while the SDKs import below
+    try:
+        return _run(settings, flags, question, servers)
+    finally:
+        for server in started:
+            server.discard()
+
+
+def _run(settings: Settings, flags: Flags, question: str | None, servers: list[Any]) -> int:
     from ..venice.errors import ModelError, NoModelError
     from .startup import run_session
 
     try:
-        return asyncio.run(run_session(settings, flags, question))
+        return asyncio.run(run_session(settings, flags, question, servers))
     except (ConfigError, NoModelError) as error:
         return fail(str(error))
     except ModelError as error:  # the model server failed before the first question

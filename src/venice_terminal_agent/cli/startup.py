@@ -45,35 +45,30 @@ def apify_mode(settings: Settings, servers: list[Any]) -> str:
 
 @asynccontextmanager
 async def open_session(
-    settings: Settings, flags: Flags, *, console: Console, approver: TerminalApprover
+    settings: Settings, servers: list[Any], *, console: Console, approver: TerminalApprover
 ) -> AsyncIterator[Session]:
     """Resolve the model and open the MCP sessions concurrently; build the agent; close all.
 
-    Both SDKs take most of a second to import. mcp is imported first because spawning a
-    stdio server needs it; openai is then imported on a worker thread while the servers
-    start in their own processes, and the model is discovered while they finish.
+    Both SDKs take most of a second to import. Stdio servers were spawned before that
+    (`head_start`) and boot meanwhile in their own processes; a stdio server that could not
+    be spawned early needs mcp to start, so mcp is imported first, then openai.
     """
     from ..agent import Agent
     from ..tools.base import CombinedToolbox
     from ..tools.builtin import builtin_toolbox
-    from ..tools.mcp_config import load_servers
     from ..tools.mcp_toolbox import McpToolbox
     from ..tools.pager import Pager
 
-    servers = load_servers(settings, flags.mcp_config)  # ConfigError: a bad file, said plainly
     key = settings.require_venice_key()
-    if any(server.transport == "stdio" for server in servers):
-        import mcp.client.stdio  # spawning a stdio server needs it: import it first (see above)
+    if any(server.transport == "stdio" and server.started is None for server in servers):
+        import mcp.client.stdio  # spawning this server needs it: first, then openai (see above)
     pager = Pager(settings.max_tool_result_chars)
     opened: list[Any] = []
 
     async def discover() -> tuple[Any, str]:
-        def make_client() -> Any:
-            from ..venice.client import VeniceClient
+        from ..venice.client import VeniceClient  # imports openai: by now the servers are booting
 
-            return VeniceClient(key, base_url=settings.venice_base_url)
-
-        client = await asyncio.to_thread(make_client)
+        client = VeniceClient(key, base_url=settings.venice_base_url)
         opened.append(client)
         return client, await client.resolve_model(settings.venice_model)
 
@@ -106,12 +101,12 @@ async def open_session(
             await client.aclose()
 
 
-async def run_session(settings: Settings, flags: Flags, question: str | None) -> int:
+async def run_session(settings: Settings, flags: Flags, question: str | None, servers: list[Any]) -> int:
     """The whole program once settings are loaded; returns the exit status."""
     # Under --json, stdout carries the receipt alone: everything for people goes to stderr.
     console = make_console(stderr=flags.json_output)
     approver = TerminalApprover(console, auto_approve=settings.auto_approve_tools)
-    async with open_session(settings, flags, console=console, approver=approver) as session:
+    async with open_session(settings, servers, console=console, approver=approver) as session:
         if settings.venice_agent_db:  # opt-in only: without --db or VENICE_AGENT_DB nothing is kept
             from .logs_cmd import RecordingAgent
 
