@@ -23,6 +23,14 @@ def config(tmp_path) -> Path:
     return path
 
 
+@pytest.fixture
+def paged_only(tmp_path) -> Path:
+    path = tmp_path / "paged.json"
+    servers = {"paged": {"command": sys.executable, "args": [str(SERVERS / "paged.py")], "trusted": True}}
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return path
+
+
 def venice_agent(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VENICE_", "APIFY_"))}
     return subprocess.run(
@@ -57,10 +65,10 @@ def test_tools_list_json_and_a_broken_server(config):
     assert consent["read_note"] is False and consent["get_current_time"] is True and len(consent) == 16
 
 
-def test_tools_call_prints_the_result_or_fails_with_status_5(config):
-    done = venice_agent("tools", "call", "read_note", "--mcp-config", str(config))
+def test_tools_call_prints_the_result_or_fails_with_status_5(config, paged_only):
+    done = venice_agent("tools", "call", "read_note", "--mcp-config", str(paged_only))
     assert (done.returncode, done.stdout) == (0, "a note\n")
-    done = venice_agent("tools", "call", "broken", "{}", "--mcp-config", str(config), "--yes")
+    done = venice_agent("tools", "call", "broken", "{}", "--mcp-config", str(paged_only), "--yes")
     assert done.returncode == 5
     assert done.stderr.strip() == "venice-agent tools call: broken: the database is on fire"
     done = venice_agent(
@@ -69,13 +77,14 @@ def test_tools_call_prints_the_result_or_fails_with_status_5(config):
     assert done.returncode == 0 and json.loads(done.stdout)["timezone"] == "UTC"
 
 
-def test_tools_call_never_runs_a_tool_needing_consent_without_a_yes(config):
-    done = venice_agent("tools", "call", "crash", "{}", "--mcp-config", str(config))
+def test_tools_call_never_runs_a_tool_needing_consent_without_a_yes(paged_only):
+    done = venice_agent("tools", "call", "crash", "{}", "--mcp-config", str(paged_only))
     assert done.returncode == 2
     assert "skipped crash: paid tools need a terminal or --yes" in done.stderr
 
 
-def test_tools_call_usage_errors(config):
+def test_tools_call_usage_errors(paged_only):
+    config = paged_only
     done = venice_agent("tools", "call", "nope", "{}", "--mcp-config", str(config))
     assert done.returncode == 2 and "there is no tool named 'nope' (tools: big, broken" in done.stderr
     done = venice_agent("tools", "call", "read_note", "[1]", "--mcp-config", str(config))
@@ -86,7 +95,8 @@ def test_tools_call_usage_errors(config):
     assert done.returncode == 2 and "cannot read the MCP config" in done.stderr
 
 
-def test_run_calls_mcp_tools_beside_the_built_in_ones(config, tmp_path):
+def test_run_calls_mcp_tools_beside_the_built_in_ones(paged_only, tmp_path):
+    config = paged_only
     plan = tmp_path / "plan.json"
     steps = [
         {"tool": "read_note"},
@@ -103,7 +113,7 @@ def test_run_calls_mcp_tools_beside_the_built_in_ones(config, tmp_path):
         "a note",
         '{"tool": "echo_2", "text": "hello"}',
     ]
-    assert receipt["steps"][2]["result"] == ["mcp.json", "plan.json"]
+    assert receipt["steps"][2]["result"] == ["paged.json", "plan.json"]
     # Without --yes and without a terminal, the paid call is declined and never runs.
     done = venice_agent("run", str(plan), "--mcp-config", str(config), "--json", cwd=tmp_path)
     receipt = json.loads(done.stdout)
