@@ -40,7 +40,7 @@ SCRIPT = {"replies": [*ROUNDS, {"text": "Noon in UTC is 21:00 in Tokyo."}], "loo
 QUESTION = "What time is it in Tokyo when it is noon in UTC?"
 
 # The baseline: what people write by hand from the SDKs' examples.
-HAND_WRITTEN = '''
+HAND_WRITTEN = """
 import asyncio, json, sys
 from openai import AsyncOpenAI
 from mcp import Client, StdioServerParameters
@@ -87,10 +87,10 @@ async def main(base_url, question, server):
     await client.close()
 
 asyncio.run(main(sys.argv[1], sys.argv[2], json.loads(sys.argv[3])))
-'''
+"""
 
 # Runs a script or a console entry point and writes its own peak RSS (kB) to a file at exit.
-LAUNCHER = '''
+LAUNCHER = """
 import atexit, runpy, sys
 out = sys.argv.pop(1)
 def peak():
@@ -105,7 +105,7 @@ if target.endswith(".py"):
 else:
     from venice_terminal_agent.cli.app import main
     main()
-'''
+"""
 
 
 def run(command: list[str], env: dict[str, str], folder: Path) -> tuple[float, float]:
@@ -132,7 +132,9 @@ def main() -> int:
         folder = Path(name)
         (folder / "launcher.py").write_text(LAUNCHER)
         (folder / "hand_written.py").write_text(HAND_WRITTEN)
-        config = {"mcpServers": {"time": {"command": TIME_SERVER[0], "args": TIME_SERVER[1:], "trusted": True}}}
+        config = {
+            "mcpServers": {"time": {"command": TIME_SERVER[0], "args": TIME_SERVER[1:], "trusted": True}}
+        }
         (folder / "mcp.json").write_text(json.dumps(config))
         fake = subprocess.Popen(
             [PYTHON, "-m", "venice_terminal_agent.testing.fake_venice", json.dumps(SCRIPT)],
@@ -162,13 +164,15 @@ def main() -> int:
         return statistics.median(sample[i] for sample in samples)
 
     ratio = median(ours, 0) / median(theirs, 0)
-    mode = "warm bytecode cache" if options.warm else "as configured (PYTHONDONTWRITEBYTECODE=%s)" % os.environ.get(
-        "PYTHONDONTWRITEBYTECODE", ""
-    )
-    print(f"one question end to end, 3 tool rounds, {options.runs} runs each, {mode}")
+    flag = os.environ.get("PYTHONDONTWRITEBYTECODE", "")
+    mode = "warm bytecode cache" if options.warm else f"PYTHONDONTWRITEBYTECODE={flag}"
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"one question end to end, 3 tool rounds, {options.runs} runs each, {mode}, load average {load}")
     print(f"  hand-written openai + mcp  {median(theirs, 0):6.2f} s  peak {median(theirs, 1):6.1f} MiB")
-    print(f"  venice-agent \"question\"    {median(ours, 0):6.2f} s  peak {median(ours, 1):6.1f} MiB")
-    print(f"  time ratio {ratio:.2f} (target ≤ {TARGET:.2f}); memory ratio {median(ours, 1) / median(theirs, 1):.2f} (target ≤ 1.00)")
+    print(f'  venice-agent "question"    {median(ours, 0):6.2f} s  peak {median(ours, 1):6.1f} MiB')
+    print(
+        f"  time ratio {ratio:.2f} (target ≤ {TARGET:.2f}); memory ratio {median(ours, 1) / median(theirs, 1):.2f} (target ≤ 1.00)"
+    )
     return 0 if ratio <= TARGET and median(ours, 1) <= median(theirs, 1) else 1
 
 

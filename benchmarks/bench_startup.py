@@ -1,0 +1,103 @@
+"""How long `venice-agent --help` takes to start, against a bare `python -c pass`.
+
+Both run as fresh processes, alternating, in the same environment; medians are compared.
+`venice-agent run` (a plan, offline) is shown too. Also checked: neither command imports the
+openai or mcp SDKs (the unit test `tests/test_cli_imports.py` checks the same).
+
+    uv run python benchmarks/bench_startup.py [--runs 30] [--warm]
+
+`--warm` lets Python cache bytecode (in a temporary folder) as an installed package would;
+by default the environment decides (PYTHONDONTWRITEBYTECODE=1 here: every run compiles).
+Target: `--help` within 0.15 s of `python -c pass`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TARGET = 0.15
+PYTHON = sys.executable
+COMMAND = str(Path(PYTHON).parent / "venice-agent")
+REPO = Path(__file__).resolve().parents[1]
+PROBE = (
+    "import sys, json\n"
+    "sys.argv = {argv!r}\n"
+    "from venice_terminal_agent.cli.app import main\n"
+    "try:\n    main()\nexcept SystemExit:\n    pass\n"
+    "print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})), file=sys.stderr)"
+)
+
+
+def timed(command: list[str], env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=REPO, check=True
+    )
+    return time.perf_counter() - started
+
+
+def loaded(argv: list[str], env: dict[str, str]) -> set[str]:
+    done = subprocess.run(
+        [PYTHON, "-c", PROBE.format(argv=argv)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        check=False,
+    )
+    return set(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--warm", action="store_true", help="let Python cache bytecode between runs")
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        env = dict(os.environ)
+        if options.warm:
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env["PYTHONPYCACHEPREFIX"] = folder
+        commands = {
+            "python -c pass": [PYTHON, "-c", "pass"],
+            "venice-agent --help": [COMMAND, "--help"],
+            "venice-agent run examples/tour.json": [COMMAND, "run", "examples/tour.json"],
+        }
+        for command in commands.values():  # one untimed run each (fills the cache under --warm)
+            timed(command, env)
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(options.runs):
+            for name, command in commands.items():
+                times[name].append(timed(command, env))
+        heavy = {"openai", "mcp"}
+        help_sdks = loaded(["venice-agent", "--help"], env) & heavy
+        run_sdks = loaded(["venice-agent", "run", "examples/tour.json"], env) & heavy
+
+    medians = {name: statistics.median(samples) for name, samples in times.items()}
+    base = medians["python -c pass"]
+    mode = (
+        "warm bytecode cache"
+        if options.warm
+        else f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')}"
+    )
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"start-up, median of {options.runs} runs each, {mode}, load average {load}")
+    for name, median in medians.items():
+        extra = "" if name == "python -c pass" else f"  (+{median - base:.3f} s)"
+        print(f"  {name:38} {median:.3f} s{extra}")
+    print(f"  SDKs imported by --help: {sorted(help_sdks) or 'none'}; by run: {sorted(run_sdks) or 'none'}")
+    over = medians["venice-agent --help"] - base
+    print(f"  --help over bare python: {over:.3f} s (target ≤ {TARGET} s)")
+    return 0 if over <= TARGET and not help_sdks and not run_sdks else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
