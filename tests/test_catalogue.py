@@ -14,7 +14,11 @@ VALID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 def tool(name, hint=None, schema=None, description="d"):
     annotations = SimpleNamespace(read_only_hint=hint) if hint is not None else None
     return SimpleNamespace(
-        name=name, description=description, title=None, input_schema=schema or {"type": "object"}, annotations=annotations
+        name=name,
+        description=description,
+        title=None,
+        input_schema=schema or {"type": "object"},
+        annotations=annotations,
     )
 
 
@@ -34,10 +38,22 @@ def test_invalid_characters_become_underscores():
 
 def test_a_name_two_servers_share_gets_their_prefix():
     cat = Catalogue.build(
-        [Listing("web", [tool("search")]), Listing("my docs", [tool("search")]), Listing("x", [tool("other")])]
+        [
+            Listing("web", [tool("search")]),
+            Listing("my docs", [tool("search")]),
+            Listing("x", [tool("other")]),
+        ]
     )
     assert [s.name for s in cat.specs] == ["web__search", "my_docs__search", "other"]
     assert cat.targets["my_docs__search"] == Target("my docs", "search")
+
+
+def test_a_built_in_tool_s_name_gets_the_server_prefix():
+    cat = Catalogue.build(
+        [Listing("files", [tool("read_file"), tool("stat")])], reserved={"read_file", "page"}
+    )
+    assert [s.name for s in cat.specs] == ["files__read_file", "stat"]
+    assert cat.targets["files__read_file"] == Target("files", "read_file")
 
 
 def test_long_names_are_cut_with_a_hash_and_never_collide():

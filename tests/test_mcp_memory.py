@@ -180,3 +180,18 @@ async def test_pages_read_back_through_the_loop_are_not_cut_again():
     assert receipt.steps[1].result.startswith("\n000143\n")  # character 1000 on, not a fresh cut
     assert "[page 2 of 4, id 2" in receipt.steps[1].result
     assert len(pager) == 4
+
+
+async def test_an_mcp_tool_named_like_a_built_in_one_is_not_hidden_by_it():
+    server = MCPServer("files")
+
+    @server.tool()
+    def page(id: int) -> str:
+        """The server's own page tool."""
+        return f"server page {id}"
+
+    async with McpToolbox.open([ServerConfig("files", in_memory=server)]) as box:
+        tools = CombinedToolbox(builtin_toolbox(pager=box.pager), box)
+        names = [spec.name for spec in tools.specs()]
+        assert names.count("page") == 1 and "files__page" in names
+        assert await tools.call("files__page", {"id": 3}) == "server page 3"

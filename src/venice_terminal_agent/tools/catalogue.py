@@ -3,7 +3,8 @@
 OpenAI-style function names must match `^[a-zA-Z0-9_-]{1,64}$` and be unique; MCP tool names
 are free text and two servers may both have a `search`. So each tool gets a catalogue name:
 - characters outside `[a-zA-Z0-9_-]` become `_`;
-- a name two servers share gets the server's (sanitised) name in front: `time__search`;
+- a name two servers share, or a built-in tool's name, gets the server's (sanitised) name in
+  front: `time__search`, `files__read_file`;
 - a name still too long, or still clashing (`a.b` and `a_b` on one server), is cut and ends
   with `_` and 8 hex digits of a hash of the raw server and tool name, so two long names never
   collide and the same tool gets the same name every time.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,7 +54,8 @@ class Catalogue:
         return name in self.targets
 
     @classmethod
-    def build(cls, listings: Sequence[Listing]) -> Catalogue:
+    def build(cls, listings: Sequence[Listing], reserved: Iterable[str] = ()) -> Catalogue:
+        """The catalogue of `listings`; names in `reserved` (the built-in tools') get a prefix too."""
         entries: list[tuple[Listing, Any]] = []
         for listing in listings:
             seen: set[str] = set()
@@ -61,7 +63,9 @@ class Catalogue:
                 if tool.name not in seen:  # a server listing one name twice: keep the first
                     seen.add(tool.name)
                     entries.append((listing, tool))
-        names = _catalogue_names([(listing.server, tool.name) for listing, tool in entries])
+        names = _catalogue_names(
+            [(listing.server, tool.name) for listing, tool in entries], frozenset(reserved)
+        )
         specs = tuple(
             _spec(name, listing, tool) for name, (listing, tool) in zip(names, entries, strict=True)
         )
@@ -80,14 +84,14 @@ def short_hash(*parts: str) -> str:
     return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:8]
 
 
-def _catalogue_names(raw: Sequence[tuple[str, str]]) -> list[str]:
+def _catalogue_names(raw: Sequence[tuple[str, str]], reserved: frozenset[str]) -> list[str]:
     """Unique valid names for (server, tool) pairs, in order; stable for the same input."""
     base = [sanitise(tool) for _, tool in raw]
     servers_per_name: dict[str, set[str]] = {}
     for (server, _), name in zip(raw, base, strict=True):
         servers_per_name.setdefault(name, set()).add(server)
     names = [
-        f"{sanitise(server)}__{name}" if len(servers_per_name[name]) > 1 else name
+        f"{sanitise(server)}__{name}" if len(servers_per_name[name]) > 1 or name in reserved else name
         for (server, _), name in zip(raw, base, strict=True)
     ]
     names = [

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .base import ToolError, ToolSpec
@@ -29,8 +29,9 @@ DEFAULT_MAX_RESULT_CHARS = 20_000
 class McpToolbox:
     """The tools of several MCP servers as one toolbox; `read_only` comes from `policy`."""
 
-    def __init__(self, sessions: Sequence[ServerSession], pager: Pager) -> None:
+    def __init__(self, sessions: Sequence[ServerSession], pager: Pager, reserved: Iterable[str] = ()) -> None:
         self._sessions = {session.name: session for session in sessions}
+        self._reserved = frozenset(reserved)
         self.pager = pager  # hand it to the built-in `page` tool so the model can read the rest
         self.catalogue = Catalogue()
 
@@ -45,12 +46,19 @@ class McpToolbox:
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
         pager: Pager | None = None,
         on_status: Callable[[ServerStatus], None] | None = None,
+        reserved: Iterable[str] | None = None,
     ) -> AsyncIterator[McpToolbox]:
         """Start `servers` together and yield their toolbox; close them all on the way out.
 
         Results longer than a page are cut by `pager` (a new `Pager(max_result_chars)` when
-        none is given) with a note naming the page ids that hold the rest.
+        none is given) with a note naming the page ids that hold the rest. Tools named like
+        one of `reserved` (default: the built-in tools) get their server's name in front, so
+        a toolbox combined with the built-ins never hides one of them.
         """
+        if reserved is None:
+            from .builtin import builtin_toolbox
+
+            reserved = [spec.name for spec in builtin_toolbox().specs()]
         names = [server.name for server in servers]
         if len(set(names)) != len(names):
             raise ValueError(f"two MCP servers share a name: {names}")
@@ -60,7 +68,7 @@ class McpToolbox:
             )
             for server in servers
         ]
-        box = cls(sessions, pager if pager is not None else Pager(max_result_chars))
+        box = cls(sessions, pager if pager is not None else Pager(max_result_chars), reserved)
         try:
             await asyncio.gather(*(session.start() for session in sessions))
             box._build()
@@ -116,4 +124,4 @@ class McpToolbox:
             for session in self._sessions.values()
             if session.state == "ready"
         ]
-        self.catalogue = Catalogue.build(listings)
+        self.catalogue = Catalogue.build(listings, self._reserved)
