@@ -194,4 +194,4 @@ async def test_an_mcp_tool_named_like_a_built_in_one_is_not_hidden_by_it():
         tools = CombinedToolbox(builtin_toolbox(pager=box.pager), box)
         names = [spec.name for spec in tools.specs()]
         assert names.count("page") == 1 and "files__page" in names
-        assert await tools.call("files__page", {"id": 3}) == "server page 3"
+        assert await tools.call("files__page", {"id": 3}) == '{"result": "server page 3"}'
