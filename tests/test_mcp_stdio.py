@@ -92,6 +92,7 @@ async def test_a_server_that_never_answers_initialize_times_out_readably():
             f"mute (`{sys.executable} {SERVERS / 'mute.py'}`) did not finish starting within 1.5 s"
         )
         assert "check that the command starts an MCP server on stdio" in reason
+        assert reason.endswith("; its last output: mute: still warming up")
         assert "echo_0" in box
     assert not children()
 

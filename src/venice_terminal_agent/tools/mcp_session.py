@@ -96,9 +96,10 @@ class ServerSession:
         try:
             await asyncio.wait_for(asyncio.shield(self._ready.wait()), self.startup_timeout)
         except TimeoutError:
+            reason = self._startup_timeout_reason()  # while its stderr is still there to quote
             self._task.cancel()
-            await asyncio.wait([self._task])
-            self._set("failed", self._startup_timeout_reason())
+            await asyncio.wait([self._task], timeout=CLOSE_TIMEOUT)
+            self._set("failed", reason)
 
     async def close(self) -> None:
         self._stop.set()
