@@ -117,7 +117,10 @@ async def test_a_repeated_message_costs_no_call_and_gets_the_previous_answer(
     assert counter.runs == ["apple"]
     assert again.receipt is None and again.repeated
     assert again.text.startswith("apple: found\n")
-    assert again.status == "same message as before: previous answer, no call · 4 left this hour"
+    assert (
+        again.status
+        == "same message as before: previous answer (stopped: answered), no call · 4 left this hour"
+    )
     assert await bot.calls_left("alice") == 4
     # Only the *previous* message counts: after another one, the same text runs again.
     await bot.respond("lookup word=pear", "alice")
@@ -275,3 +278,20 @@ async def test_a_window_of_another_length_says_so(clock: Clock, counter: Counter
         first = await bot.respond("lookup word=a", "c")
         assert first.status == "stopped: answered · 1 call · 0 left in this 10 minutes window"
         assert "come back in 10 minutes" in (await bot.respond("lookup word=b", "c")).text
+
+
+async def test_a_repeat_says_how_the_run_behind_the_previous_answer_ended(bot: Bot) -> None:
+    await bot.respond("weather city=Paris", "alice")
+    again = await bot.respond("weather city=Paris", "alice")
+    assert again.repeated and "there is no tool named 'weather'" in again.text
+    assert (
+        again.status
+        == "same message as before: previous answer (stopped: tool_error), no call · 5 left this hour"
+    )
+
+
+async def test_a_bot_with_no_calls_at_all_says_so_instead_of_a_wait(counter: Counter) -> None:
+    async with Bot(counter.tools(), calls_per_window=0) as bot:
+        reply = await bot.respond("lookup word=a", "c")
+    assert reply.receipt is None and reply.retry_after is None and counter.runs == []
+    assert reply.text.startswith("This bot makes no tool calls")

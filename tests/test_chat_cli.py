@@ -52,7 +52,10 @@ def test_an_offline_chat_session_from_stdin(work: Path) -> None:
     out = done.stdout
     assert "page id=3" in out and "stopped: answered · 0 calls · 5 left this hour" in out  # help
     assert "buy milk\nstopped: answered · 1 call · 4 left this hour" in out
-    assert "buy milk\nsame message as before: previous answer, no call · 4 left this hour" in out
+    assert (
+        "buy milk\nsame message as before: previous answer (stopped: answered), no call · 4 left this hour"
+        in out
+    )
     assert (
         "page refused: no page with id 3" in out and "stopped: tool_error · 1 call · 3 left this hour" in out
     )
@@ -153,7 +156,8 @@ async def test_with_a_key_the_model_plans_and_a_repeat_costs_no_request(work: Pa
     text = out.decode()
     assert "You need to buy milk.\nstopped: answered · 1 call · 4 left this hour" in text
     assert (
-        "You need to buy milk.\nsame message as before: previous answer, no call · 4 left this hour" in text
+        "You need to buy milk.\nsame message as before: previous answer (stopped: answered), no call · 4 left this hour"
+        in text
     )
     assert "Hello!\nstopped: answered · 0 calls · 4 left this hour" in text
     assert "test-key" not in text + err.decode()

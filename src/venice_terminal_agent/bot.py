@@ -110,6 +110,8 @@ class Bot:
 
     async def open(self) -> None:
         """Open the store now (else the first reply does): a bad file fails here, clearly."""
+        if self._opened:
+            return
         async with self._opening:
             if not self._opened:
                 await self.store.open()
@@ -201,20 +203,26 @@ class Bot:
 
     async def _repeat(self, chat: str, text: str, ticket: Ticket) -> Reply:
         assert ticket.repeat is not None
+        ended = f" (stopped: {ticket.repeat_exit})" if ticket.repeat_exit else ""
         status = (
-            f"same message as before: previous answer, no call · {ticket.left} left {self._window_words()}"
+            f"same message as before: previous answer{ended}, no call · "
+            f"{ticket.left} left {self._window_words()}"
         )
         await self.store.finish_reply(chat, text, ticket.repeat, now=self.clock(), kind="repeat")
         return Reply(f"{ticket.repeat.rstrip()}\n{status}", None, status, ticket.left, repeated=True)
 
     async def _come_back(self, chat: str, text: str, wait: float) -> Reply:
-        body = (
-            f"All {self.calls_per_window} tool calls {self._window_words()} are spent; "
-            f"come back in {human_wait(wait)}."
-        )
+        if self.calls_per_window == 0:
+            body = "This bot makes no tool calls (its budget is 0 calls)."
+        else:
+            body = (
+                f"All {self.calls_per_window} tool calls {self._window_words()} are spent; "
+                f"come back in {human_wait(wait)}."
+            )
         status = f"not run: no calls left {self._window_words()} · 0 calls"
         await self.store.finish_reply(chat, text, body, now=self.clock(), kind="wait", reusable=False)
-        return Reply(f"{body.rstrip()}\n{status}", None, status, 0, retry_after=wait)
+        retry_after = wait if self.calls_per_window else None
+        return Reply(f"{body.rstrip()}\n{status}", None, status, 0, retry_after=retry_after)
 
     async def _ask_agent(self, chat: str, text: str, budget: int, events: EventSink | None) -> Receipt:
         agent = self._agent_for(chat)

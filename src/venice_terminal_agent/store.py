@@ -34,6 +34,7 @@ class Ticket:
 
     left: int  # calls left in the window before this reply
     repeat: str | None = None  # the previous reply, when the message repeats the previous one
+    repeat_exit: str | None = None  # how the run behind that reply ended
     wait: float | None = None  # seconds until a call is free again, when none is left
     reservation: int | None = None  # ledger row holding the reserved calls
     reserved: int = 0
@@ -99,7 +100,12 @@ class Store:
                 "SELECT last_message, last_reply FROM conversations WHERE chat = ?", (chat,)
             ).fetchone()
             if last is not None and last[0] == text and last[1] is not None:
-                return Ticket(left, repeat=last[1])
+                exit = db.execute(
+                    "SELECT runs.stopped_because FROM messages JOIN runs ON runs.id = messages.run"
+                    " WHERE messages.chat = ? AND messages.kind = 'run' ORDER BY messages.id DESC LIMIT 1",
+                    (chat,),
+                ).fetchone()
+                return Ticket(left, repeat=last[1], repeat_exit=exit[0] if exit else None)
             if left == 0:
                 return Ticket(0, wait=_wait(rows, used, limit, window, now))
             reserved = left if wanted is None else min(left, wanted)
