@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from subprocess import PIPE
 
 import pytest
 
@@ -227,3 +228,24 @@ def test_help_imports_neither_sqlite_nor_the_model_nor_mcp(argv: list[str]) -> N
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "['typer']"
+
+
+def test_two_processes_on_one_store_share_the_hour(work: Path) -> None:
+    """Two `chat` processes talking in the same conversation at once: five calls in all."""
+    command = [str(BIN / "venice-agent"), "chat", "--chat", "shared", "--db", "bot.db"]
+    processes = [
+        subprocess.Popen(command, stdin=PIPE, stdout=PIPE, stderr=PIPE, cwd=work, env=clean_env())
+        for _ in range(2)
+    ]
+    # Texts differ between the processes and alternate within each, so no message repeats the previous one.
+    scripts = [
+        f"read_file path={prefix}notes.txt\nlist_files path={prefix}docs\n" * 5 for prefix in ("", "./")
+    ]
+    outputs = [
+        process.communicate(script.encode(), timeout=120)[0].decode()
+        for process, script in zip(processes, scripts, strict=True)
+    ]
+    assert all(process.returncode == 0 for process in processes)
+    ran = sum(out.count(" · 1 call · ") for out in outputs)
+    assert ran == 5
+    assert sum(out.count("come back in 1 hour") for out in outputs) == 20 - ran
