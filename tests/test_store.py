@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 from pathlib import Path
 
@@ -202,7 +203,7 @@ async def test_the_terminal_agent_records_only_when_asked(tmp_path: Path) -> Non
     receipt = await run_loop([Answer("hi")], {})
     assert await record_agent_run(None, "hello?", receipt) is None
     assert await record_agent_run("", "hello?", receipt) is None
-    assert list(tmp_path.iterdir()) == []
+    assert os.listdir(tmp_path) == []
     path = tmp_path / "agent.db"
     assert await record_agent_run(path, "hello?", receipt) == 1
     async with Store(path, create=False) as store:
