@@ -249,3 +249,28 @@ def test_two_processes_on_one_store_share_the_hour(work: Path) -> None:
     ran = sum(out.count(" · 1 call · ") for out in outputs)
     assert ran == 5
     assert sum(out.count("come back in 1 hour") for out in outputs) == 20 - ran
+
+
+def test_chat_in_a_real_terminal(work: Path) -> None:
+    import pexpect
+
+    child = pexpect.spawn(
+        str(BIN / "venice-agent"), ["chat", "--chat", "me", "--db", "bot.db"], env=clean_env(), cwd=str(work),
+        encoding="utf-8", timeout=30, dimensions=(40, 120),
+    )  # fmt: skip
+    try:
+        child.expect_exact("chat 'me' · planned by commands (no model: type help) · 5 tool calls an hour")
+        child.expect_exact("›")
+        child.sendline("read_file path=notes.txt")
+        child.expect_exact("→ read_file(")  # each call as it starts
+        child.expect_exact("buy milk")
+        child.expect_exact("stopped: answered · 1 call · 4 left this hour")
+        child.expect_exact("›")
+        child.sendline("page id=4")
+        child.expect_exact("stopped: tool_error · 1 call · 3 left this hour")
+        child.expect_exact("›")
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
