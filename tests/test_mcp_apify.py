@@ -2,6 +2,10 @@
 API replaced by a loopback stand-in answering 401 (so calls come back at once), run in a
 network namespace with only loopback (`unshare -n`) where that works."""
 
+import json
+import os
+import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,6 +25,8 @@ from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
 
 STAND_IN = Path(__file__).parent / "servers" / "apify_api_401.py"
 APIFY_STDIO = MODULES / "@apify" / "actors-mcp-server" / "dist" / "stdio.js"
+APIFY_DEV_SERVER = MODULES / "@apify" / "actors-mcp-server" / "dist" / "dev_server.js"
+HOSTED_PROBE = Path(__file__).parent / "servers" / "apify_hosted_probe.py"
 READ_ONLY = {"search-actors", "fetch-actor-details", "get-actor-run", "get-dataset-items",
              "get-key-value-store-record", "search-apify-docs", "fetch-apify-docs"}  # fmt: skip
 ASKS = {"call-actor", "abort-actor-run"}
@@ -66,3 +72,23 @@ async def test_an_unknown_apify_tool_is_refused_by_the_server_as_a_readable_erro
         with pytest.raises(ToolError) as caught:
             await session.call("no-such-tool", {})
     assert caught.value.message.startswith('Tool "no-such-tool" was not found.')
+
+
+def test_apify_hosted_mode_with_a_token_against_apify_s_http_double():
+    """The default hosted path (bearer token, Streamable HTTP) against `dist/dev_server.js`."""
+    bin_path("actors-mcp-server")
+    with socket.socket() as probe:  # a free port (inside the namespace any port would do)
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, str(HOSTED_PROBE), str(node22()), str(APIFY_DEV_SERVER), str(port)]
+    if loopback_only_works():
+        command = in_loopback_namespace(command)
+    env = {**os.environ, "PATH": path_with_node22()}
+    env = {k: v for k, v in env.items() if not k.startswith(("APIFY_", "VENICE_"))}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["failures"] == [] and report["transport"] == "http"
+    assert {name for name, free in report["tools"].items() if free} == READ_ONLY
+    assert {name for name, free in report["tools"].items() if not free} == ASKS
+    assert "authentication token is not valid" in report["search_error"]
