@@ -105,6 +105,13 @@ def test_a_claude_desktop_style_file_gives_its_servers():
     assert time.startup_timeout == 120 and notes.startup_timeout is None  # uvx downloads on first run
 
 
+def test_values_from_the_environment_never_show_in_where():
+    entries = {"mcpServers": {"s": {"command": "server", "args": ["--api-key", "${KEY}", "--verbose"]}}}
+    (server,) = parse_servers(entries, "f", settings(), {"KEY": "key-123456"})
+    assert server.args == ("--api-key", "key-123456", "--verbose")
+    assert server.where == "server --api-key *** --verbose" and "key-123456" not in repr(server)
+
+
 def test_apify_entries_get_the_apify_token_and_no_one_else_does():
     entries = {
         "mcpServers": {

@@ -24,8 +24,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import parse_qsl, urlsplit
 
 from ..config import ConfigError, Settings
+from .mcp_results import redact
 
 APP_NAME = "venice-agent"
 CONFIG_FILE = "mcp.json"
@@ -40,15 +42,16 @@ class ServerConfig:
 
     name: str
     command: str | None = None
-    args: tuple[str, ...] = ()
+    args: tuple[str, ...] = field(default=(), repr=False)  # may hold `${TOKEN}` values: see `where`
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # may hold tokens: never shown
     cwd: str | None = None
-    url: str | None = None
+    url: str | None = field(default=None, repr=False)  # may carry `?token=`: see `where`
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     trusted: bool = False
     apify: bool = False
     needs_node: int | None = None  # the least Node.js major version the command needs
     startup_timeout: float | None = None  # overrides the session's (a first `npx` run downloads)
+    hidden: tuple[str, ...] = field(default=(), repr=False)  # values read from `${NAME}`: secrets
     in_memory: Any = field(default=None, repr=False)  # an MCP server object, run in this process
     # A stdio server the caller already spawned (cli/head_start.py): a Transport over its pipes.
     started: Any = field(default=None, repr=False, compare=False)
@@ -66,7 +69,12 @@ class ServerConfig:
             return "in memory"
         if self.url:
             return self.url.split("?", 1)[0]
-        return " ".join([self.command or "", *self.args]).strip()
+        return redact(" ".join([self.command or "", *self.args]).strip(), self.secret_values()) or ""
+
+    def secret_values(self) -> list[str]:
+        """What must never appear in a message: header, env and `${NAME}` values, URL query values."""
+        values = [*self.headers.values(), *self.env.values(), *self.hidden]
+        return values + [value for _, value in parse_qsl(urlsplit(self.url or "").query)]
 
 
 def default_config_path() -> Path:
@@ -140,13 +148,14 @@ def _server(
     if command is not None and url is not None:
         raise ConfigError(f"{where}: give 'command' or 'url', not both")
     token = settings.apify_token_value()
+    hidden = tuple(environ[name] for name in _PLACEHOLDER.findall(json.dumps(entry)) if name in environ)
     if url is not None:
         url = _text(url, "url", where, environ)
         headers = _strings(entry.get("headers", {}), "headers", where, environ)
         apify = is_apify_url(url)
         if apify and token and not any(key.lower() == "authorization" for key in headers):
             headers["Authorization"] = f"Bearer {token}"
-        return ServerConfig(name, url=url, headers=headers, trusted=trusted, apify=apify)
+        return ServerConfig(name, url=url, headers=headers, trusted=trusted, apify=apify, hidden=hidden)
     command = _text(command, "command", where, environ)
     args = entry.get("args", [])
     if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
@@ -163,6 +172,7 @@ def _server(
     return ServerConfig(
         name, command=command, args=tuple(args), env=env, cwd=cwd, trusted=trusted,
         apify=apify, needs_node=22 if apify else None, startup_timeout=DOWNLOAD_STARTUP_TIMEOUT if downloads else None,
+        hidden=hidden,
     )  # fmt: skip
 
 

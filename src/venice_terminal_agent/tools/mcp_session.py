@@ -19,7 +19,6 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import parse_qsl, urlsplit
 
 from .apify import node_problem
 from .base import ToolError
@@ -78,14 +77,8 @@ class ServerSession:
             self.name, self.config.transport, self.config.where, self.state, len(self.tools), self.error
         )
 
-    def secrets(self) -> list[str]:
-        """What must never appear in a message: header and env values, URL query values."""
-        config = self.config
-        values = [*config.headers.values(), *config.env.values()]
-        return values + [value for _, value in parse_qsl(urlsplit(config.url or "").query)]
-
     def _set(self, state: State, error: str | None = None) -> None:
-        self.state, self.error = state, redact(error, self.secrets())
+        self.state, self.error = state, redact(error, self.config.secret_values())
         if self.on_status is not None:
             self.on_status(self.status())
 
@@ -211,7 +204,7 @@ class ServerSession:
             if error.code == CONNECTION_CLOSED:
                 reason = self._with_stderr(reason)
                 self._fail(reason)
-            raise ToolError(redact(reason, self.secrets())) from None
+            raise ToolError(redact(reason, self.config.secret_values())) from None
         except ValidationError as error:
             raise ToolError(
                 f"{self.name} answered {tool} with a result this agent cannot read: {error}"
@@ -221,7 +214,7 @@ class ServerSession:
                 f"{self.name} failed during the call to {tool}: {describe_error(error)}"
             )
             self._fail(reason)
-            raise ToolError(redact(reason, self.secrets())) from None
+            raise ToolError(redact(reason, self.config.secret_values())) from None
         return result_text(result)
 
     def _fail(self, reason: str) -> None:
