@@ -115,3 +115,25 @@ def test_a_model_server_that_rejects_the_key_is_one_line_and_status_2(tmp_path: 
     done, _ = ask(tmp_path, script, "hi")
     assert done.returncode == 2
     assert "pass --model or set VENICE_MODEL" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_questions_piped_to_the_repl_are_answered_in_turn(tmp_path: Path) -> None:
+    with fake_venice([{"text": "One [a]."}, {"text": "Two."}], tmp_path) as fake:
+        done = subprocess.run(
+            [COMMAND, "--mcp-config", str(mcp_config(tmp_path))],
+            input="first\n\n/tools\nsecond\n",
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=clean_env(tmp_path, fake.base_url),
+            timeout=60,
+            check=False,
+        )
+        bodies = fake.chat_bodies()
+    assert done.returncode == 0, done.stderr
+    assert "One [a].\nstopped: answered" in done.stdout and "Two.\nstopped: answered" in done.stdout
+    assert "asks charge" in done.stdout
+    assert [m["content"] for m in bodies[1]["messages"] if m["role"] == "user"] == [
+        "first\n",
+        "second\n",
+    ] or [m["content"] for m in bodies[1]["messages"] if m["role"] == "user"] == ["first", "second"]

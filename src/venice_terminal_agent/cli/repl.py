@@ -8,6 +8,8 @@ prompt, Ctrl+D, or /quit leaves. The prompt history stays in memory unless --sav
 from __future__ import annotations
 
 import asyncio
+import sys
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,7 +162,13 @@ def history_path() -> Path:
 
 
 def terminal_reader(*, save_history: bool) -> ReadLine:
-    """`prompt_async` with history (in memory unless asked) and Ctrl+C that clears or leaves."""
+    """`prompt_async` with history (in memory unless asked) and Ctrl+C that clears or leaves.
+
+    Without a terminal (`venice-agent < questions.txt`) lines are read plainly, one question
+    each, with no prompt drawn and no history kept.
+    """
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return piped_reader()
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory, InMemoryHistory
     from prompt_toolkit.key_binding import KeyBindings
@@ -186,5 +194,29 @@ def terminal_reader(*, save_history: bool) -> ReadLine:
 
     async def read_line() -> str:
         return await session.prompt_async(PROMPT)
+
+    return read_line
+
+
+def piped_reader() -> ReadLine:
+    """Lines from a pipe or a file, read on a daemon thread so Ctrl+C never waits on it."""
+    loop = asyncio.get_running_loop()
+    lines: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def pump() -> None:
+        try:
+            for line in sys.stdin:
+                loop.call_soon_threadsafe(lines.put_nowait, line)
+            loop.call_soon_threadsafe(lines.put_nowait, None)
+        except (RuntimeError, OSError, ValueError):
+            pass  # the program is leaving (loop closed) or stdin went away
+
+    threading.Thread(target=pump, name="stdin lines", daemon=True).start()
+
+    async def read_line() -> str:
+        line = await lines.get()
+        if line is None:
+            raise EOFError
+        return line
 
     return read_line
