@@ -157,3 +157,19 @@ def test_help_teaches_the_two_ways_to_ask_and_every_option() -> None:
 def test_subcommands_are_not_taken_for_questions() -> None:
     result = invoke("run", "--help")
     assert result.exit_code == 0 and "JSON plan" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--transport", "stdio"], "needs an Apify token"),
+        (["--tools", "actors"], "serves only with a token"),
+    ],
+)
+def test_apify_choices_that_need_a_token_say_so_before_starting_anything(
+    monkeypatch: pytest.MonkeyPatch, clean_environment: Path, args: list[str], said: str
+) -> None:
+    monkeypatch.setenv("VENICE_API_KEY", "k")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(clean_environment))  # no mcp.json of the user's
+    line = one_line_error(invoke(*args, "q"))
+    assert said in line and "https://console.apify.com" in line

@@ -134,3 +134,19 @@ def test_questions_piped_to_the_repl_are_answered_in_turn(tmp_path: Path) -> Non
     assert "One [a].\nstopped: answered" in done.stdout and "Two.\nstopped: answered" in done.stdout
     assert "asks charge" in done.stdout
     assert [m["content"] for m in bodies[1]["messages"] if m["role"] == "user"] == ["first", "second"]
+
+
+def test_a_model_server_that_cannot_be_reached_is_one_line_and_status_7(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [COMMAND, "--mcp-config", str(mcp_config(tmp_path)), "hi"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=clean_env(tmp_path, "http://127.0.0.1:9/api/v1"),  # the discard port: nobody listens
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 7, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("venice-agent: cannot list models")
