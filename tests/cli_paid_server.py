@@ -28,5 +28,14 @@ def ansi() -> list[TextContent]:
     return [TextContent(type="text", text="before \x1b[2J\x1b]0;pwned\x07\x1b[31mred after")]
 
 
+@server.tool()
+async def wait(seconds: float) -> str:
+    """Take a while (a slow Actor run)."""
+    import anyio
+
+    await anyio.sleep(seconds)
+    return "waited"
+
+
 if __name__ == "__main__":
     server.run()

@@ -170,6 +170,22 @@ def test_an_escape_sequence_from_a_tool_does_not_reach_the_terminal_raw(tmp_path
         assert term.finish() == 0
 
 
+def test_a_spinner_shows_while_the_model_or_a_slow_tool_keeps_us_waiting(tmp_path: Path) -> None:
+    script = [
+        {"tool_calls": [{"name": "wait", "arguments": {"seconds": 1}}], "delay": 1},
+        {"text": "Finally."},
+    ]
+    with fake_venice(script, tmp_path) as fake:
+        term = Terminal(tmp_path, fake, "--yes")
+        term.ask("take your time")
+        term.expect("thinking…")  # the server waits a second before its first byte
+        term.expect('→ wait({"seconds": 1})')
+        term.expect("running wait…")
+        term.expect("Finally.")
+        term.ask("/quit")
+        assert term.finish() == 0
+
+
 def test_json_output_is_not_for_the_repl(tmp_path: Path) -> None:
     with fake_venice([], tmp_path) as fake:
         term = Terminal(tmp_path, fake, "--json")
