@@ -52,8 +52,14 @@ app = typer.Typer(
     help=(
         "A terminal agent on a deterministic loop: every run stops for a named reason "
         "and prints a receipt.\n\n"
-        'Ask once: venice-agent "question"  ·  chat: venice-agent  ·  '
-        "run a plan offline: venice-agent run examples/tour.json"
+        "Asking needs VENICE_API_KEY (https://venice.ai/settings/api); Apify's anonymous tools "
+        "work without a token.\n\n"
+        "\b\n"
+        'venice-agent "Which Actor scrapes Hacker News?"  # ask once\n'
+        "venice-agent                                     # chat (Ctrl+D leaves)\n"
+        'venice-agent --json "question" | jq .answer      # the receipt alone\n'
+        'venice-agent --mcp-config mcp.json --yes "..."   # your servers, no asking\n'
+        "venice-agent run examples/tour.json              # a plan, offline"
     ),
     epilog=(
         "Settings: a flag wins over the environment, which wins over .env, which wins over the "
