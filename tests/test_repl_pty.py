@@ -22,6 +22,8 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
 
 
 class Terminal:
+    """The real command in a pseudo-terminal: the REPL, or a one-shot question in a terminal."""
+
     def __init__(self, tmp_path: Path, fake: FakeServer, *args: str) -> None:
         self.child = pexpect.spawn(
             COMMAND,
@@ -184,6 +186,15 @@ def test_a_spinner_shows_while_the_model_or_a_slow_tool_keeps_us_waiting(tmp_pat
         term.expect("Finally.")
         term.ask("/quit")
         assert term.finish() == 0
+
+
+def test_ctrl_c_during_a_one_shot_question_exits_130_with_the_cancelled_receipt(tmp_path: Path) -> None:
+    with fake_venice([{"text": "Never finishing", "hang": True}], tmp_path) as fake:
+        term = Terminal(tmp_path, fake, "a question")
+        term.expect("Never finishing")
+        term.child.sendcontrol("c")
+        term.expect("stopped: cancelled · 0 calls · 1 round")
+        assert term.finish() == 130
 
 
 def test_json_output_is_not_for_the_repl(tmp_path: Path) -> None:
