@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +25,10 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
 class Terminal:
     """The real command in a pseudo-terminal: the REPL, or a one-shot question in a terminal."""
 
-    def __init__(self, tmp_path: Path, fake: FakeServer, *args: str) -> None:
+    def __init__(self, tmp_path: Path, fake: FakeServer, *args: str, config: Path | None = None) -> None:
         self.child = pexpect.spawn(
             COMMAND,
-            ["--mcp-config", str(mcp_config(tmp_path)), *args],
+            ["--mcp-config", str(config or mcp_config(tmp_path)), *args],
             cwd=str(tmp_path),
             env=clean_env(tmp_path, fake.base_url),
             encoding="utf-8",
@@ -195,6 +196,26 @@ def test_ctrl_c_during_a_one_shot_question_exits_130_with_the_cancelled_receipt(
         term.child.sendcontrol("c")
         term.expect("stopped: cancelled · 0 calls · 1 round")
         assert term.finish() == 130
+
+
+def test_reload_picks_up_tools_added_mid_session(tmp_path: Path) -> None:
+    paged = Path(__file__).parent / "servers" / "paged.py"  # its `grow` tool adds a tool to its list
+    config = tmp_path / "grow.json"
+    config.write_text(
+        json.dumps({"mcpServers": {"paged": {"command": sys.executable, "args": [str(paged)]}}})
+    )
+    with fake_venice([call("grow"), {"text": "Grown."}], tmp_path) as fake:
+        term = Terminal(tmp_path, fake, "--yes", config=config)
+        term.ask("/tools")
+        assert "grown_0" not in term.expect("free: runs without asking")
+        term.ask("add an actor")
+        term.expect("Grown.")
+        term.ask("/reload")
+        term.expect("new: grown_0")
+        term.ask("/tools")
+        assert "asks grown_0" in term.expect("free: runs without asking")
+        term.ask("/quit")
+        assert term.finish() == 0
 
 
 def test_json_output_is_not_for_the_repl(tmp_path: Path) -> None:
