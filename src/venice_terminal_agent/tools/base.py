@@ -78,10 +78,7 @@ def spec_from_function(name: str, function: Callable[..., Any], read_only: bool)
     """Describe a plain function from its signature and docstring."""
     properties: dict[str, Any] = {}
     required: list[str] = []
-    try:
-        signature = inspect.signature(function)
-    except (TypeError, ValueError):
-        signature = None
+    signature = _signature(function)
     if signature is not None:
         for parameter in signature.parameters.values():
             if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
@@ -96,12 +93,20 @@ def spec_from_function(name: str, function: Callable[..., Any], read_only: bool)
     return ToolSpec(name, description, schema, read_only=read_only)
 
 
+def _signature(function: Callable[..., Any]) -> inspect.Signature | None:
+    try:
+        return inspect.signature(function)
+    except (TypeError, ValueError):
+        return None
+
+
 class FunctionToolbox:
     """Tools given as `{name: callable}`; a callable may be sync or async."""
 
     def __init__(self, functions: Mapping[str, Callable[..., Any]], *, read_only: Iterable[str] = ()) -> None:
         self._functions = dict(functions)
         self._read_only = frozenset(read_only)
+        self._signatures = {name: _signature(fn) for name, fn in self._functions.items()}
 
     def __contains__(self, name: object) -> bool:
         return name in self._functions
@@ -110,14 +115,13 @@ class FunctionToolbox:
         return [spec_from_function(name, fn, name in self._read_only) for name, fn in self._functions.items()]
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
-        function = self._functions[name]
-        try:
-            inspect.signature(function).bind(**arguments)
-        except TypeError as error:
-            raise ToolError(f"invalid arguments: {error}") from None
-        except ValueError:
-            pass  # no signature to check against (some builtins); let the call decide
-        result = function(**arguments)
+        signature = self._signatures[name]
+        if signature is not None:  # None: no signature to check against; the call decides
+            try:
+                signature.bind(**arguments)
+            except TypeError as error:
+                raise ToolError(f"invalid arguments: {error}") from None
+        result = self._functions[name](**arguments)
         if inspect.isawaitable(result):
             result = await result
         return result
