@@ -150,3 +150,17 @@ def test_tools_table_marks_which_tools_ask_first() -> None:
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("free read_file") and "Read a text file" in lines[0]
     assert lines[1].startswith("asks call-actor") and "[apify] Run an Actor [paid]" in lines[1]
+
+
+def test_tool_lines_stay_one_line_in_a_pipe_whatever_the_width() -> None:
+    # Piped output has no terminal to wrap it: a preview broken by inserted newlines would
+    # make `grep '→ '` and log readers see half a call.
+    out = io.StringIO()
+    renderer = Renderer(make_console(file=out, width=40))
+    call = Call("get_current_time", {"timezone": "Europe/Prague", "note": "x" * 60})
+    renderer(ToolStarted(call))
+    renderer(ToolFinished(call, {"datetime": "2026-11-30T00:45:11+01:00", "day_of_week": "Monday"}))
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("→ get_current_time(") and lines[0].endswith(")")
+    assert lines[1].startswith("  ✓ {") and "Monday" in lines[1]
