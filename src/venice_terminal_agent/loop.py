@@ -85,7 +85,8 @@ Approve = Callable[[Call], Awaitable[bool]]
 
 
 def as_planner(plan: Planner | Iterable[Call | Answer]) -> Planner:
-    return plan if isinstance(plan, Planner) else StepsPlanner(plan)
+    # A duck-typed check: `isinstance` on a runtime Protocol walks its attributes each time.
+    return plan if callable(getattr(plan, "next", None)) else StepsPlanner(plan)  # type: ignore[return-value]
 
 
 async def run_loop(

@@ -157,7 +157,7 @@ def as_toolbox(tools: Toolbox | Mapping[str, Callable[..., Any]] | None) -> Tool
     """Accept a toolbox, a `{name: callable}` mapping, or None (no tools)."""
     if tools is None:
         return FunctionToolbox({})
-    if isinstance(tools, Toolbox):
+    if callable(getattr(tools, "call", None)) and callable(getattr(tools, "specs", None)):
         return tools
     if isinstance(tools, Mapping):
         return FunctionToolbox(tools)
