@@ -272,3 +272,52 @@ async def test_clear_keeps_only_the_system_prompt() -> None:
 def test_max_rounds_is_checked() -> None:
     with pytest.raises(ValueError, match="between 1 and 40"):
         Agent(object(), toolbox(), model="m", max_rounds=41)
+
+
+async def test_a_tool_the_catalogue_does_not_describe_asks_before_it_runs() -> None:
+    # A toolbox that can run a name its specs() does not list: nothing says it is read-only,
+    # so it must not run without a yes.
+    from venice_terminal_agent.agent import Agent
+    from venice_terminal_agent.tools.base import FunctionToolbox
+
+    ran: list[str] = []
+
+    class Undescribed(FunctionToolbox):
+        def specs(self):
+            return []
+
+    tools = Undescribed({"charge": lambda: ran.append("charge") or "charged"})
+    asked: list[str] = []
+
+    async def approver(call, spec):
+        asked.append(spec.name)
+        return False
+
+    class OneCallModel:
+        calls = 0
+
+        async def complete(self, model, messages, tools=(), *, temperature=None, events=None):
+            from venice_terminal_agent.venice.stream import Completion
+
+            self.calls += 1
+            if self.calls == 1:
+                return Completion(
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": "c1",
+                                "type": "function",
+                                "function": {"name": "charge", "arguments": "{}"},
+                            }
+                        ],
+                    }
+                )
+            return Completion({"role": "assistant", "content": "ok"})
+
+    agent = Agent(OneCallModel(), tools, model="m", approver=approver)
+    receipt = await agent.ask("charge me")
+    assert asked == ["charge"]
+    assert ran == []
+    assert receipt.steps == ()

@@ -121,8 +121,10 @@ class Agent:
         return receipt
 
     async def _consent(self, call: Call, spec: ToolSpec | None, emit: EventSink) -> bool:
-        if spec is None or spec.read_only:
-            return True  # read-only tools never need consent (unknown ones never get here)
+        if spec is not None and spec.read_only:
+            return True  # read-only tools never need consent
+        # A tool the catalogue did not describe is not known to be read-only: it asks.
+        spec = spec or ToolSpec(call.tool)
         if self.auto_approve:
             emit(ConsentGiven(call, True))
             return True
