@@ -133,3 +133,8 @@ def test_builtin_specs_are_read_only_and_describe_their_arguments(tree: Path) ->
     assert specs["read_file"].parameters["required"] == ["path"]
     assert specs["page"].parameters["properties"]["id"] == {"type": "integer"}
     assert specs["page"].openai_function()["function"]["name"] == "page"
+
+
+def test_a_single_remaining_page_is_named_as_one_id() -> None:
+    first = Pager(page_chars=100).cut("y" * 150)
+    assert "50 more characters in page id 2: call page(id=2)" in first

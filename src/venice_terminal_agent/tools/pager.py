@@ -54,8 +54,5 @@ class Pager:
         if not rest:
             return head + "; this is the last page]"
         cut = length - shown
-        return head + f"; {cut} more characters in page ids {_span(rest)}: call page(id={rest[0]})]"
-
-
-def _span(ids: list[int]) -> str:
-    return str(ids[0]) if len(ids) == 1 else f"{ids[0]}-{ids[-1]}"
+        where = f"page id {rest[0]}" if len(rest) == 1 else f"page ids {rest[0]}-{rest[-1]}"
+        return head + f"; {cut} more characters in {where}: call page(id={rest[0]})]"
