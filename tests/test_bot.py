@@ -295,3 +295,14 @@ async def test_a_bot_with_no_calls_at_all_says_so_instead_of_a_wait(counter: Cou
         reply = await bot.respond("lookup word=a", "c")
     assert reply.receipt is None and reply.retry_after is None and counter.runs == []
     assert reply.text.startswith("This bot makes no tool calls")
+
+
+async def test_help_still_answers_when_the_hour_is_spent(bot: Bot, counter: Counter) -> None:
+    for n in range(5):
+        await bot.respond(f"lookup word=w{n}", "alice")
+    reply = await bot.respond("help", "alice")
+    assert reply.receipt is not None and reply.receipt.calls == 0
+    assert "come back" not in reply.text
+    assert reply.status == "stopped: answered · 0 calls · 0 left this hour"
+    refused = await bot.respond("lookup word=late", "alice")
+    assert "come back in 1 hour" in refused.text and counter.runs == [f"w{n}" for n in range(5)]

@@ -106,7 +106,7 @@ class Store:
                     (chat,),
                 ).fetchone()
                 return Ticket(left, repeat=last[1], repeat_exit=exit[0] if exit else None)
-            if left == 0:
+            if left == 0 and wanted != 0:  # a reply that needs no call (help) still gets its answer
                 return Ticket(0, wait=_wait(rows, used, limit, window, now))
             reserved = left if wanted is None else min(left, wanted)
             if reserved == 0:
