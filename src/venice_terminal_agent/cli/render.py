@@ -77,7 +77,9 @@ class Renderer:
         elif isinstance(event, ToolStarted):
             self._stop_spinner()
             self._end_line()
-            self.console.print(Text(tool_line(event.call.tool, event.call.arguments), style="cyan"), soft_wrap=True)
+            self.console.print(
+                Text(tool_line(event.call.tool, event.call.arguments), style="cyan"), soft_wrap=True
+            )
             self._running += 1
             self._spin(f"running {safe(event.call.tool)}…")
         elif isinstance(event, ToolFinished):
@@ -107,9 +109,13 @@ class Renderer:
     def _show_tool_result(self, event: ToolFinished) -> None:
         self._end_line()
         if event.error is not None:
-            self.console.print(Text(f"  ✗ {preview(event.error, RESULT_PREVIEW)}", style="red"), soft_wrap=True)
+            self.console.print(
+                Text(f"  ✗ {preview(event.error, RESULT_PREVIEW)}", style="red"), soft_wrap=True
+            )
         else:
-            self.console.print(Text(f"  ✓ {preview(event.result, RESULT_PREVIEW)}", style="dim"), soft_wrap=True)
+            self.console.print(
+                Text(f"  ✓ {preview(event.result, RESULT_PREVIEW)}", style="dim"), soft_wrap=True
+            )
 
     def _write(self, text: str) -> None:
         self.console.print(text, end="", markup=False, emoji=False, highlight=False, soft_wrap=True)
