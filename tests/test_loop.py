@@ -337,3 +337,13 @@ def test_every_exit_has_its_own_documented_status() -> None:
     statuses = list(EXIT_STATUS.values())
     assert len(set(statuses)) == len(statuses)
     assert USAGE_ERROR_STATUS not in statuses and 1 not in statuses
+
+
+async def test_two_differently_malformed_calls_are_not_a_repeat(rec: Recorder) -> None:
+    first = Call("echo", {}, malformed='arguments are not valid JSON: {"text": ')
+    second = Call("echo", {}, malformed="arguments are not valid JSON: {text: 'a'}")
+    planner = ScriptedPlanner([[first], [second], Answer("gave up")], recovers=True)
+    receipt = await run_loop(planner, rec.tools(), budget=5)
+    # Not a repeat: the second failure of the same tool in a row is what ends the run.
+    assert receipt.stopped_because is Exit.TOOL_ERROR
+    assert "twice in a row" in receipt.refusal

@@ -58,8 +58,9 @@ class Call:
     id: str | None = None
     malformed: str | None = None
 
-    def key(self) -> tuple[str, str]:
-        return (self.tool, canonical_json(self.arguments))
+    def key(self) -> tuple[str, str, str | None]:
+        # Two malformed calls are equal only if they were malformed the same way.
+        return (self.tool, canonical_json(self.arguments), self.malformed)
 
 
 @dataclass(frozen=True)
