@@ -74,6 +74,35 @@ app = typer.Typer(
 )
 
 
+# Options shared by several commands: one definition, one help text.
+class Transport(StrEnum):
+    http = "http"
+    stdio = "stdio"
+
+
+RootOption = Annotated[
+    Path | None,
+    typer.Option(help="Folder read_file and list_files may see [default: the working folder]."),
+]
+McpConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="JSON file of MCP servers (mcpServers format) [default: the user's mcp.json, else Apify]."
+    ),
+]
+TransportOption = Annotated[
+    Transport | None,
+    typer.Option(help="How to reach Apify's MCP server [env APIFY_MCP_TRANSPORT; default: http]."),
+]
+ApifyToolsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--tools",
+        help="Apify tools to load, e.g. actors,docs,apify/rag-web-browser [env APIFY_MCP_TOOLS].",
+    ),
+]
+
+
 @app.command()
 def run(
     plan: Annotated[str, typer.Argument(help="A JSON plan file, or - to read it from stdin.")],
@@ -84,10 +113,7 @@ def run(
     json_output: Annotated[
         bool, typer.Option("--json", help="Print the receipt alone, as JSON, on stdout.")
     ] = False,
-    root: Annotated[
-        Path | None,
-        typer.Option(help="Folder read_file and list_files may see [default: the working folder]."),
-    ] = None,
+    root: RootOption = None,
     mcp_config: Annotated[
         Path | None,
         typer.Option(
@@ -112,11 +138,6 @@ def run(
     )
 
 
-class Transport(StrEnum):
-    http = "http"
-    stdio = "stdio"
-
-
 @app.command(
     epilog=(
         "Flags win over the environment, which wins over .env, which wins over the defaults. "
@@ -138,20 +159,9 @@ def ask(
         str | None,
         typer.Option(help="OpenAI-compatible API root [env VENICE_BASE_URL; default: Venice]."),
     ] = None,
-    transport: Annotated[
-        Transport | None,
-        typer.Option(help="How to reach Apify's MCP server [env APIFY_MCP_TRANSPORT; default: http]."),
-    ] = None,
-    tools: Annotated[
-        str | None,
-        typer.Option(
-            help="Apify tools to load, e.g. actors,docs,apify/rag-web-browser [env APIFY_MCP_TOOLS]."
-        ),
-    ] = None,
-    mcp_config: Annotated[
-        Path | None,
-        typer.Option(help="JSON file of MCP servers to use (mcpServers format) instead of Apify."),
-    ] = None,
+    transport: TransportOption = None,
+    tools: ApifyToolsOption = None,
+    mcp_config: McpConfigOption = None,
     max_rounds: Annotated[
         int | None,
         typer.Option(min=1, max=40, help="Most model rounds per question [env MAX_ROUNDS; default: 12]."),
@@ -209,20 +219,6 @@ tools_app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(tools_app)
-
-McpConfigOption = Annotated[
-    Path | None,
-    typer.Option(
-        help="JSON file of MCP servers (mcpServers format) [default: the user's mcp.json, else Apify]."
-    ),
-]
-TransportOption = Annotated[
-    Transport | None,
-    typer.Option(help="How to reach Apify's MCP server [env APIFY_MCP_TRANSPORT; default: http]."),
-]
-ApifyToolsOption = Annotated[
-    str | None, typer.Option("--tools", help="Apify tools to load, e.g. actors,docs [env APIFY_MCP_TOOLS].")
-]
 
 
 @tools_app.command("list")
@@ -285,10 +281,7 @@ def chat(
         bool, typer.Option("--offline", help="Plan from commands even when VENICE_API_KEY is set.")
     ] = False,
     calls: Annotated[int, typer.Option(min=0, help="Tool calls per conversation in any rolling hour.")] = 5,
-    root: Annotated[
-        Path | None,
-        typer.Option(help="Folder read_file and list_files may see [default: the working folder]."),
-    ] = None,
+    root: RootOption = None,
     mcp_config: Annotated[
         Path | None,
         typer.Option(help="With a model: JSON file of MCP servers (mcpServers format) instead of Apify."),
