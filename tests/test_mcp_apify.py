@@ -4,13 +4,13 @@ network namespace with only loopback (`unshare -n`) where that works."""
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from servers.net import free_port
 from servers.node import (
     MODULES,
     bin_path,
@@ -77,9 +77,7 @@ async def test_an_unknown_apify_tool_is_refused_by_the_server_as_a_readable_erro
 def test_apify_hosted_mode_with_a_token_against_apify_s_http_double():
     """The default hosted path (bearer token, Streamable HTTP) against `dist/dev_server.js`."""
     bin_path("actors-mcp-server")
-    with socket.socket() as probe:  # a free port (inside the namespace any port would do)
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()  # inside the namespace any port would do
     command = [sys.executable, str(HOSTED_PROBE), str(node22()), str(APIFY_DEV_SERVER), str(port)]
     if loopback_only_works():
         command = in_loopback_namespace(command)

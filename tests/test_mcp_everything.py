@@ -1,15 +1,14 @@
 """@modelcontextprotocol/server-everything (npm), the reference server, over stdio and over
 Streamable HTTP on a loopback port. Installed by `.ci/run` into `.tools/node`."""
 
-import asyncio
 import json
 import os
-import socket
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 
+from servers.net import free_port, serving
 from servers.node import MODULES, bin_path, node22
 from venice_terminal_agent import ToolError
 from venice_terminal_agent.tools.mcp_config import ServerConfig
@@ -65,28 +64,13 @@ async def test_server_everything_over_stdio(monkeypatch):
         assert "sk-venice-secret" not in environment and "VENICE_API_KEY" not in environment
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @asynccontextmanager
 async def everything_over_http():
     port = free_port()
-    process = await asyncio.create_subprocess_exec(
-        str(node22()), "-r", str(LOOPBACK_PRELOAD), everything_script(), "streamableHttp",
-        env={"PATH": os.environ.get("PATH", ""), "PORT": str(port)},
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
-    try:
-        async with asyncio.timeout(30):
-            while b"listening on port" not in (line := await process.stdout.readline()):
-                assert line, "server-everything exited before listening"
+    command = [str(node22()), "-r", str(LOOPBACK_PRELOAD), everything_script(), "streamableHttp"]
+    env = {"PATH": os.environ.get("PATH", ""), "PORT": str(port)}
+    async with serving(command, b"listening on port", env=env):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        await process.wait()
 
 
 async def test_server_everything_over_streamable_http():

@@ -1,37 +1,21 @@
 """Streamable HTTP with a bearer token: our Python server of record on a loopback port."""
 
-import asyncio
-import socket
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from servers.net import free_port, serving
 from venice_terminal_agent.tools.mcp_config import ServerConfig
 from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
 
 SERVER = Path(__file__).parent / "servers" / "http_bearer.py"
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @asynccontextmanager
 async def bearer_server(token: str):
     port = free_port()
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, str(SERVER), str(port), token, stderr=asyncio.subprocess.PIPE
-    )
-    try:
-        async with asyncio.timeout(30):
-            while b"Uvicorn running on" not in (line := await process.stderr.readline()):
-                assert line, "the HTTP server exited before listening"
+    async with serving([sys.executable, str(SERVER), str(port), token], b"Uvicorn running on"):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        await process.wait()
 
 
 async def test_the_bearer_token_is_carried_and_a_wrong_one_is_a_readable_error():
