@@ -13,7 +13,8 @@ from venice_terminal_agent import Exit, ToolError
 from venice_terminal_agent.agent import Agent
 from venice_terminal_agent.events import ConsentAsked, ConsentGiven, Finished, TextDelta
 from venice_terminal_agent.testing import FakeVenice
-from venice_terminal_agent.tools.base import FunctionToolbox
+from venice_terminal_agent.tools.base import CombinedToolbox, FunctionToolbox
+from venice_terminal_agent.tools.builtin import builtin_toolbox
 from venice_terminal_agent.venice import RetryPolicy, VeniceClient
 
 
@@ -321,3 +322,18 @@ async def test_a_tool_the_catalogue_does_not_describe_asks_before_it_runs() -> N
     assert asked == ["charge"]
     assert ran == []
     assert receipt.steps == ()
+
+
+async def test_a_long_result_reaches_the_model_with_its_page_note() -> None:
+    # The model must learn which page ids hold the rest, or the cut part is lost to it.
+    script = [calls(("echo", {"text": "x" * 2500})), calls(("page", {"id": 2})), {"text": "read it"}]
+    async with agent_on(script, max_tool_result_chars=1000) as (fake, agent):
+        agent.tools = CombinedToolbox(toolbox(), builtin_toolbox(pager=agent.pager))
+        receipt = await agent.ask("read the long thing")
+    assert receipt.stopped_because is Exit.ANSWERED
+    first_tool_message = fake.chat_requests[1]["messages"][-1]
+    assert first_tool_message["role"] == "tool"
+    assert first_tool_message["content"].startswith("x" * 1000)
+    assert "1500 more characters in page ids 2-3: call page(id=2)" in first_tool_message["content"]
+    second = fake.chat_requests[2]["messages"][-1]["content"]
+    assert second.startswith("x" * 1000) and "call page(id=3)" in second

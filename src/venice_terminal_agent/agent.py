@@ -93,7 +93,6 @@ class Agent:
             model=self.model,
             temperature=self.temperature,
             events=emit,
-            max_tool_result_chars=self.max_tool_result_chars,
         )
 
         def relay(event: Event) -> None:

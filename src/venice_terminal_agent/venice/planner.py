@@ -50,7 +50,6 @@ class LLMPlanner:
         model: str,
         temperature: float | None = None,
         events: EventSink | None = None,
-        max_tool_result_chars: int = 20_000,
     ) -> None:
         self.client = client
         self.messages = messages
@@ -58,7 +57,6 @@ class LLMPlanner:
         self.model = model
         self.temperature = temperature
         self.events = events
-        self.max_tool_result_chars = max_tool_result_chars
         self.usage: dict[str, int] = {}
         self.served_by: str | None = None  # the model the server says answered
 
@@ -98,12 +96,10 @@ class LLMPlanner:
             return json.dumps({"error": DECLINED})
         if outcome.error is not None:
             return json.dumps({"error": outcome.error}, ensure_ascii=False)
+        # Long results were already cut into pages by the loop's pager; cutting again here
+        # would drop the note that tells the model which page ids hold the rest.
         result = outcome.result
-        text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
-        if len(text) > self.max_tool_result_chars:  # the pager cuts first; this is the backstop
-            cut = len(text) - self.max_tool_result_chars
-            text = text[: self.max_tool_result_chars] + f"\n[{cut} more characters cut]"
-        return text
+        return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
 
 
 def to_call(tool_call: dict[str, Any]) -> Call:
