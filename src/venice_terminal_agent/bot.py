@@ -30,6 +30,7 @@ from .store import Store, Ticket
 from .tools.base import CombinedToolbox, FunctionToolbox, Toolbox, ToolError, as_toolbox
 from .tools.builtin import FileTools
 from .tools.pager import DEFAULT_PAGE_CHARS, Pager
+from .wording import all_of, plural, verb
 
 MAX_CHATS_KEPT = 1024  # conversations whose pages stay in memory (least recently used dropped)
 
@@ -216,7 +217,8 @@ class Bot:
             body = "This bot makes no tool calls (its budget is 0 calls)."
         else:
             body = (
-                f"All {self.calls_per_window} tool calls {self._window_words()} are spent; "
+                f"{all_of(self.calls_per_window, 'tool call')} {self._window_words()} "
+                f"{verb(self.calls_per_window, 'is', 'are')} spent; "
                 f"come back in {human_wait(wait)}."
             )
         status = f"not run: no calls left {self._window_words()} · 0 calls"
@@ -257,21 +259,21 @@ def _body(receipt: Receipt) -> str:
 
 
 def _calls(n: int) -> str:
-    return f"{n} call" + ("" if n == 1 else "s")
+    return plural(n, "call")
 
 
 def human_wait(seconds: float) -> str:
     """A wait as people say it, rounded up so it is never too early: '1 hour', '12 minutes'."""
     whole = max(1, math.ceil(seconds - 1e-9))
     if whole < 60:
-        return f"{whole} second" + ("" if whole == 1 else "s")
+        return plural(whole, "second")
     minutes = math.ceil(seconds / 60 - 1e-9)
     hours, minutes = divmod(minutes, 60)
     parts = []
     if hours:
-        parts.append(f"{hours} hour" + ("" if hours == 1 else "s"))
+        parts.append(plural(hours, "hour"))
     if minutes:
-        parts.append(f"{minutes} minute" + ("" if minutes == 1 else "s"))
+        parts.append(plural(minutes, "minute"))
     return " ".join(parts)
 
 

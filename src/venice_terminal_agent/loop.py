@@ -23,6 +23,7 @@ from .events import EventSink, Finished, RoundStarted, ToolFinished, ToolStarted
 from .receipt import Answer, Call, Exit, Receipt, Step
 from .tools.base import Toolbox, ToolError, as_toolbox
 from .tools.pager import Pager
+from .wording import plural
 
 DECLINED = "the user declined this call; it did not run"
 
@@ -187,7 +188,7 @@ class _Run:
                 check_stop = (
                     Exit.BUDGET,
                     f"stopped before call {len(self.steps) + queued + 1}: "
-                    f"the budget of {self.budget} tool calls is spent",
+                    f"the budget of {plural(self.budget, 'tool call')} is spent",
                 )
                 break
             self.previous = call
@@ -270,4 +271,4 @@ class _Run:
 
 
 def _calls(n: int) -> str:
-    return f"{n} call" + ("" if n == 1 else "s")
+    return plural(n, "call")

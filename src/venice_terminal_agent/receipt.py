@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from .wording import plural
+
 
 class Exit(StrEnum):
     """Why a run stopped. The first four are the loop's own, tested in this order."""
@@ -129,8 +131,7 @@ class Receipt:
 
     def summary(self) -> str:
         """One line for people: `stopped: answered · 2 calls · 3 rounds`."""
-        calls = f"{self.calls} call" + ("" if self.calls == 1 else "s")
-        parts = [f"stopped: {self.stopped_because}", calls]
+        parts = [f"stopped: {self.stopped_because}", plural(self.calls, "call")]
         if self.rounds:
-            parts.append(f"{self.rounds} round" + ("" if self.rounds == 1 else "s"))
+            parts.append(plural(self.rounds, "round"))
         return " · ".join(parts)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..receipt import USAGE_ERROR_STATUS
+from ..wording import plural
 from .text import preview, safe
 
 
@@ -59,7 +60,7 @@ def logs_main(count: int, *, json_output: bool, db: Path | None) -> int:
 def _line(run) -> str:
     when = datetime.fromtimestamp(run.at).astimezone().strftime("%Y-%m-%d %H:%M:%S")
     where = f"chat {run.chat}" if run.chat else run.source
-    calls = f"{run.calls} call" + ("" if run.calls == 1 else "s")
+    calls = plural(run.calls, "call")
     took = "" if run.duration is None else f" · {run.duration:.3f} s"
     model = f" · {run.model}" if run.model else ""
     head = f"#{run.id}  {when}  {safe(where)}  {run.stopped_because} · {calls}{took}{safe(model)}"

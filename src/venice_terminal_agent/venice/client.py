@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from ..config import VENICE_BASE_URL
 from ..events import EventSink, TextDelta, TextDiscarded, ignore
+from ..wording import plural
 from .errors import ModelError, NoModelError, describe, one_line
 from .stream import Assembler, Completion
 
@@ -176,7 +177,7 @@ class VeniceClient:
         in_window = self.retry.failed()
         if not problem.retryable:
             raise problem
-        tries = f"{attempt} attempt" + ("" if attempt == 1 else "s")
+        tries = plural(attempt, "attempt")
         if attempt >= self.retry.attempts:
             raise ModelError(f"{problem.message} (gave up after {tries})", status=problem.status)
         if in_window > self.retry.max_failures_in_window:

@@ -1,0 +1,24 @@
+"""The one place that says how many of something: "1 call", "2 calls", "The 1 tool call … is".
+
+Every count a person reads goes through `plural`, so no message says "1 calls" or "All 1
+tool calls". It imports nothing: the loop core uses it.
+"""
+
+from __future__ import annotations
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """`count` and `noun` in agreement: plural(1, "call") -> "1 call", plural(3, "call") -> "3 calls".
+
+    `nouns` is the plural when adding "s" is wrong (plural(2, "entry", "entries"))."""
+    return f"{count} {noun if count == 1 else (nouns or noun + 's')}"
+
+
+def all_of(count: int, noun: str, nouns: str | None = None) -> str:
+    """The whole of a count, as the subject of a sentence: "The 1 tool call", "All 5 tool calls"."""
+    return f"{'The' if count == 1 else 'All'} {plural(count, noun, nouns)}"
+
+
+def verb(count: int, singular: str, plural_form: str) -> str:
+    """The verb that agrees with `count`: verb(1, "is", "are") -> "is"."""
+    return singular if count == 1 else plural_form
