@@ -25,7 +25,9 @@ from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
 
 STAND_IN = Path(__file__).parent / "servers" / "apify_api_401.py"
 APIFY_STDIO = MODULES / "@apify" / "actors-mcp-server" / "dist" / "stdio.js"
-APIFY_DEV_SERVER = MODULES / "@apify" / "actors-mcp-server" / "dist" / "dev_server.js"
+# Resolved: the script starts its server only when argv[1] is its own real path, and `.tools`
+# may be a symbolic link (a git worktree shares the main checkout's).
+APIFY_DEV_SERVER = (MODULES / "@apify" / "actors-mcp-server" / "dist" / "dev_server.js").resolve()
 HOSTED_PROBE = Path(__file__).parent / "servers" / "apify_hosted_probe.py"
 READ_ONLY = {"search-actors", "fetch-actor-details", "get-actor-run", "get-dataset-items",
              "get-key-value-store-record", "search-apify-docs", "fetch-apify-docs"}  # fmt: skip
