@@ -108,7 +108,8 @@ async def test_a_file_from_a_newer_version_is_refused_and_left_untouched(tmp_pat
     db.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
     db.close()
     before = path.read_bytes()
-    with pytest.raises(StoreError, match=r"schema version 2, newer than this venice-agent knows \(1\)"):
+    newer = rf"schema version {len(MIGRATIONS) + 1}, newer than this venice-agent knows \({len(MIGRATIONS)}\)"
+    with pytest.raises(StoreError, match=newer):
         await Bot(db=path).respond("help", "alice")
     assert path.read_bytes() == before
 
@@ -142,7 +143,7 @@ async def test_migrations_run_once_and_in_order(tmp_path: Path, monkeypatch: pyt
     applied: list[int] = []
 
     def second(db: sqlite3.Connection) -> None:
-        applied.append(2)
+        applied.append(len(MIGRATIONS) + 1)
         db.execute("ALTER TABLE runs ADD COLUMN tag TEXT")
 
     monkeypatch.setattr("venice_terminal_agent.store_schema.MIGRATIONS", [*MIGRATIONS, second])
@@ -150,9 +151,9 @@ async def test_migrations_run_once_and_in_order(tmp_path: Path, monkeypatch: pyt
         pass
     async with Store(path):
         pass
-    assert applied == [2]
+    assert applied == [len(MIGRATIONS) + 1]
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 1
     assert "tag" in [row[1] for row in db.execute("PRAGMA table_info(runs)")]
     db.close()
 

@@ -27,6 +27,7 @@ from .events import EventSink
 from .loop import run_loop
 from .receipt import Exit, Receipt
 from .store import Store, Ticket
+from .store_protocol import ChatStore
 from .tools.base import CombinedToolbox, FunctionToolbox, Toolbox, ToolError, as_toolbox
 from .tools.builtin import FileTools
 from .tools.pager import DEFAULT_PAGE_CHARS, Pager
@@ -63,7 +64,8 @@ class Bot:
     """A chat bot with a per-conversation budget of tool calls that recovers over time.
 
     `tools`: extra tools beside the built-in ones (`read_file`, `list_files` under `root`,
-    and the bot's own `page`); `db`: an SQLite file (None: in memory); `clock`: seconds
+    and the bot's own `page`); `db`: an SQLite file (None: in memory), or `store`: any
+    `store_protocol.ChatStore` (Redis, for many processes); `clock`: seconds
     (default `time.time`); `agent`: an object with `ask(question, *, events, budget)` (the
     LLM agent), or a callable making one per chat; without it the bot plans from commands.
     """
@@ -79,6 +81,7 @@ class Bot:
         agent: AskingAgent | Callable[[str], AskingAgent] | None = None,
         root: str | os.PathLike[str] | None = None,
         page_chars: int = DEFAULT_PAGE_CHARS,
+        store: ChatStore | None = None,
     ) -> None:
         if calls_per_window < 0:
             raise ValueError("calls_per_window must be >= 0")
@@ -89,7 +92,7 @@ class Bot:
         self.window = float(window)
         self.agent = agent
         self.page_chars = page_chars
-        self.store = Store(db)
+        self.store: ChatStore = store if store is not None else Store(db)
         self._extra = as_toolbox(tools)
         # Names of the fixed tools, known once (a dynamic toolbox, such as MCP, is asked each time).
         self._extra_names = [] if tools is None else list(tools) if isinstance(tools, Mapping) else None

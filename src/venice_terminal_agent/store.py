@@ -180,6 +180,25 @@ class Store:
 
         return await self._worker.read(work)
 
+    async def claim_chat(self, chat: str, user: str, *, now: float) -> bool:
+        """Make `user` the chat's owner if it has none; True if the chat is `user`'s."""
+
+        def work(db: sqlite3.Connection) -> bool:
+            db.execute("INSERT OR IGNORE INTO owners (chat, user, at) VALUES (?, ?, ?)", (chat, user, now))
+            return db.execute("SELECT user FROM owners WHERE chat = ?", (chat,)).fetchone()[0] == user
+
+        return await self._worker.write(work)
+
+    async def owner(self, chat: str) -> str | None:
+        def work(db: sqlite3.Connection) -> str | None:
+            row = db.execute("SELECT user FROM owners WHERE chat = ?", (chat,)).fetchone()
+            return None if row is None else row[0]
+
+        return await self._worker.read(work)
+
+    async def ping(self) -> None:
+        await self._worker.read(lambda db: db.execute("SELECT 1").fetchone())
+
     # ---- runs, from the bot and the terminal agent ----
 
     async def record_run(

@@ -59,8 +59,13 @@ def _m1_initial(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX ledger_by_chat ON ledger (chat, at)")
 
 
+def _m2_owners(db: sqlite3.Connection) -> None:
+    # Who created each chat, when the bot is served with tokens (`venice-agent serve --token-file`).
+    db.execute("CREATE TABLE owners (chat TEXT PRIMARY KEY, user TEXT NOT NULL, at REAL NOT NULL)")
+
+
 # Append only: never edit a migration that shipped, add the next one.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m1_initial]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m1_initial, _m2_owners]
 
 
 def connect(path: str, *, create: bool = True) -> sqlite3.Connection:

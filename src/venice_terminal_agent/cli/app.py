@@ -323,5 +323,48 @@ def logs(
     raise typer.Exit(logs_main(count, json_output=json_output, db=db))
 
 
+@app.command()
+def serve(
+    host: Annotated[
+        str, typer.Option(help="Address to listen on; other than loopback only with --token-file.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on (0: any free one).")] = 8080,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            help="The store (SQLite file) [env VENICE_AGENT_DB; default: venice-agent.db in the user data folder]."
+        ),
+    ] = None,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(help="Lines 'USER TOKEN': every request needs 'Authorization: Bearer TOKEN'."),
+    ] = None,
+    calls: Annotated[int, typer.Option(min=0, help="Tool calls per chat in any rolling hour.")] = 5,
+    root: RootOption = None,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Plan from commands even when VENICE_API_KEY is set.")
+    ] = False,
+    mcp_config: McpConfigOption = None,
+    yes: Annotated[
+        bool,
+        typer.Option("--yes", "-y", help="Offer tools that may cost money (else they are left out)."),
+    ] = False,
+    run_timeout: Annotated[
+        float, typer.Option(min=1, help="Seconds one reply may run before it is cancelled.")
+    ] = 300.0,
+) -> None:
+    """Serve the chat bot over HTTP: the API under /v1 and a chat page at /.
+
+    POST /v1/chats/NAME/messages {"text": "..."} answers in JSON, or as server-sent events
+    with 'Accept: text/event-stream'; GET /v1/chats/NAME shows the exchanges and the calls
+    left; GET /healthz says it is ready. The same budgets as `chat`: shared by every process
+    on the same store.
+    """
+    from ..serve.main import ServeOptions, serve_main
+
+    options = ServeOptions(host, port, store, token_file, calls, root, offline, mcp_config, yes, run_timeout)
+    raise typer.Exit(serve_main(options))
+
+
 def main() -> None:
     app()

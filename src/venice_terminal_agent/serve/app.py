@@ -1,0 +1,201 @@
+"""The HTTP API around one `Bot` (Starlette): JSON or server-sent events, tokens, limits.
+
+    POST /v1/chats/{chat}/messages   {"text": …} → {"text", "status", "left", "receipt", …}
+                                     (Accept: text/event-stream → the run's events, then the reply)
+    GET  /v1/chats/{chat}            the chat's recent exchanges and what is left of its budget
+    GET  /healthz                    200 once the store (and the MCP servers) answer
+    GET  /                           the chat page
+
+Nothing that is refused here (no token, another user's chat, a body over 32 KB, malformed
+JSON, an unknown route) reaches the store's ledger or the model: refusals cost no call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from importlib.resources import files
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from ..events import Event, TextDelta, TextDiscarded, ToolFinished, ToolStarted
+from ..store_schema import StoreError
+from .sse import EventStream
+
+MAX_BODY = 32 * 1024
+MAX_CHAT_NAME = 200
+
+
+class Refused(Exception):
+    """A request answered with an error status and one line, before anything runs."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def error(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+def build_app(
+    bot: Any,
+    *,
+    users: Mapping[str, str] | None = None,
+    run_timeout: float = 300.0,
+    ready: Callable[[], Awaitable[None]] | None = None,
+) -> Starlette:
+    """`bot`: an opened `Bot`; `users`: token → user name (None: no tokens, loopback only);
+    `run_timeout`: seconds one reply may take before it is cancelled (and its reservation
+    settled); `ready`: raises while something the bot needs (MCP servers) is not ready."""
+
+    def user_of(request: Request) -> str | None:
+        if users is None:
+            return None
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and token:
+            for known, user in users.items():  # compare every token in constant time
+                if hmac.compare_digest(known.encode(), token.strip().encode()):
+                    return user
+        raise Refused(401, "a valid 'Authorization: Bearer TOKEN' header is needed")
+
+    async def chat_of(request: Request, user: str | None, *, claim: bool) -> str:
+        chat = request.path_params["chat"]
+        if not chat.strip() or len(chat) > MAX_CHAT_NAME:
+            raise Refused(400, f"a chat name is 1 to {MAX_CHAT_NAME} characters")
+        if user is not None:
+            store = bot.store
+            mine = (
+                await store.claim_chat(chat, user, now=time.time())
+                if claim
+                else await store.owner(chat) == user
+            )
+            if not mine:  # another user's chat is not shown to exist
+                raise Refused(404, f"no chat {chat!r}")
+        return chat
+
+    async def post_message(request: Request) -> Response:
+        user = user_of(request)
+        text = await _message_text(request)
+        chat = await chat_of(request, user, claim=True)
+        if "text/event-stream" in request.headers.get("accept", ""):
+            return EventStream(lambda events: _respond(bot, text, chat, events, run_timeout), _event_json)
+        return JSONResponse(reply_json(await _respond(bot, text, chat, None, run_timeout)))
+
+    async def get_chat(request: Request) -> Response:
+        user = user_of(request)
+        chat = await chat_of(request, user, claim=False)
+        exchanges = await bot.history(chat)
+        left = await bot.calls_left(chat)
+        return JSONResponse(
+            {
+                "chat": chat,
+                "exchanges": exchanges,
+                "calls_left": left,
+                "calls_per_window": bot.calls_per_window,
+                "window": bot.window,
+            }
+        )
+
+    async def healthz(request: Request) -> Response:
+        await bot.store.ping()
+        if ready is not None:
+            await ready()
+        return JSONResponse({"ok": True})
+
+    async def page(request: Request) -> Response:
+        html = files(__package__).joinpath("page.html").read_text(encoding="utf-8")
+        return HTMLResponse(html, headers={"Content-Security-Policy": "default-src 'self' 'unsafe-inline'"})
+
+    async def refused(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, Refused)
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        return error(exc.status, exc.message, headers)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        if exc.status_code == 404:
+            return error(404, f"no such route: {request.method} {request.url.path}")
+        return error(exc.status_code, str(exc.detail))
+
+    async def store_down(request: Request, exc: Exception) -> Response:
+        return error(503, _one_line(f"the store is unavailable: {exc}"), {"Retry-After": "5"})
+
+    routes = [
+        Route("/", page, methods=["GET"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/v1/chats/{chat}/messages", post_message, methods=["POST"]),
+        Route("/v1/chats/{chat}", get_chat, methods=["GET"]),
+    ]
+    handlers = {Refused: refused, HTTPException: http_error, StoreError: store_down}
+    return Starlette(routes=routes, exception_handlers=handlers)  # type: ignore[arg-type]
+
+
+async def _message_text(request: Request) -> str:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY:
+        raise Refused(413, f"the request body is over {MAX_BODY // 1024} KB")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            raise Refused(413, f"the request body is over {MAX_BODY // 1024} KB")
+    try:
+        data = json.loads(body)
+    except UnicodeDecodeError:
+        raise Refused(400, "the body is not UTF-8 text") from None
+    except json.JSONDecodeError as problem:
+        raise Refused(400, f"the body is not JSON: {problem}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("text"), str):
+        raise Refused(400, 'the body must be a JSON object with a "text" string')
+    if not data["text"].strip():
+        raise Refused(400, '"text" is empty')
+    return data["text"]
+
+
+async def _respond(bot: Any, text: str, chat: str, events: Any, run_timeout: float) -> Any:
+    try:
+        async with asyncio.timeout(run_timeout):
+            return await bot.respond(text, chat, events=events)
+    except TimeoutError:
+        raise Refused(504, f"the reply took longer than {run_timeout:g} s and was stopped") from None
+
+
+def reply_json(reply: Any) -> dict[str, Any]:
+    return {
+        "text": reply.text,
+        "status": reply.status,
+        "left": reply.left,
+        "repeated": reply.repeated,
+        "retry_after": reply.retry_after,
+        "receipt": None if reply.receipt is None else reply.receipt.to_dict(),
+    }
+
+
+def _event_json(event: Event) -> tuple[str, dict[str, Any]] | None:
+    """One run event as (SSE event name, data), or None for events the page does not show."""
+    if isinstance(event, TextDelta):
+        return "text", {"text": event.text}
+    if isinstance(event, TextDiscarded):
+        return "discard", {}
+    if isinstance(event, ToolStarted):
+        return "tool_started", {"tool": event.call.tool, "arguments": event.call.arguments}
+    if isinstance(event, ToolFinished):
+        return "tool_finished", {"tool": event.call.tool, "error": event.error}
+    return None
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+__all__ = ["MAX_BODY", "Refused", "build_app", "reply_json"]

@@ -1,0 +1,211 @@
+"""`venice-agent serve`: the chat bot over HTTP (uvicorn), on one SQLite file or on Redis.
+
+Start-up, in order: refuse a non-loopback address without tokens; read the tokens; open the
+store; with a model, resolve it and open the MCP servers; bind the socket; say in one line
+where it listens, on which store, who plans, and whether paid tools are offered. Only then
+are requests accepted, so `/healthz` answers 200 as soon as anyone can reach it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..config import ConfigError, load_settings
+from ..receipt import USAGE_ERROR_STATUS
+from ..tools.base import ToolSpec
+
+LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    host: str = "127.0.0.1"
+    port: int = 8080
+    store: str | None = None  # an SQLite file or redis://…; None: the default file
+    token_file: Path | None = None
+    calls: int = 5
+    root: Path | None = None
+    offline: bool = False
+    mcp_config: Path | None = None
+    yes: bool = False
+    run_timeout: float = 300.0
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def read_tokens(path: Path) -> dict[str, str]:
+    """token → user, from lines `USER TOKEN` (blank lines and # comments skipped)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as problem:
+        reason = getattr(problem, "strerror", None) or problem
+        raise ConfigError(f"cannot read the token file {path}: {reason}") from None
+    users: dict[str, str] = {}
+    for number, line in enumerate(lines, 1):
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        if len(words) != 2:
+            raise ConfigError(f"{path}:{number}: expected 'USER TOKEN' (two words)")
+        user, token = words
+        if token in users:
+            raise ConfigError(f"{path}:{number}: this token is already given to {users[token]!r}")
+        users[token] = user
+    if not users:
+        raise ConfigError(f"the token file {path} names no user ('USER TOKEN' lines)")
+    return users
+
+
+def serve_main(options: ServeOptions) -> int:
+    """The whole command; returns the process exit status."""
+    from ..store_schema import StoreError
+
+    if options.token_file is None and not is_loopback(options.host):
+        return _fail(
+            f"without --token-file the API serves loopback only; refusing to listen on {options.host} "
+            "(give --token-file, or --host 127.0.0.1)"
+        )
+    if options.root is not None and not options.root.is_dir():
+        return _fail(f"--root {options.root} is not a folder")
+    try:
+        users = None if options.token_file is None else read_tokens(options.token_file)
+        settings = load_settings(auto_approve_tools=options.yes or None)
+        return asyncio.run(_serve(options, users, settings))
+    except (ConfigError, StoreError) as problem:
+        return _fail(str(problem))
+    except OSError as problem:  # the address is taken or not ours
+        return _fail(f"cannot listen on {options.host}:{options.port}: {problem.strerror or problem}")
+    except KeyboardInterrupt:
+        return 0
+
+
+async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: Any) -> int:
+    from ..bot import Bot
+    from ..store_protocol import open_store
+    from ..store_schema import resolve_db_path
+
+    spec = options.store or settings.venice_agent_db
+    if spec is None:
+        path = resolve_db_path(None)
+        path.parent.mkdir(parents=True, exist_ok=True)  # the default folder is ours to make
+        spec = str(path)
+    # A process killed mid-run leaves its reservation: held a little longer than a run may last.
+    store = open_store(spec, hold=options.run_timeout + 30)
+    key = settings.venice_api_key.get_secret_value().strip() if settings.venice_api_key else ""
+    if not key or options.offline:
+        offline = Bot(store=store, root=options.root, calls_per_window=options.calls)
+        async with offline as bot:
+            return await _listen(options, users, bot, spec, "commands (no model)", "none (file tools only)")
+
+    from ..cli.approver import TerminalApprover
+    from ..cli.render import make_console
+    from ..cli.startup import open_session
+    from ..tools.mcp_config import load_servers
+
+    console = make_console(stderr=True)
+    servers = load_servers(settings, options.mcp_config)
+    approver = TerminalApprover(console, auto_approve=options.yes)
+    async with open_session(settings, servers, console=console, approver=approver) as session:
+        base = session.agent
+        tools = base.tools if options.yes else ReadOnlyTools(base.tools)
+        left_out = [spec.name for spec in base.tools.specs() if not spec.read_only]
+        paid = (
+            f"offered ({len(left_out)}, --yes)"
+            if options.yes
+            else f"left out ({len(left_out)}; start with --yes to offer them)"
+        )
+
+        def agent_for(chat: str) -> Any:
+            from ..agent import Agent
+
+            return Agent(
+                base.client,
+                tools,
+                model=base.model,
+                max_rounds=base.max_rounds,
+                auto_approve=True,  # what is not read-only is offered only under --yes
+                max_tool_result_chars=base.max_tool_result_chars,
+                temperature=base.temperature,
+                pager=base.pager,
+            )
+
+        async with Bot(store=store, agent=agent_for, calls_per_window=options.calls) as bot:
+            return await _listen(options, users, bot, spec, f"the model {session.model}", paid)
+
+
+class ReadOnlyTools:
+    """A toolbox showing only the read-only tools of another (consent cannot be asked over HTTP)."""
+
+    def __init__(self, tools: Any) -> None:
+        self.tools = tools
+
+    def specs(self) -> Sequence[ToolSpec]:
+        return [spec for spec in self.tools.specs() if spec.read_only]
+
+    def __contains__(self, name: object) -> bool:
+        return any(spec.name == name for spec in self.specs())
+
+    async def call(self, name: str, arguments: Any) -> Any:
+        from ..tools.base import ToolError
+
+        if name not in self:
+            raise ToolError(f"no tool {name!r} here (tools that may cost money need serve --yes)")
+        return await self.tools.call(name, arguments)
+
+
+async def _listen(
+    options: ServeOptions, users: dict[str, str] | None, bot: Any, spec: str, planner: str, paid: str
+) -> int:
+    import uvicorn
+
+    from .app import build_app
+
+    app = build_app(bot, users=users, run_timeout=options.run_timeout)
+    family = socket.AF_INET6 if ":" in options.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((options.host.strip("[]"), options.port))
+    sock.listen(2048)
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    who = "loopback only, no tokens" if users is None else f"{len(set(users.values()))} users with tokens"
+    print(
+        f"venice-agent serve: http://{shown}:{port} ({who}) · store {_redact(spec)} · "
+        f"planned by {planner} · {options.calls} calls per chat an hour · paid tools {paid}",
+        file=sys.stderr,
+        flush=True,
+    )
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=5
+    )
+    await uvicorn.Server(config).serve(sockets=[sock])
+    return 0
+
+
+def _redact(spec: str) -> str:
+    """A store URL without its password."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(spec)
+    if parts.password:
+        return spec.replace(f":{parts.password}@", ":***@", 1)
+    return spec
+
+
+def _fail(message: str) -> int:
+    print(f"venice-agent serve: {' '.join(message.split())}", file=sys.stderr)
+    return USAGE_ERROR_STATUS

@@ -1,0 +1,73 @@
+"""What the chat bot needs from a store, which both stores give: SQLite (`store.Store`, the
+embedded default) and Redis (`store_redis.RedisStore`, for many processes sharing budgets).
+
+A reply is reserved, then settled: `begin_reply` atomically answers a repeat, says how long to
+wait, or reserves calls; `finish_reply` records the exchange and settles the reservation at
+what the run spent. `open_store("redis://…")` picks Redis; anything else is an SQLite file.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Protocol
+
+from .receipt import Receipt
+from .store import Store, Ticket
+from .store_schema import StoreError
+
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+class StoreUnavailable(StoreError):
+    """The store cannot be reached right now (Redis down): try again later; nothing was spent."""
+
+
+class ChatStore(Protocol):
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def ping(self) -> None:
+        """Raise `StoreError` unless the store answers now."""
+
+    async def begin_reply(
+        self, chat: str, text: str, *, now: float, limit: int, window: float, wanted: int | None
+    ) -> Ticket: ...
+
+    async def finish_reply(
+        self,
+        chat: str,
+        text: str,
+        reply: str,
+        *,
+        now: float,
+        kind: str,
+        receipt: Receipt | None = None,
+        ticket: Ticket | None = None,
+        reusable: bool = True,
+    ) -> int | None: ...
+
+    async def calls_used(self, chat: str, *, now: float, window: float) -> int: ...
+
+    async def history(self, chat: str, limit: int = 50) -> list[dict[str, Any]]: ...
+
+    async def claim_chat(self, chat: str, user: str, *, now: float) -> bool:
+        """Make `user` the chat's owner if it has none; True if the chat is `user`'s."""
+        ...
+
+    async def owner(self, chat: str) -> str | None: ...
+
+
+def is_redis_url(spec: str | os.PathLike[str]) -> bool:
+    return str(spec).startswith(REDIS_SCHEMES)
+
+
+def open_store(spec: str | os.PathLike[str] | None, *, hold: float = 600.0) -> ChatStore:
+    """The store named by `spec` (not opened yet): a Redis URL, else an SQLite file (None:
+    memory). `hold`: seconds a Redis reservation outlives a process that died holding it."""
+    if spec is not None and is_redis_url(spec):
+        raise StoreError(f"{spec}: Redis stores are not supported by this version yet")
+    return Store(spec)
+
+
+__all__ = ["ChatStore", "StoreError", "StoreUnavailable", "is_redis_url", "open_store"]

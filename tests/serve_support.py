@@ -1,0 +1,72 @@
+"""`venice-agent serve` as a process on a loopback port, for the service tests."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from cli_support import COMMAND, clean_env
+from servers.net import free_port
+
+READY = b"venice-agent serve: http://"
+
+
+@dataclass
+class Served:
+    url: str
+    line: str  # what it said when it started
+    process: asyncio.subprocess.Process
+
+
+def offline_env(folder: Path) -> dict[str, str]:
+    env = clean_env(folder, "http://127.0.0.1:9")  # nothing listens there: no model is used
+    del env["VENICE_API_KEY"]
+    return env
+
+
+@asynccontextmanager
+async def served(folder: Path, *args: str, env: dict[str, str] | None = None) -> AsyncIterator[Served]:
+    """A serve process with `args`, once it listens; stopped (SIGTERM) on the way out."""
+    port = free_port()
+    process = await asyncio.create_subprocess_exec(
+        COMMAND, "serve", "--port", str(port), *args,
+        env=env or offline_env(folder),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    assert process.stdout is not None
+    said = b""
+    try:
+        async with asyncio.timeout(60):
+            while READY not in (line := await process.stdout.readline()):
+                said += line
+                assert line, f"serve exited before it listened: {said.decode()}"
+        drain = asyncio.create_task(process.stdout.read())  # a full pipe must never block it
+        yield Served(f"http://127.0.0.1:{port}", line.decode().strip(), process)
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+        await process.wait()
+    await drain
+
+
+def require(program: str) -> str:
+    """The path of a service's program (redis-server, chromium); in CI its absence fails."""
+    import os
+    import shutil
+
+    import pytest
+
+    found = shutil.which(program)
+    if found is None:
+        message = f"{program} is not installed (apt-get install -y {program.removesuffix('-server')}-server)"
+        if program == "chromium":
+            message = "chromium is not installed (apt-get install -y chromium)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return found

@@ -1,0 +1,157 @@
+"""`venice-agent serve` over real HTTP on loopback: the API, streaming, tokens, refusals."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+from cli_support import COMMAND, clean_env, fake_venice, mcp_config
+from serve_support import offline_env, served
+
+SSE = {"Accept": "text/event-stream"}
+
+
+def events_of(body: str) -> list[tuple[str, dict[str, Any]]]:
+    found = []
+    for block in body.split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+        if "event" in lines:
+            found.append((lines["event"], json.loads(lines["data"])))
+    return found
+
+
+async def test_json_and_streamed_replies_repeats_and_refusals_that_cost_nothing(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello from a file")
+    async with served(
+        tmp_path, "--offline", "--store", str(tmp_path / "bot.db"), "--root", str(tmp_path)
+    ) as server:
+        async with httpx2.AsyncClient(base_url=server.url) as http:
+            assert (await http.get("/healthz")).json() == {"ok": True}
+            first = await http.post("/v1/chats/a/messages", json={"text": "read_file path=notes.txt"})
+            assert first.status_code == 200
+            reply = first.json()
+            assert reply["text"].startswith("hello from a file\n")
+            assert reply["status"] == "stopped: answered · 1 call · 4 left this hour"
+            assert reply["receipt"]["calls"] == 1 and reply["receipt"]["stopped_because"] == "answered"
+
+            streamed = await http.post(
+                "/v1/chats/a/messages", json={"text": "list_files path=."}, headers=SSE
+            )
+            assert streamed.headers["content-type"].startswith("text/event-stream")
+            events = events_of(streamed.text)
+            assert [name for name, _ in events] == ["tool_started", "tool_finished", "reply"]
+            assert events[0][1] == {"tool": "list_files", "arguments": {"path": "."}}
+            assert events[2][1]["left"] == 3
+
+            again = (await http.post("/v1/chats/a/messages", json={"text": "list_files path=."})).json()
+            assert again["repeated"] is True and again["left"] == 3 and again["receipt"] is None
+
+            refusals = [
+                (await http.post("/v1/chats/a/messages", content=b'{"text": "' + b"x" * 33_000 + b'"}'), 413),
+                (await http.post("/v1/chats/a/messages", content=b'{"text": "list_files'), 400),
+                (await http.post("/v1/chats/a/messages", json=["list_files"]), 400),
+                (await http.post("/v1/chats/a/messages", content=b"\xff\xfe"), 400),
+                (await http.get("/v1/chats/a/messages"), 405),
+                (await http.get("/v1/nothing/here"), 404),
+                (await http.post("/v1/chats/a", json={"text": "list_files"}), 405),
+            ]
+            for response, status in refusals:
+                assert response.status_code == status, response.text
+                message = response.json()["error"]
+                assert message and "\n" not in message
+            assert refusals[1][0].json()["error"].startswith("the body is not JSON: ")
+            assert refusals[5][0].json()["error"] == "no such route: GET /v1/nothing/here"
+
+            chat = (await http.get("/v1/chats/a")).json()
+            assert chat["calls_left"] == 3  # none of the refusals cost a call
+            assert [exchange["kind"] for exchange in chat["exchanges"]] == ["run", "run", "repeat"]
+            assert chat["exchanges"][0]["text"] == "read_file path=notes.txt"
+
+
+async def test_tokens_give_each_user_their_own_chats(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text("# user token\nalice a-secret\nbob b-secret\n")
+    args = ("--offline", "--store", str(tmp_path / "bot.db"), "--token-file", str(tokens))
+    async with served(tmp_path, *args) as server:
+        assert "(2 users with tokens)" in server.line
+        alice = httpx2.AsyncClient(base_url=server.url, headers={"Authorization": "Bearer a-secret"})
+        bob = httpx2.AsyncClient(base_url=server.url, headers={"Authorization": "Bearer b-secret"})
+        anonymous = httpx2.AsyncClient(base_url=server.url)
+        async with alice, bob, anonymous:
+            refused = await anonymous.post("/v1/chats/plans/messages", json={"text": "list_files"})
+            assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
+            wrong = await anonymous.get("/v1/chats/plans", headers={"Authorization": "Bearer a-secre"})
+            assert wrong.status_code == 401
+            assert (
+                await alice.post("/v1/chats/plans/messages", json={"text": "list_files"})
+            ).status_code == 200
+            for response in (
+                await bob.post("/v1/chats/plans/messages", json={"text": "list_files path=src"}),
+                await bob.get("/v1/chats/plans"),
+            ):
+                assert response.status_code == 404
+                assert response.json() == {"error": "no chat 'plans'"}
+            mine = (await alice.get("/v1/chats/plans")).json()
+            assert mine["calls_left"] == 4 and len(mine["exchanges"]) == 1  # bob's tries cost nothing
+            assert (await bob.get("/v1/chats/absent")).status_code == 404
+            assert (await bob.post("/v1/chats/own/messages", json={"text": "help"})).status_code == 200
+
+
+def test_without_tokens_it_refuses_to_listen_beyond_loopback(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [COMMAND, "serve", "--host", "0.0.0.0", "--offline", "--store", str(tmp_path / "bot.db")],
+        env=offline_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "venice-agent serve: without --token-file the API serves loopback only; refusing to listen on "
+        "0.0.0.0 (give --token-file, or --host 127.0.0.1)"
+    ]
+    assert not (tmp_path / "bot.db").exists()
+
+
+async def test_the_model_streams_paid_tools_are_left_out_and_a_disconnect_cancels(tmp_path: Path) -> None:
+    script = [{"text": ["Hello ", "from ", "the model."]}, {"text": ["Thinking"], "hang": True}]
+    config = mcp_config(tmp_path, time_server=False)  # the shop: tools that are not read-only
+    with fake_venice(script, tmp_path) as fake:
+        env = clean_env(tmp_path, fake.base_url)
+        args = ("--store", str(tmp_path / "bot.db"), "--mcp-config", str(config))
+        async with (
+            served(tmp_path, *args, env=env) as server,
+            httpx2.AsyncClient(base_url=server.url) as http,
+        ):
+            assert server.line.startswith("venice-agent serve: http://127.0.0.1:")
+            assert "(loopback only, no tokens)" in server.line
+            assert server.line.endswith("paid tools left out (4; start with --yes to offer them)")
+            streamed = await http.post("/v1/chats/m/messages", json={"text": "hi"}, headers=SSE)
+            events = events_of(streamed.text)
+            assert [data["text"] for name, data in events if name == "text"] == [
+                "Hello ",
+                "from ",
+                "the model.",
+            ]
+            assert (
+                events[-1][1]["text"]
+                == "Hello from the model.\nstopped: answered · 0 calls · 5 left this hour"
+            )
+            offered = {tool["function"]["name"] for tool in fake.chat_bodies()[0]["tools"]}
+            assert "read_file" in offered and not offered & {"charge", "refund", "wait", "ansi"}
+
+            async with http.stream(
+                "POST", "/v1/chats/m/messages", json={"text": "think"}, headers=SSE
+            ) as live:
+                async for line in live.aiter_lines():
+                    if line.startswith("event: text"):
+                        break  # the run is under way: hang up
+            async with asyncio.timeout(30):  # the server records the cancelled run on its own time
+                while len(exchanges := (await http.get("/v1/chats/m")).json()["exchanges"]) < 2:
+                    pass  # each look is a round trip to the server: no sleep needed
+            assert exchanges[1]["reply"] == "cancelled before an answer"

@@ -1,0 +1,56 @@
+"""The chat page at / in a real headless Chromium (Debian's, driven by Playwright)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.async_api import async_playwright, expect
+
+from serve_support import require, served
+
+EVIL = '<img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>'
+
+
+async def test_the_page_streams_replies_shows_free_repeats_and_the_wait(tmp_path: Path) -> None:
+    chromium = require("chromium")
+    (tmp_path / "evil.html").write_text(f"a tool result with markup: {EVIL}")
+    args = ("--offline", "--calls", "2", "--store", str(tmp_path / "bot.db"), "--root", str(tmp_path))
+    async with served(tmp_path, *args) as server, async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            page = await browser.new_page()
+            await page.goto(server.url)
+            title = await page.title()
+            receipts = page.locator(".receipt")
+
+            async def send(text: str) -> None:
+                await page.fill("#text", text)
+                await page.press("#text", "Enter")
+
+            await send("read_file path=evil.html")
+            await expect(receipts).to_have_count(1)
+            await expect(receipts.nth(0)).to_have_text("stopped: answered · 1 call · 1 left this hour")
+            await expect(page.locator(".tool").nth(0)).to_have_text('→ read_file({"path":"evil.html"})  ✓')
+            answer = page.locator(".bot").nth(0)
+            await expect(answer).to_contain_text(f"a tool result with markup: {EVIL}")
+            assert await page.locator("#log img, #log script").count() == 0
+            assert await page.title() == title  # the markup was shown, never run
+
+            await send("read_file path=evil.html")
+            await expect(receipts).to_have_count(2)
+            await expect(receipts.nth(1)).to_have_text(
+                "same message as before: previous answer (stopped: answered), no call · 1 left this hour"
+            )
+
+            await send("list_files path=.")
+            await expect(receipts.nth(2)).to_have_text("stopped: answered · 1 call · 0 left this hour")
+            await send("read_file path=bot.db")
+            await expect(page.locator(".wait")).to_have_text(
+                "All 2 tool calls this hour are spent; come back in 1 hour."
+            )
+            await expect(receipts.nth(3)).to_have_text("not run: no calls left this hour · 0 calls")
+            await page.screenshot(
+                path=tmp_path / "chat-page.png", full_page=True
+            )  # kept with the test's files
+        finally:
+            await browser.close()
