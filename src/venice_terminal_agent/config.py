@@ -11,14 +11,12 @@ from typing import Any, Literal
 from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from .errors import ConfigError
+
 VENICE_BASE_URL = "https://api.venice.ai/api/v1"
 APIFY_MCP_URL = "https://mcp.apify.com"
 VENICE_KEY_HELP = "set VENICE_API_KEY (environment or .env); get a key at https://venice.ai/settings/api"
 APIFY_TOKEN_HELP = "set APIFY_TOKEN; get one at https://console.apify.com/settings/integrations"
-
-
-class ConfigError(Exception):
-    """A missing or bad setting, said in one line with what to set."""
 
 
 class Settings(BaseSettings):

@@ -11,11 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import PlanError
 from .receipt import Answer, Call
-
-
-class PlanError(Exception):
-    """A plan that cannot run, said in one line."""
 
 
 @dataclass(frozen=True)

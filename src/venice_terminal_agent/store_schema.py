@@ -13,13 +13,11 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+from .errors import StoreError
+
 APPLICATION_ID = 0x56454E41  # "VENA"
 DB_FILE_NAME = "venice-agent.db"
 REFUSED = "it was left untouched"
-
-
-class StoreError(Exception):
-    """The store cannot be used: said in one line with the file and what to do."""
 
 
 def default_db_path() -> Path:

@@ -367,4 +367,13 @@ def serve(
 
 
 def main() -> None:
-    app()
+    """The `venice-agent` command; the last word on any error no command caught nearer."""
+    try:
+        app()
+    except Exception as error:
+        from ..errors import VeniceAgentError
+        from .terminal import crash, fail
+
+        if isinstance(error, VeniceAgentError):  # expected and explained: one line, its status
+            raise SystemExit(fail(error.message, error.exit_status)) from None
+        raise SystemExit(crash(error)) from None

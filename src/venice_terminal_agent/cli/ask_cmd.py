@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..config import ConfigError, Settings, load_settings
+from ..errors import VeniceAgentError
 from ..receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Exit, Receipt
 
 T = TypeVar("T")
@@ -52,9 +53,9 @@ def settings_from(flags: Flags) -> Settings:
     )
 
 
-def fail(message: str) -> int:
+def fail(message: str, status: int = USAGE_ERROR_STATUS) -> int:
     print(f"venice-agent: {message}", file=sys.stderr)
-    return USAGE_ERROR_STATUS
+    return status
 
 
 def ask_main(question: str | None, flags: Flags) -> int:
@@ -85,18 +86,12 @@ def ask_main(question: str | None, flags: Flags) -> int:
 
 
 def _run(settings: Settings, flags: Flags, question: str | None, servers: list[Any]) -> int:
-    from ..venice.errors import ModelError, NoModelError
     from .startup import run_session
 
     try:
         return asyncio.run(run_session(settings, flags, question, servers))
-    except (ConfigError, NoModelError) as error:
-        return fail(str(error))
-    except ModelError as error:  # the model server failed before the first question
-        print(f"venice-agent: {error.message}", file=sys.stderr)
-        # A rejected key or an empty balance is the user's setup to fix; anything else is
-        # the model API failing, as a question's `model_error` would be.
-        return USAGE_ERROR_STATUS if error.status in (401, 402, 403) else EXIT_STATUS[Exit.MODEL_ERROR]
+    except VeniceAgentError as error:  # e.g. the model server failed before the first question
+        return fail(error.message, error.exit_status)
     except KeyboardInterrupt:  # Ctrl+C during start-up: nothing was asked yet
         print("venice-agent: interrupted", file=sys.stderr)
         return EXIT_STATUS[Exit.CANCELLED]

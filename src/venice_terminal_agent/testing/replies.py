@@ -10,6 +10,8 @@ import json
 import re
 from typing import Any
 
+from ..errors import ConfigError
+
 REPLY_KEYS = {
     "text", "tool_calls", "same_index", "reasoning_content", "reasoning_details",
     "thought_signature", "extra", "finish_reason", "usage", "delay", "chunk_delay",
@@ -29,7 +31,7 @@ ERROR_BODIES = {
 }
 
 
-class ScriptError(ValueError):
+class ScriptError(ConfigError, ValueError):
     """A script the fake server cannot play."""
 
 

@@ -13,13 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-
-class ToolError(Exception):
-    """A tool refuses: the message is a readable reason, shown to the person or the model."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+from ..errors import ToolError
 
 
 @dataclass(frozen=True)

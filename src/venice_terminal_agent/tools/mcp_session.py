@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..errors import ToolListError
 from .apify import node_problem
 from .base import ToolError
 from .mcp_config import ServerConfig
@@ -40,10 +41,6 @@ class ServerStatus:
     state: State
     tools: int
     error: str | None = None
-
-
-class ToolListError(Exception):
-    """A server's tool list could not be read in full."""
 
 
 class ServerSession:

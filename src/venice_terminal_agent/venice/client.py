@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from ..config import VENICE_BASE_URL
 from ..events import EventSink, TextDelta, TextDiscarded, ignore
 from ..wording import plural
-from .errors import ModelError, NoModelError, describe, one_line
+from .errors import ModelError, NoModelError, describe, foreign_errors, one_line
 from .stream import Assembler, Completion
 
 MODEL_TRAITS = ("function_calling_default", "default")
@@ -136,10 +136,7 @@ class VeniceClient:
             shown = [False]
             try:
                 return await self._stream(body, extra, emit, shown)
-            except asyncio.CancelledError:
-                raise
-            except Exception as error:
-                problem = describe(error, self.base_url)
+            except ModelError as problem:  # only the SDK's failures, translated in `_stream`
                 wait = self._wait(problem, attempt)
                 if shown[0]:
                     emit(TextDiscarded())
@@ -154,16 +151,29 @@ class VeniceClient:
         # The SDK's own HTTP, errors and SSE, without `create`'s typed transform: it walks the
         # whole conversation again on every request (about 1 ms for a short one, growing with
         # it), and our body is already plain JSON with no null in it.
-        stream = await self._openai.post(
-            "/chat/completions",
-            body={**body, **(extra or {})},
-            cast_to=ChatCompletionChunk,
-            stream=True,
-            stream_cls=AsyncStream[ChatCompletionChunk],
-        )
-        assembler = Assembler()
+        # The boundary: what the SDK raises becomes a `ModelError` here; what our own code
+        # (the assembler, an event sink) raises is a bug and goes up as it is.
+        foreign = foreign_errors()
         try:
-            async for chunk in stream:
+            stream = await self._openai.post(
+                "/chat/completions",
+                body={**body, **(extra or {})},
+                cast_to=ChatCompletionChunk,
+                stream=True,
+                stream_cls=AsyncStream[ChatCompletionChunk],
+            )
+        except foreign as error:
+            raise describe(error, self.base_url) from error
+        assembler = Assembler()
+        chunks = aiter(stream)
+        try:
+            while True:
+                try:
+                    chunk = await anext(chunks)
+                except StopAsyncIteration:
+                    break
+                except foreign as error:
+                    raise describe(error, self.base_url) from error
                 text = assembler.feed(chunk.to_dict())
                 if text:
                     shown[0] = True
@@ -223,7 +233,7 @@ class VeniceClient:
         """`data` of a GET, or None when the server does not have that route (not Venice)."""
         try:
             answer = await self._openai.get(path, cast_to=object)
-        except Exception as error:
+        except foreign_errors() as error:
             problem = describe(error, self.base_url)
             if problem.status in (404, 405):
                 return None

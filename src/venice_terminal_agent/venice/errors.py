@@ -15,31 +15,12 @@ from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from typing import Any
 
+from ..errors import ModelError
+from ..errors import NoModelError as NoModelError  # its old home: still imports from here
+
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 TOP_UP = "https://venice.ai/settings/api"
 MAX_LINE = 400
-
-
-class ModelError(Exception):
-    """The model API failed; `message` is one line that says what and what to do."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int | None = None,
-        retryable: bool = False,
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
-        self.retryable = retryable
-        self.retry_after = retry_after
-
-
-class NoModelError(ModelError):
-    """No model was named and the server suggested none: a setup problem, not a failed run."""
 
 
 def from_response(
@@ -126,8 +107,19 @@ def retry_after(
     return None
 
 
+def foreign_errors() -> tuple[type[Exception], ...]:
+    """What the SDK and its HTTP library raise for a failed request: `describe` translates
+    these, and only these. Anything else raised while we handle a reply is our own bug and must
+    crash (exit 1), not pass for a `model_error` (imports openai lazily)."""
+    import httpx2
+    import openai
+
+    # ValueError: the SDK decoding an event that is not JSON (the server's fault, not ours).
+    return (openai.OpenAIError, httpx2.HTTPError, httpx2.StreamError, ValueError)
+
+
 def describe(error: BaseException, base_url: str = "", clock: Callable[[], float] = time.time) -> ModelError:
-    """Any failure of a model request as a `ModelError` (imports openai lazily)."""
+    """A failure of a model request (one of `foreign_errors()`) as a `ModelError`."""
     import httpx2
     import openai
 
@@ -149,7 +141,9 @@ def describe(error: BaseException, base_url: str = "", clock: Callable[[], float
         return ModelError(
             one_line(f"the model server reported an error: {body_message(error.body) or error.message}")
         )
-    return ModelError(one_line(f"the model request failed: {type(error).__name__}: {error}"))
+    return ModelError(
+        one_line(f"the model server's reply could not be read: {type(error).__name__}: {error}")
+    )
 
 
 def one_line(text: str) -> str:

@@ -1,0 +1,95 @@
+"""One error tree: every failure we expect and can explain in one line is a `VeniceAgentError`.
+
+Each subclass carries the process exit status a command ends with when it is not caught
+nearer (`exit_status`); the README's table lists them. Exceptions of the libraries below us
+(openai, httpx2, mcp, sqlite3) are translated into these where we call them, and only there.
+Anything else that escapes is a bug of ours: the command line says so and exits 1 (`CRASH_STATUS`),
+it never passes for a model or tool failure.
+
+The old homes of these names (`tools.base.ToolError`, `config.ConfigError`, ...) still import.
+"""
+
+from __future__ import annotations
+
+from .receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Exit
+
+CRASH_STATUS = 1  # a bug in venice-agent itself
+
+
+class VeniceAgentError(Exception):
+    """The root: `message` is one line for people that says what went wrong and what to do."""
+
+    exit_status: int = USAGE_ERROR_STATUS
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ConfigError(VeniceAgentError):
+    """A missing or bad setting, flag or configuration file, said with what to set."""
+
+
+class PlanError(VeniceAgentError):
+    """A plan file (`venice-agent run PLAN`) that cannot run, said with where and what."""
+
+
+class StoreError(VeniceAgentError):
+    """The store cannot be used: said with the file and what to do."""
+
+
+class ModelError(VeniceAgentError):
+    """The model API failed; what a retry needs to know rides along (retryable, Retry-After)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+    @property
+    def exit_status(self) -> int:  # type: ignore[override]
+        # A rejected key or an empty balance is the user's setup to fix; anything else is the
+        # model API failing, as a question's `model_error` would be.
+        return USAGE_ERROR_STATUS if self.status in (401, 402, 403) else EXIT_STATUS[Exit.MODEL_ERROR]
+
+
+class NoModelError(ModelError):
+    """No model was named and the server suggested none: a setup problem, not a failed run."""
+
+    @property
+    def exit_status(self) -> int:  # type: ignore[override]
+        return USAGE_ERROR_STATUS
+
+
+class ToolError(VeniceAgentError):
+    """A tool refuses: the message is a readable reason, shown to the person or the model."""
+
+    exit_status = EXIT_STATUS[Exit.TOOL_ERROR]
+
+
+class ServerError(VeniceAgentError):
+    """An MCP server cannot be used (did not start, or its tool list cannot be read)."""
+
+
+ToolListError = ServerError  # its name before the tree: a tool list that cannot be read
+
+__all__ = [
+    "CRASH_STATUS",
+    "ConfigError",
+    "ModelError",
+    "NoModelError",
+    "PlanError",
+    "ServerError",
+    "StoreError",
+    "ToolError",
+    "ToolListError",
+    "VeniceAgentError",
+]

@@ -1,0 +1,114 @@
+"""One error tree: every expected failure is a `VeniceAgentError` with its exit status, and a
+bug of ours (here a `KeyError` planted in the stream assembler) is a crash, not a `model_error`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli_support import clean_env, fake_venice
+from venice_terminal_agent import errors
+from venice_terminal_agent.agent import Agent
+from venice_terminal_agent.receipt import EXIT_STATUS, Exit
+from venice_terminal_agent.testing import FakeVenice
+from venice_terminal_agent.tools.base import FunctionToolbox
+from venice_terminal_agent.venice import RetryPolicy, VeniceClient
+from venice_terminal_agent.venice.stream import Assembler
+
+
+def test_every_error_is_one_tree_and_the_old_names_are_the_same_classes() -> None:
+    from venice_terminal_agent import ToolError
+    from venice_terminal_agent.config import ConfigError
+    from venice_terminal_agent.plans import PlanError
+    from venice_terminal_agent.store import StoreError
+    from venice_terminal_agent.testing import ScriptError
+    from venice_terminal_agent.tools.mcp_session import ToolListError
+    from venice_terminal_agent.venice import ModelError, NoModelError
+
+    old = [ToolError, ConfigError, PlanError, StoreError, ModelError, NoModelError, ToolListError]
+    assert old == [
+        errors.ToolError, errors.ConfigError, errors.PlanError, errors.StoreError,
+        errors.ModelError, errors.NoModelError, errors.ServerError,
+    ]  # fmt: skip
+    assert all(issubclass(kind, errors.VeniceAgentError) for kind in [*old, ScriptError])
+    assert issubclass(ScriptError, ValueError)  # what the fake server's users caught before
+
+
+@pytest.mark.parametrize(
+    ("error", "status"),
+    [
+        (errors.ConfigError("x"), 2),
+        (errors.PlanError("x"), 2),
+        (errors.StoreError("x"), 2),
+        (errors.ToolError("x"), EXIT_STATUS[Exit.TOOL_ERROR]),
+        (errors.ModelError("x", status=500), EXIT_STATUS[Exit.MODEL_ERROR]),
+        (errors.ModelError("x"), EXIT_STATUS[Exit.MODEL_ERROR]),
+        (errors.ModelError("x", status=401), 2),
+        (errors.ModelError("x", status=402), 2),
+        (errors.NoModelError("x"), 2),
+    ],
+)
+def test_each_error_carries_its_exit_status(error: errors.VeniceAgentError, status: int) -> None:
+    assert error.exit_status == status
+    assert error.message == "x"
+
+
+@pytest.fixture
+def planted_bug(monkeypatch: pytest.MonkeyPatch) -> None:
+    def feed(self: Assembler, chunk: dict) -> str:
+        raise KeyError("planted")
+
+    monkeypatch.setattr(Assembler, "feed", feed)
+
+
+async def no_sleep(seconds: float) -> None:
+    pass
+
+
+@pytest.mark.usefixtures("planted_bug")
+async def test_a_bug_in_the_assembler_goes_up_as_it_is_and_is_not_retried() -> None:
+    async with FakeVenice([{"text": "hello"}, {"text": "again"}]) as fake:
+        async with VeniceClient("k", fake.base_url, retry=RetryPolicy(sleep=no_sleep)) as client:
+            agent = Agent(client, FunctionToolbox({}), model="m")
+            with pytest.raises(KeyError, match="planted"):
+                await agent.ask("hi")  # not a receipt that says model_error
+            assert len(fake.chat_requests) == 1  # a bug is not a failed request: no retry
+            assert agent.history == agent.history[:1]  # and the conversation is as it was
+
+
+PLANTED = """
+import sys
+from venice_terminal_agent.venice.stream import Assembler
+def feed(self, chunk):
+    raise KeyError("planted")
+Assembler.feed = feed
+sys.argv = ["venice-agent", *sys.argv[1:]]
+from venice_terminal_agent.cli.app import main
+main()
+"""
+
+
+def test_the_command_says_a_crash_is_a_bug_in_one_line_with_status_1(tmp_path: Path) -> None:
+    servers = tmp_path / "mcp.json"  # a server that cannot start: no MCP needed, nothing dials out
+    servers.write_text(json.dumps({"mcpServers": {"ghost": {"command": "no-such-mcp-server"}}}))
+    with fake_venice([{"text": "hello"}], tmp_path) as fake:
+        done = subprocess.run(
+            [sys.executable, "-c", PLANTED, "--mcp-config", str(servers), "--json", "hi"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=clean_env(tmp_path, fake.base_url),
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 1, done.stderr
+    assert (
+        "internal error, this is a bug in venice-agent: KeyError: 'planted'; please report it" in done.stderr
+    )
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""  # no receipt passing the bug off as model_error
