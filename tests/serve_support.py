@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -70,3 +71,39 @@ def require(program: str) -> str:
             pytest.fail(message)
         pytest.skip(message)
     return found
+
+
+@dataclass
+class RedisServer:
+    url: str
+    port: int
+    process: asyncio.subprocess.Process
+
+
+@asynccontextmanager
+async def redis_server(folder: Path, port: int | None = None) -> AsyncIterator[RedisServer]:
+    """A real redis-server on a loopback port, its data in `folder` (append-only file, so a
+    stop and a start on the same folder and port keep the data); stopped on the way out."""
+    program = require("redis-server")
+    port = port or free_port()
+    os.makedirs(folder, exist_ok=True)
+    process = await asyncio.create_subprocess_exec(
+        program, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder),
+        "--save", "", "--appendonly", "yes", "--protected-mode", "yes",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    assert process.stdout is not None
+    said = b""
+    try:
+        async with asyncio.timeout(30):
+            while b"Ready to accept connections" not in (line := await process.stdout.readline()):
+                said += line
+                assert line, f"redis-server exited: {said.decode()}"
+        drain = asyncio.create_task(process.stdout.read())
+        yield RedisServer(f"redis://127.0.0.1:{port}/0", port, process)
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+        await process.wait()
+    await drain

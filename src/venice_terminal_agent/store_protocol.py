@@ -66,8 +66,19 @@ def open_store(spec: str | os.PathLike[str] | None, *, hold: float = 600.0) -> C
     """The store named by `spec` (not opened yet): a Redis URL, else an SQLite file (None:
     memory). `hold`: seconds a Redis reservation outlives a process that died holding it."""
     if spec is not None and is_redis_url(spec):
-        raise StoreError(f"{spec}: Redis stores are not supported by this version yet")
+        from .store_redis import RedisStore
+
+        return RedisStore(str(spec), hold=hold)
     return Store(spec)
 
 
-__all__ = ["ChatStore", "StoreError", "StoreUnavailable", "is_redis_url", "open_store"]
+def shown(spec: str | os.PathLike[str]) -> str:
+    """A store's name as said to people: a URL without its password."""
+    from urllib.parse import urlsplit
+
+    text = str(spec)
+    password = urlsplit(text).password if is_redis_url(text) else None
+    return text.replace(f":{password}@", ":***@", 1) if password else text
+
+
+__all__ = ["ChatStore", "StoreError", "StoreUnavailable", "is_redis_url", "open_store", "shown"]

@@ -332,7 +332,8 @@ def serve(
     store: Annotated[
         str | None,
         typer.Option(
-            help="The store (SQLite file) [env VENICE_AGENT_DB; default: venice-agent.db in the user data folder]."
+            help="An SQLite file, or redis://HOST:PORT/DB to share budgets between processes "
+            "[env VENICE_AGENT_DB; default: venice-agent.db in the user data folder]."
         ),
     ] = None,
     token_file: Annotated[

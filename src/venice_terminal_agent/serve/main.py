@@ -172,6 +172,7 @@ async def _listen(
 ) -> int:
     import uvicorn
 
+    from ..store_protocol import shown
     from .app import build_app
 
     app = build_app(bot, users=users, run_timeout=options.run_timeout)
@@ -181,10 +182,10 @@ async def _listen(
     sock.bind((options.host.strip("[]"), options.port))
     sock.listen(2048)
     host, port = sock.getsockname()[:2]
-    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    where = f"[{host}]" if family == socket.AF_INET6 else host
     who = "loopback only, no tokens" if users is None else f"{len(set(users.values()))} users with tokens"
     print(
-        f"venice-agent serve: http://{shown}:{port} ({who}) · store {_redact(spec)} · "
+        f"venice-agent serve: http://{where}:{port} ({who}) · store {shown(spec)} · "
         f"planned by {planner} · {options.calls} calls per chat an hour · paid tools {paid}",
         file=sys.stderr,
         flush=True,
@@ -194,16 +195,6 @@ async def _listen(
     )
     await uvicorn.Server(config).serve(sockets=[sock])
     return 0
-
-
-def _redact(spec: str) -> str:
-    """A store URL without its password."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(spec)
-    if parts.password:
-        return spec.replace(f":{parts.password}@", ":***@", 1)
-    return spec
 
 
 def _fail(message: str) -> int:
