@@ -78,18 +78,41 @@ def test_a_bad_value_in_dot_env_is_as_readable(clean_environment: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "args",
+    ("args", "line"),
     [
-        ["--max-rounds", "0", "q"],
-        ["--max-rounds", "x", "q"],
-        ["--budget", "-1", "q"],
-        ["--transport", "ftp", "q"],
+        (["--max-rounds", "41", "q"], "venice-agent: --max-rounds must be between 1 and 40"),
+        (["--max-rounds", "x", "q"], "venice-agent: --max-rounds must be between 1 and 40"),
+        (["--budget", "-1", "q"], "venice-agent: --budget must be 0 or more"),
+        (["--transport", "ftp", "q"], "venice-agent: --transport: 'ftp' is not one of 'http', 'stdio'."),
+        (
+            ["-5"],
+            'venice-agent: no such option -5; a question that starts with - goes after --: venice-agent -- "-5 …" (see venice-agent --help)',
+        ),
+        (
+            ["what", "is", "MCP"],
+            'venice-agent: a question is one argument: put it in quotes, venice-agent "…" (see venice-agent --help)',
+        ),
+        (["run"], "venice-agent run: PLAN is missing (see venice-agent run --help)"),
+        (["logs", "-n", "0"], "venice-agent logs: --count must be 1 or more"),
     ],
 )
-def test_bad_flags_are_usage_errors(args: list[str]) -> None:
+def test_bad_flags_are_one_line_that_never_names_the_hidden_ask_command(args: list[str], line: str) -> None:
     result = invoke(*args)
-    assert result.exit_code == 2
-    assert "Invalid value" in result.stderr and "Traceback" not in result.output
+    assert one_line_error(result) == line  # no usage block, no "Try 'venice-agent ask -h'"
+
+
+def test_a_question_starting_with_a_dash_goes_after_double_dash() -> None:
+    assert "no Venice API key" in one_line_error(invoke("--", "-5 degrees in Kelvin?"))
+
+
+def test_version_and_completion_are_options_of_the_command_itself() -> None:
+    from venice_terminal_agent import __version__
+
+    version = invoke("--version")
+    assert version.exit_code == 0 and version.stdout == f"venice-agent {__version__}\n"
+    script = invoke("--show-completion", "bash")
+    assert script.exit_code == 0 and "_VENICE_AGENT_COMPLETE" in script.stdout
+    assert "--install-completion" in invoke("--help").stdout
 
 
 def test_json_needs_a_question(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -145,7 +168,8 @@ def test_help_teaches_the_two_ways_to_ask_and_every_option() -> None:
     result = invoke("--help")
     assert result.exit_code == 0
     text = " ".join(result.stdout.split())  # help is wrapped to the terminal's width
-    assert 'venice-agent "question"' in text and "run" in text
+    assert "# ask once" in text and "# chat" in text and "run" in text
+    assert "\n  ask " not in result.stdout  # the default command is hidden: people never type it
     for option in [
         "--model", "--base-url", "--transport", "--tools", "--mcp-config", "--max-rounds",
         "--budget", "--yes", "--save-history", "--json",

@@ -6,6 +6,7 @@ Each command's body lives in its own module, imported only when that command run
 
 from __future__ import annotations
 
+import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -24,9 +25,35 @@ class DefaultCommandGroup(TyperGroup):
 
     def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         first = args[0] if args else None
-        if first is None or (first not in self.commands and first not in ("--help", "-h")):
+        own = {name for param in self.get_params(ctx) for name in param.opts}  # --help, --version, …
+        if first is None or (first not in self.commands and first not in own):
             args = [DEFAULT_COMMAND, *args]
         return super().parse_args(ctx, args)
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        """Click's main, except that a usage error is one line of ours, never Typer's usage
+        block naming the hidden default command."""
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+
+        from .usage import usage_line
+
+        try:
+            status = super().main(*args, standalone_mode=False, **kwargs)
+        except NoArgsIsHelpError as error:  # `venice-agent tools`: its help, as Typer shows it
+            error.show()
+            sys.exit(error.exit_code)
+        except UsageError as error:
+            print(usage_line(error, DEFAULT_COMMAND), file=sys.stderr)
+            sys.exit(error.exit_code)
+        except ClickException as error:
+            print(f"venice-agent: {error.format_message()}", file=sys.stderr)
+            sys.exit(error.exit_code)
+        except typer.Abort:
+            print("venice-agent: aborted", file=sys.stderr)
+            sys.exit(1)
+        sys.exit(status if isinstance(status, int) else 0)
 
     def format_options(self, ctx: Context, formatter: HelpFormatter) -> None:
         # The default command's options are the ones people use most: show them at the top.
@@ -68,10 +95,28 @@ app = typer.Typer(
     ),
     subcommand_metavar="[QUESTION] | COMMAND [ARGS]...",
     no_args_is_help=False,
-    add_completion=False,
+    add_completion=True,  # Typer's own --install-completion and --show-completion
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        print(f"venice-agent {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """The options of the command itself; the app's help text is the Typer's `help`."""
 
 
 # Options shared by several commands: one definition, one help text.
@@ -139,6 +184,7 @@ def run(
 
 
 @app.command(
+    hidden=True,  # `venice-agent "question"` reaches it; its options head the main help
     epilog=(
         "Flags win over the environment, which wins over .env, which wins over the defaults. "
         "Exit status of a question: 0 answered, 3 budget, 4 repeated_call, 5 tool_error, "
