@@ -136,10 +136,6 @@ def test_apify_entries_get_the_apify_token_and_no_one_else_does():
         ({"mcpServers": {"a": {"command": "x", "url": "http://h"}}}, "'command' or 'url', not both"),
         ({"mcpServers": {"a": {"command": "x", "args": "--flag"}}}, "'args' is a list of strings"),
         ({"mcpServers": {"a": {"url": "http://h", "type": "sse"}}}, "SSE transport is not supported"),
-        (
-            {"mcpServers": {"a": {"command": "x", "env": {"K": "${MISSING}"}}}},
-            "uses ${MISSING}, which is not set",
-        ),
         ({"mcpServers": {"a": {"command": "x", "trusted": "yes"}}}, "'trusted' is true or false"),
     ],
 )

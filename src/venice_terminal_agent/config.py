@@ -7,8 +7,9 @@ never overrides the environment. Secrets are `SecretStr`, so they never print by
 from __future__ import annotations
 
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, ValidationError
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .errors import ConfigError
@@ -40,6 +41,17 @@ class Settings(BaseSettings):
     save_history: bool = False
     venice_agent_db: str | None = None
 
+    @field_validator("venice_base_url", "apify_mcp_url")
+    @classmethod
+    def _an_http_url(cls, value: str, info: ValidationInfo) -> str:
+        # Caught here, before any request: a malformed URL is a setting to fix, not a server
+        # failing (which would be retried and end as a model error).
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            example = VENICE_BASE_URL if info.field_name == "venice_base_url" else APIFY_MCP_URL
+            raise ValueError(f"{value!r} is not an http(s) URL, e.g. {example}")
+        return value.strip()
+
     def require_venice_key(self) -> str:
         key = self.venice_api_key.get_secret_value().strip() if self.venice_api_key else ""
         if not key:
@@ -64,5 +76,5 @@ def _explain(error: ValidationError) -> str:
     problems = []
     for item in error.errors():
         name = ".".join(str(part) for part in item["loc"]) or "settings"
-        problems.append(f"{name.upper()}: {item['msg']}")
+        problems.append(f"{name.upper()}: {item['msg'].removeprefix('Value error, ')}")
     return "bad setting: " + "; ".join(problems)

@@ -142,7 +142,7 @@ def head_start(servers: Sequence[Any]) -> tuple[list[Any], list[StartedServer]]:
         return list(servers), []
     ready, started = [], []
     for server in servers:
-        if server.transport != "stdio" or server.needs_node:
+        if server.transport != "stdio" or server.needs_node or server.unavailable:
             ready.append(server)
             continue
         stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..config import Settings
+from ..receipt import USAGE_ERROR_STATUS, Exit
 from .approver import TerminalApprover
 from .ask_cmd import Flags, cancellable, cancelled_receipt
 from .render import Renderer, banner, make_console, receipt_json
@@ -28,6 +29,7 @@ ANONYMOUS_APIFY = "anonymous Apify tools only (set APIFY_TOKEN for Actors and yo
 @dataclass
 class Session:
     agent: Any  # venice_terminal_agent.agent.Agent
+    client: Any  # its VeniceClient
     mcp: Any  # the MCP toolbox: `.reload()`, `.servers`
     model: str
     apify: str  # the Apify line of the banner
@@ -78,8 +80,10 @@ async def open_session(
             servers, max_result_chars=settings.max_tool_result_chars, pager=pager
         ) as mcp:
             client, model = await model_task
+            # Warnings go to stderr always: `venice-agent "q" > answer.txt` holds the answer alone.
+            warnings = console if console.stderr else make_console(stderr=True)
             for failure in mcp.failures:
-                console.print(Text(f"venice-agent: {safe(failure)}", style="yellow"))
+                warnings.print(Text(f"venice-agent: {safe(failure)}", style="yellow"), soft_wrap=True)
             tools = CombinedToolbox(builtin_toolbox(pager=pager), mcp)
             agent = Agent(
                 client,
@@ -92,7 +96,7 @@ async def open_session(
                 temperature=settings.venice_temperature,
                 pager=pager,
             )
-            yield Session(agent, mcp, model, apify_mode(settings, servers))
+            yield Session(agent, client, mcp, model, apify_mode(settings, servers))
     finally:
         if not model_task.done():
             model_task.cancel()
@@ -133,4 +137,11 @@ async def one_shot(session: Session, question: str, console: Console, flags: Fla
     if flags.json_output:
         sys.stdout.write(receipt_json(receipt) + "\n")
         sys.stdout.flush()
+    return question_status(session, receipt)
+
+
+def question_status(session: Session, receipt: Any) -> int:
+    """The exit status of a question; a key refused on the first request is a setup error."""
+    if receipt.stopped_because is Exit.MODEL_ERROR and session.client.key_rejected:
+        return USAGE_ERROR_STATUS
     return receipt.exit_status

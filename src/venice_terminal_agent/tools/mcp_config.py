@@ -55,6 +55,9 @@ class ServerConfig:
     in_memory: Any = field(default=None, repr=False)  # an MCP server object, run in this process
     # A stdio server the caller already spawned (cli/head_start.py): a Transport over its pipes.
     started: Any = field(default=None, repr=False, compare=False)
+    # Why this server cannot start (a `${NAME}` that is not set): it fails at once with this
+    # reason, said like any start-up failure, and the other servers go on.
+    unavailable: str | None = None
 
     @property
     def transport(self) -> Literal["stdio", "http", "memory"]:
@@ -117,7 +120,18 @@ def parse_servers(
             raise ConfigError(f"{where}: an entry is an object with 'command' or 'url'")
         if entry.get("disabled") is True:
             continue
-        servers.append(_server(name, entry, where, settings, environ))
+        try:
+            servers.append(_server(name, entry, where, settings, environ))
+        except UnsetVariable as error:
+            command, url = entry.get("command"), entry.get("url")
+            servers.append(
+                ServerConfig(
+                    str(name),
+                    command=command if isinstance(command, str) else None,
+                    url=url if isinstance(url, str) else None,
+                    unavailable=str(error),
+                )
+            )
     if not servers:
         raise ConfigError(
             f"{source}: no MCP server is configured (every entry is disabled or there are none)"
@@ -188,11 +202,17 @@ def _strings(value: Any, key: str, where: str, environ: Mapping[str, str]) -> di
     return {str(k): _expand(str(v), key, where, environ) for k, v in value.items()}
 
 
+class UnsetVariable(ConfigError):
+    """A `${NAME}` in one server's entry that the environment does not set."""
+
+
 def _expand(value: str, key: str, where: str, environ: Mapping[str, str]) -> str:
     def replace(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in environ:
-            raise ConfigError(f"{where}: '{key}' uses ${{{name}}}, which is not set in the environment")
+            raise UnsetVariable(
+                f"'{key}' uses ${{{name}}}, which is not set in the environment; set it or mark the server \"disabled\": true"
+            )
         return environ[name]
 
     return _PLACEHOLDER.sub(replace, value)

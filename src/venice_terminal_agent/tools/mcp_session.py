@@ -134,6 +134,8 @@ class ServerSession:
         from .. import __version__
 
         config = self.config
+        if config.unavailable:
+            raise ToolError(config.unavailable)
         info = Implementation(name="venice-agent", version=__version__)
         if config.transport == "memory":
             target: Any = config.in_memory

@@ -82,6 +82,10 @@ class VeniceClient:
             venice_parameters if venice_parameters is not None else "openai.com" not in host
         )
         self._openai = AsyncOpenAI(api_key=api_key, base_url=self.base_url, max_retries=0, timeout=timeout)
+        self.answered = False  # a chat request has succeeded
+        # The first chat request was refused 401/403: the key is the user's setup to fix (exit
+        # 2), whether or not model discovery (which may be skipped with --model) already said so.
+        self.key_rejected = False
 
     async def __aenter__(self) -> VeniceClient:
         return self
@@ -135,8 +139,12 @@ class VeniceClient:
             attempt += 1
             shown = [False]
             try:
-                return await self._stream(body, extra, emit, shown)
+                completion = await self._stream(body, extra, emit, shown)
+                self.answered = True
+                return completion
             except ModelError as problem:  # only the SDK's failures, translated in `_stream`
+                if problem.status in (401, 403) and not self.answered:
+                    self.key_rejected = True
                 wait = self._wait(problem, attempt)
                 if shown[0]:
                     emit(TextDiscarded())

@@ -1,0 +1,83 @@
+"""Configuration errors are configuration errors: one line, exit status 2, before any request;
+and one server's unset `${NAME}` disables that server alone. The real CLI as a process,
+against the fake model server and a real stdio MCP server (mcp-server-time)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cli_support import COMMAND, PYTHON, clean_env, fake_venice
+from venice_terminal_agent.config import load_settings
+from venice_terminal_agent.tools.mcp_config import parse_servers
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def run(tmp_path: Path, base_url: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [COMMAND, *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=clean_env(tmp_path, base_url, **env),
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+
+
+def time_only(tmp_path: Path, **more: dict) -> Path:
+    servers = {"time": {"command": PYTHON, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}}
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {**servers, **more}}))
+    return path
+
+
+@pytest.mark.parametrize("base_url", ["not a url", "localhost:8000/v1"])
+def test_a_malformed_base_url_is_one_line_and_exit_2_before_any_request(
+    tmp_path: Path, base_url: str
+) -> None:
+    done = run(tmp_path, base_url, "--mcp-config", str(time_only(tmp_path)), "hello")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        f"venice-agent: bad setting: VENICE_BASE_URL: {base_url!r} is not an http(s) URL, "
+        "e.g. https://api.venice.ai/api/v1"
+    ]
+
+
+@pytest.mark.parametrize("model", [["--model", "fake-model"], []], ids=["with --model", "discovered"])
+def test_a_key_rejected_on_the_first_chat_request_exits_2(tmp_path: Path, model: list[str]) -> None:
+    with fake_venice([{"status": 401, "error": "Authentication failed"}], tmp_path) as fake:
+        done = run(tmp_path, fake.base_url, *model, "--mcp-config", str(time_only(tmp_path)), "hello")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "rejected the API key" in done.stdout + done.stderr
+
+
+def test_an_unset_variable_disables_that_server_alone_with_a_warning(tmp_path: Path) -> None:
+    notes = {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${NOTES_TOKEN}"}}
+    config = time_only(tmp_path, notes=notes)
+    script = [
+        {"tool_calls": [{"name": "get_current_time", "arguments": {"timezone": "UTC"}}]},
+        {"text": "Noon."},
+    ]
+    with fake_venice(script, tmp_path) as fake:
+        done = run(tmp_path, fake.base_url, "--mcp-config", str(config), "--yes", "what time is it?")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Noon." in done.stdout and "→ get_current_time" in done.stdout
+    assert "notes cannot start: 'headers' uses ${NOTES_TOKEN}, which is not set" in done.stderr
+
+
+def test_the_readme_example_mcp_json_loads_as_printed_without_its_variable() -> None:
+    block = re.search(r"```json\n(\{\n  \"mcpServers\".*?)```", README.read_text(), re.S)
+    assert block is not None
+    servers = parse_servers(json.loads(block.group(1)), "README", load_settings(), environ={})
+    assert [(server.name, bool(server.unavailable)) for server in servers] == [
+        ("time", False),
+        ("notes", True),
+        ("apify", False),
+    ]
