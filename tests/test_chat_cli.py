@@ -274,3 +274,35 @@ def test_chat_in_a_real_terminal(work: Path) -> None:
     finally:
         child.close()
     assert child.exitstatus == 0
+
+
+def in_read_only_folder(folder: Path, command: list[str]) -> list[str]:
+    """`command` run where `folder` is mounted read-only (a user and mount namespace of its own),
+    so even root cannot write in it; on a machine without namespaces the test cannot run."""
+    probe = subprocess.run(["unshare", "-rm", "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)(
+            f"unshare -rm cannot make a mount namespace here: {probe.stderr.decode().strip()}"
+        )
+    script = 'mount --bind -o ro "$1" "$1" && shift && exec "$@"'
+    return ["unshare", "-rm", "sh", "-c", script, "sh", str(folder), *command]
+
+
+def test_a_store_in_a_read_only_folder_or_at_a_folder_is_one_line_and_status_2(work: Path) -> None:
+    locked = work / "locked"
+    locked.mkdir()
+    for args in (["chat", "--chat", "me"], ["logs"]):
+        for db, reason in (
+            (locked, "it is a folder, not a file"),
+            (locked / "bot.db", f"the folder {locked} is not writable"),
+        ):
+            command = in_read_only_folder(locked, [str(BIN / "venice-agent"), *args, "--db", str(db)])
+            done = subprocess.run(command, input="help\n", capture_output=True, text=True, timeout=120,
+                                  env=clean_env(), cwd=work)  # fmt: skip
+            if args == ["logs"] and db != locked:  # reading creates nothing: no file, no runs yet
+                assert done.returncode == 0 and "no runs recorded yet" in done.stderr
+                continue
+            assert done.returncode == 2, done.stderr
+            assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+            assert f"cannot open the store {db}: {reason}" in done.stderr
+    assert list(locked.iterdir()) == []

@@ -211,3 +211,35 @@ async def test_the_terminal_agent_records_only_when_asked(tmp_path: Path) -> Non
         assert [(r.question, r.source, r.stopped_because) for r in await store.runs()] == [
             ("hello?", "agent", "answered")
         ]
+
+
+def test_several_processes_creating_one_new_store_at_once_all_open_it(tmp_path: Path) -> None:
+    """Bots started together on a new file: whoever creates the schema, the others wait for it.
+
+    Each opener is a real process (SQLite's file locks are per process), released together by a
+    barrier; before creation and checking were one transaction, about 1 open in 5 failed."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    openers, rounds = 4, 8
+    with context.Manager() as manager, context.Pool(openers) as pool:
+        barrier = manager.Barrier(openers)  # reusable: it releases the openers of every round
+        for number in range(rounds):
+            path = str(tmp_path / f"new-{number}.db")
+            failures = [f for f in pool.starmap(_open_at_once, [(path, barrier)] * openers) if f]
+            assert failures == [], f"round {number}: {failures}"
+            db = sqlite3.connect(path)
+            assert db.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+            assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            db.close()
+
+
+def _open_at_once(path: str, barrier) -> str | None:
+    from venice_terminal_agent.store_schema import connect
+
+    barrier.wait(timeout=60)
+    try:
+        connect(path).close()
+    except StoreError as error:
+        return str(error)
+    return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +19,8 @@ from .errors import StoreError
 APPLICATION_ID = 0x56454E41  # "VENA"
 DB_FILE_NAME = "venice-agent.db"
 REFUSED = "it was left untouched"
+NOT_ALLOWED = frozenset({sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM})
+BUSY_TIMEOUT = 5.0  # seconds to wait for another process holding the file
 
 
 def default_db_path() -> Path:
@@ -73,17 +76,21 @@ def connect(path: str, *, create: bool = True) -> sqlite3.Connection:
         raise StoreError(f"no store at {path}")
     if not memory and not Path(path).parent.is_dir():
         raise StoreError(f"cannot create {path}: the folder {Path(path).parent} does not exist")
-    db = sqlite3.connect(path, isolation_level=None)  # autocommit: transactions are explicit
     try:
-        db.execute("PRAGMA busy_timeout = 5000")
-        _check(db, path)
-        if not memory:
-            db.execute("PRAGMA journal_mode = WAL")
-            db.execute("PRAGMA synchronous = NORMAL")  # with WAL: safe across crashes, fast commits
+        db = sqlite3.connect(path, isolation_level=None)  # autocommit: transactions are explicit
+    except sqlite3.Error as error:
+        raise StoreError(cannot_open(Path(path), error)) from None
+    try:
+        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT * 1000:.0f}")
         _migrate(db, path)
+        if not memory:
+            _use_wal(db)
+            db.execute("PRAGMA synchronous = NORMAL")  # with WAL: safe across crashes, fast commits
         return db
     except sqlite3.DatabaseError as error:
         db.close()
+        if error.sqlite_errorcode & 0xFF in NOT_ALLOWED:  # the file may be fine: we may not write there
+            raise StoreError(cannot_open(Path(path), error)) from None
         raise StoreError(
             f"{path} is not a usable venice-agent store ({error}); {REFUSED}: "
             "move it away or choose another --db"
@@ -91,6 +98,34 @@ def connect(path: str, *, create: bool = True) -> sqlite3.Connection:
     except BaseException:
         db.close()
         raise
+
+
+def cannot_open(path: Path, error: sqlite3.Error) -> str:
+    """Why `path` cannot be opened, in words (SQLite only says "unable to open database file")."""
+    if path.is_dir():
+        reason = f"it is a folder, not a file (e.g. --db {path / DB_FILE_NAME})"
+    elif not os.access(path.parent, os.W_OK):
+        reason = f"the folder {path.parent} is not writable (the store keeps its journal next to the file)"
+    elif path.exists() and not os.access(path, os.R_OK | os.W_OK):
+        reason = "the file is not readable and writable by this user"
+    else:
+        reason = str(error)
+    return f"cannot open the store {path}: {reason}; choose another --db"
+
+
+def _use_wal(db: sqlite3.Connection, wait: float = 0.005) -> None:
+    """Switch the file to WAL (once per file: the mode is kept in it). The switch needs the
+    file to itself for a moment, and SQLite answers "locked" at once instead of calling the
+    busy handler, so another process opening the store at the same time is waited for here."""
+    deadline = time.monotonic() + BUSY_TIMEOUT
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if error.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
+                raise
+        time.sleep(wait)
 
 
 def _check(db: sqlite3.Connection, path: str) -> int:
@@ -108,9 +143,14 @@ def _check(db: sqlite3.Connection, path: str) -> int:
 
 
 def _migrate(db: sqlite3.Connection, path: str) -> None:
-    if db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS):
+    db.execute("BEGIN")  # the checks read one snapshot, never a schema half created by another process
+    try:
+        version = _check(db, path)
+    finally:
+        db.execute("COMMIT")
+    if version == len(MIGRATIONS):
         return
-    db.execute("BEGIN IMMEDIATE")
+    db.execute("BEGIN IMMEDIATE")  # the writers' lock: whoever creates the schema, the others wait
     try:
         version = _check(db, path)  # again, inside the lock: another process may have migrated
         for number in range(version + 1, len(MIGRATIONS) + 1):
