@@ -14,6 +14,7 @@ from cli_support import COMMAND, clean_env, fake_venice, mcp_config
 
 
 def ask(tmp_path: Path, script: Any, *args: str, **env: str) -> tuple[subprocess.CompletedProcess[str], list]:
+    tmp_path.mkdir(exist_ok=True)
     with fake_venice(script, tmp_path) as fake:
         done = subprocess.run(
             [COMMAND, "--mcp-config", str(mcp_config(tmp_path)), *args],
@@ -150,3 +151,29 @@ def test_a_model_server_that_cannot_be_reached_is_one_line_and_status_7(tmp_path
     assert done.returncode == 7, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("venice-agent: cannot list models")
+
+
+def test_a_reply_cut_off_is_retried_and_one_that_stays_cut_off_is_a_model_error(tmp_path: Path) -> None:
+    cut = {"text": "PARTIAL answ", "cut": 3}  # the stream stops cleanly: no finish reason, no [DONE]
+    done, _ = ask(tmp_path / "retried", [cut, {"text": "whole answer"}], "go")
+    assert done.returncode == 0, done.stderr
+    assert "PARTIAL answ\n(the reply was cut; retrying…)\n" in done.stdout
+    assert done.stdout.splitlines()[-2:] == ["whole answer", "stopped: answered · 0 calls · 1 round"]
+    done, bodies = ask(tmp_path / "given_up", [cut, cut, cut], "--json", "go")
+    assert done.returncode == 7 and len(bodies) == 3, done.stderr
+    receipt = json.loads(done.stdout)
+    assert receipt["stopped_because"] == "model_error" and receipt["answer"] is None
+    assert receipt["refusal"] == (
+        "the model's reply was cut off: the stream ended without a finish reason (gave up after 3 attempts)"
+    )
+
+
+def test_a_character_split_across_chunks_prints_whole_and_a_lone_half_as_a_replacement(
+    tmp_path: Path,
+) -> None:
+    script = [{"text": ["Hi ", "\ud83d", "\ude00", " and half ", "\ud83d"]}]
+    for args in (["--json"], []):
+        done, _ = ask(tmp_path, script, *args, "go")
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        answer = json.loads(done.stdout)["answer"] if args else done.stdout.splitlines()[-2]
+        assert answer == "Hi \U0001f600 and half \ufffd"

@@ -193,3 +193,40 @@ def test_importing_the_agent_loads_no_openai() -> None:
     probe = "import sys, venice_terminal_agent.agent, venice_terminal_agent.venice; print('openai' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"  # the CLI's --help stays fast; openai loads with a client
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        ({"text": "PARTIAL answ", "cut": 3}, "the stream ended without a finish reason"),
+        (
+            {"text": "nothing shows", "no_choices": True},
+            "the stream ended before any of it arrived (no choices, no finish reason)",
+        ),
+    ],
+)
+async def test_a_stream_that_stops_too_soon_is_retried_then_said_to_be_cut_off(reply: dict, why: str) -> None:
+    events = []
+    async with served([reply, {"text": "whole answer"}]) as (_, client, sleeps):
+        turn = await client.complete("m", USER, events=events.append)
+    assert turn.text == "whole answer" and len(sleeps.asked) == 1
+    if "cut" in reply:  # what streamed before the cut is withdrawn before the retry streams
+        assert [type(e).__name__ for e in events][:3] == ["TextDelta", "TextDelta", "TextDiscarded"]
+    async with served([reply, reply], attempts=2) as (_, client, _):
+        with pytest.raises(ModelError) as raised:
+            await client.complete("m", USER)
+    assert raised.value.message == f"the model's reply was cut off: {why} (gave up after 2 attempts)"
+
+
+async def test_a_character_split_across_chunks_is_joined_and_a_lone_half_replaced() -> None:
+    pieces = ["smile ", "\ud83d", "\ude00", " and a half ", "\ud83d", " end \ude00"]
+    streamed: list = []
+    async with served([{"text": pieces}, {"text": ["cut at the end \ud83d"]}]) as (fake, client, _):
+        turn = await client.complete("m", USER, events=streamed.append)
+        assert turn.text == "smile \U0001f600 and a half \ufffd end \ufffd"
+        assert "".join(e.text for e in streamed) == turn.text  # every piece printable as it came
+        for event in streamed:
+            event.text.encode("utf-8")
+        last = await client.complete("m", [*USER, turn.message, *USER])
+        assert last.text == "cut at the end \ufffd"
+    assert fake.chat_requests[1]["messages"][1]["content"] == turn.text  # sent back whole

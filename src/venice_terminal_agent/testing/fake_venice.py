@@ -31,6 +31,9 @@ Reply (all keys optional):
   delay, chunk_delay seconds before the response starts / between chunks (benchmarks only)
   hang               true: after the chunks the stream stays open, sending nothing more
   drop               true: after the chunks the connection is cut mid-stream
+  cut                N: only the first N chunks are sent, then the response ends cleanly:
+                     no finish reason, no [DONE] (a stream that stopped too soon)
+  no_choices         true: every chunk comes with `choices: []` (the reply holds nothing)
   status, error      an error reply: the HTTP status and the body (a string becomes
                      Venice's {"error": string}; default: Venice's wording for the status)
   headers            response headers, e.g. {"Retry-After": "2"} or x-ratelimit-*
@@ -220,6 +223,10 @@ class FakeVenice:
             return 200  # the response is unfinished, so the connection closes
         if reply.get("drop"):
             writer.transport.abort()
+            return 200
+        if "cut" in reply:
+            writer.write(conn.send(h11.EndOfMessage()))
+            await writer.drain()
             return 200
         writer.write(conn.send(h11.Data(data=b"data: [DONE]\n\n")) + conn.send(h11.EndOfMessage()))
         await writer.drain()

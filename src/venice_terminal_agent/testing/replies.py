@@ -15,7 +15,7 @@ from ..errors import ConfigError
 REPLY_KEYS = {
     "text", "tool_calls", "same_index", "reasoning_content", "reasoning_details",
     "thought_signature", "extra", "finish_reason", "usage", "delay", "chunk_delay",
-    "hang", "drop", "status", "error", "headers",
+    "hang", "drop", "cut", "no_choices", "status", "error", "headers",
 }  # fmt: skip
 SCRIPT_KEYS = {"replies", "loop", "models", "traits", "headers"}
 CALL_KEYS = {"name", "arguments", "id", "index"}
@@ -129,9 +129,11 @@ def chunks(
         for piece in (call["arguments"][:half], call["arguments"][half:]):
             out.append(chunk({"tool_calls": [{"index": call["index"], "function": {"arguments": piece}}]}))
     out.append(chunk({}, _finish(reply)))
+    if reply.get("no_choices"):
+        out = [{**part, "choices": []} for part in out]
     if usage:
         out.append({**head, "choices": [], "usage": _usage(reply)})
-    return out
+    return out[: reply["cut"]] if "cut" in reply else out
 
 
 def completion(reply: dict[str, Any], *, model: str, number: int, created: int) -> dict[str, Any]:

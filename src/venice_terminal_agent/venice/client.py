@@ -62,6 +62,21 @@ class RetryPolicy:
         return len(self.failures)
 
 
+def complete_or_raise(turn: Completion) -> Completion:
+    """`turn`, when the stream said it was over; a retryable `ModelError` when it just stopped.
+
+    A reply ends with a finish reason. A stream that ends without one (no `[DONE]` either, or
+    `choices: []` all the way) was cut off: taking it as an answer would print a truncated one
+    ("PARTIAL answ"), or nothing, as if the model had finished."""
+    if turn.finish_reason is None:
+        if turn.text or turn.tool_calls:
+            why = "the stream ended without a finish reason"
+        else:
+            why = "the stream ended before any of it arrived (no choices, no finish reason)"
+        raise ModelError(f"the model's reply was cut off: {why}", retryable=True)
+    return turn
+
+
 class VeniceClient:
     def __init__(
         self,
@@ -186,9 +201,11 @@ class VeniceClient:
                 if text:
                     shown[0] = True
                     emit(TextDelta(text))
+            if tail := assembler.end():
+                emit(TextDelta(tail))
         finally:
             await stream.close()
-        return assembler.finish()
+        return complete_or_raise(assembler.finish())
 
     def _wait(self, problem: ModelError, attempt: int) -> float:
         """Seconds to wait before the next attempt, or raise `problem` to give up."""

@@ -8,6 +8,8 @@ without an id continues the latest call of its index.
 The message is kept as received, so it can go back to the model unchanged: `content: null`
 on a tool-call turn, and every field we do not know (`reasoning_content`,
 `reasoning_details`, `thought_signature`, ...) merged across deltas. Nulls are never added.
+Text cut inside a character comes out whole: half of a surrogate pair at the end of a piece
+waits for the next piece, and a half that stays alone becomes U+FFFD (see `scrub`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..scrub import is_high_surrogate, well_formed, well_formed_all
 
 LABELS = frozenset({"type", "id", "index", "format"})  # repeated in each piece, never joined
 
@@ -42,6 +46,7 @@ class Assembler:
 
     def __init__(self) -> None:
         self._text: list[str] | None = None  # None until a `content` delta arrives
+        self._half = ""  # a surrogate pair's first half, held back until its second arrives
         self._extras: dict[str, Any] = {}
         self._calls: list[dict[str, Any]] = []
         self._by_id: dict[str, dict[str, Any]] = {}
@@ -71,6 +76,10 @@ class Assembler:
                 continue
             if key == "content":
                 self._text = self._text if self._text is not None else []
+                value, self._half = self._half + value, ""
+                if value and is_high_surrogate(value[-1]):
+                    value, self._half = value[:-1], value[-1]
+                value = well_formed(value)
                 self._text.append(value)
                 text += value
             elif key == "tool_calls":
@@ -103,7 +112,16 @@ class Assembler:
             elif key not in ("index", "id") and value is not None:
                 current[key] = merge(current.get(key), value)  # e.g. a provider's signature
 
+    def end(self) -> str:
+        """The stream is over: a half still held back stays alone, so it comes out as U+FFFD.
+        Returns that text for the screen ("" if none); `finish` calls it too."""
+        tail, self._half = well_formed(self._half), ""
+        if tail and self._text is not None:
+            self._text.append(tail)
+        return tail
+
     def finish(self) -> Completion:
+        self.end()
         message: dict[str, Any] = {"role": "assistant"}
         if self._text is not None:
             message["content"] = "".join(self._text)
@@ -111,9 +129,9 @@ class Assembler:
             message["content"] = None  # what the API sends on a tool-call turn; kept as is
         else:
             message["content"] = ""
-        message.update(self._extras)
+        message.update(well_formed_all(self._extras))
         if self._calls:
-            message["tool_calls"] = self._calls
+            message["tool_calls"] = well_formed_all(self._calls)
         return Completion(message, self.finish_reason, self.usage, self.model)
 
 

@@ -1,0 +1,53 @@
+"""Text from servers made fit to print, keep and send back (pure; stdlib only).
+
+Two faults arrive with such text. A server may echo a secret we sent it (a 401 body that
+repeats the API key): `redact` masks every secret we hold, whoever wrote the text. And text
+may be cut inside a character: JSON's `"\\ud83d"` is half of an emoji, as a stream split
+between chunks or JavaScript's `slice` leaves it, and a lone half cannot be encoded as UTF-8,
+so printing, storing or sending it crashes. `well_formed` joins the halves that belong
+together and replaces a lone one with U+FFFD.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+MASK = "***"
+MIN_SECRET = 6  # shorter values are not secrets, and masking them would blank out words
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def redact(text: str | None, secrets: Iterable[str]) -> str | None:
+    """`text` with each secret (and a bearer header's bare token) replaced by `***`."""
+    if not text:
+        return text
+    for secret in sorted(secrets, key=len, reverse=True):
+        for part in (secret, secret.removeprefix("Bearer ")):
+            if len(part) >= MIN_SECRET:
+                text = text.replace(part, MASK)
+    return text
+
+
+def well_formed(text: str) -> str:
+    """`text` with surrogate pairs joined into their character and lone halves as U+FFFD."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def well_formed_all(value: Any) -> Any:
+    """`well_formed` applied to every string inside lists and dicts (keys included)."""
+    if isinstance(value, str):
+        return well_formed(value)
+    if isinstance(value, dict):
+        return {well_formed_all(k): well_formed_all(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [well_formed_all(v) for v in value]
+    return value
+
+
+def is_high_surrogate(char: str) -> bool:
+    """The first half of a pair: its second half may come in the next piece of a stream."""
+    return "\ud800" <= char <= "\udbff"
