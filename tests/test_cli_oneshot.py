@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -177,3 +178,45 @@ def test_a_character_split_across_chunks_prints_whole_and_a_lone_half_as_a_repla
         assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
         answer = json.loads(done.stdout)["answer"] if args else done.stdout.splitlines()[-2]
         assert answer == "Hi \U0001f600 and half \ufffd"
+
+
+KEY, TOKEN, FROM_VAR = "sk-venice-9f8e7d6c5b4a", "apify_api_0a1b2c3d4e5f", "var-secret-77aa88bb"
+
+
+def test_secrets_a_server_echoes_are_masked_on_every_output_path(tmp_path: Path) -> None:
+    """Receipt, stderr, store and `logs`: a 401 body repeating the key, the Apify token and a
+    ${VAR} value from the MCP config shows `***` wherever it goes."""
+    echo = f"the API key {KEY} is invalid (token {TOKEN}, header {FROM_VAR})"
+    config = tmp_path / "secret-mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"time": {
+        "command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"],
+        "env": {"TIME_TOKEN": "${TIME_TOKEN}"},
+    }}}))  # fmt: skip
+    secrets = {"VENICE_API_KEY": KEY, "APIFY_TOKEN": TOKEN, "TIME_TOKEN": FROM_VAR}
+    shown = []
+    with fake_venice([{"status": 401, "error": echo}] * 2, tmp_path) as fake:
+        for args in (["--json", "--db", "runs.db"], ["--db", "runs.db"]):
+            run = [COMMAND, "--mcp-config", str(config), *args, "hi"]
+            done = subprocess.run(run, capture_output=True, text=True, cwd=tmp_path, timeout=60, check=False,
+                                  env=clean_env(tmp_path, fake.base_url, **secrets))  # fmt: skip
+            assert done.returncode == 7, done.stderr
+            shown += [done.stdout, done.stderr]
+    refusal = json.loads(shown[0])["refusal"]
+    assert refusal.startswith("the model server rejected the API key (401 Unauthorized: the API key *** is")
+    assert "(token ***, header ***)" in refusal and "***" in shown[2]
+    for args in (["logs"], ["logs", "--json"]):
+        done = subprocess.run([COMMAND, *args, "--db", "runs.db"], capture_output=True, text=True,
+                              cwd=tmp_path, timeout=60, check=False, env=clean_env(tmp_path, ""))  # fmt: skip
+        assert "is invalid" in done.stdout
+        shown += [done.stdout, done.stderr]
+    failing = {"replies": [], "models_error": {"status": 401, "error": echo}}
+    (tmp_path / "discovery").mkdir()
+    with fake_venice(failing, tmp_path / "discovery") as fake:  # at model discovery, before any question
+        run = [COMMAND, "--mcp-config", str(config), "hi"]
+        done = subprocess.run(run, capture_output=True, text=True, cwd=tmp_path, timeout=60, check=False,
+                              env=clean_env(tmp_path, fake.base_url, **secrets))  # fmt: skip
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "the API key *** is invalid" in done.stderr
+    shown += [done.stdout, done.stderr, (tmp_path / "runs.db").read_bytes().decode("utf-8", "replace")]
+    for text in shown:
+        assert KEY not in text and TOKEN not in text and FROM_VAR not in text

@@ -23,10 +23,15 @@ def redact(text: str | None, secrets: Iterable[str]) -> str | None:
     """`text` with each secret (and a bearer header's bare token) replaced by `***`."""
     if not text:
         return text
-    for secret in sorted(secrets, key=len, reverse=True):
-        for part in (secret, secret.removeprefix("Bearer ")):
-            if len(part) >= MIN_SECRET:
-                text = text.replace(part, MASK)
+    parts = {part for secret in secrets for part in (secret, secret.removeprefix("Bearer "))}
+    parts = sorted((part for part in parts if len(part) >= MIN_SECRET), key=len, reverse=True)
+    for part in parts:
+        text = text.replace(part, MASK)
+    if text.endswith("…"):  # a line cut short may end in the start of a secret
+        for part in parts:
+            start = next((n for n in range(len(part) - 1, 3, -1) if text[:-1].endswith(part[:n])), 0)
+            if start:
+                return text[: -1 - start] + MASK + "…"
     return text
 
 

@@ -68,9 +68,10 @@ async def open_session(
     opened: list[Any] = []
 
     async def discover() -> tuple[Any, str]:
+        from ..tools.mcp_config import all_secrets
         from ..venice.client import VeniceClient  # imports openai: by now the servers are booting
 
-        client = VeniceClient(key, base_url=settings.venice_base_url)
+        client = VeniceClient(key, base_url=settings.venice_base_url, secrets=all_secrets(settings, servers))
         opened.append(client)
         return client, await client.resolve_model(settings.venice_model)
 

@@ -21,6 +21,7 @@ Script: a list of replies, or an object
   traits    the `data` of GET /models/traits (default: default and function_calling_default
             name the first model; {} makes discovery find nothing)
   headers   extra headers on every chat response
+  models_error  {"status", "error"?}: GET /models and /models/traits answer this error
 Reply (all keys optional):
   text               the visible answer, streamed a word at a time (or a list of pieces)
   tool_calls         [{"name", "arguments" (object, or a raw string), "id"?, "index"?}]
@@ -164,7 +165,10 @@ class FakeVenice:
         seen = Seen(method, path, headers, body)
         self.requests.append(seen)
         try:
-            if method == "GET" and path.endswith("/models/traits"):
+            failing = self.script.get("models_error")
+            if method == "GET" and "/models" in path and failing:
+                seen.status = await _send_json(conn, writer, failing["status"], replies.error_body(failing))
+            elif method == "GET" and path.endswith("/models/traits"):
                 data = {"data": replies.traits_of(self.script), "object": "list", "type": "text"}
                 seen.status = await _send_json(conn, writer, 200, data)
             elif method == "GET" and path.endswith("/models"):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -78,6 +78,14 @@ class ServerConfig:
         """What must never appear in a message: header, env and `${NAME}` values, URL query values."""
         values = [*self.headers.values(), *self.env.values(), *self.hidden]
         return values + [value for _, value in parse_qsl(urlsplit(self.url or "").query)]
+
+
+def all_secrets(settings: Settings, servers: Iterable[ServerConfig]) -> list[str]:
+    """Every secret a run holds, to mask wherever a server's text is shown or kept: the Venice
+    key, the Apify token, and each server's headers, env and `${NAME}` values."""
+    key = settings.venice_api_key.get_secret_value().strip() if settings.venice_api_key else ""
+    found = [key, settings.apify_token_value() or ""]
+    return [value for value in found if value] + [v for server in servers for v in server.secret_values()]
 
 
 def default_config_path() -> Path:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Iterable
 from typing import Any
 
+from ..scrub import redact as redact  # the one masking helper, where the MCP modules look for it
 from .base import ToolError
 
 # JSON-RPC / MCP error codes (mcp.types constants, repeated here to keep this module light).
@@ -94,17 +94,6 @@ def error_reason(code: int, message: str, *, server: str, tool: str, timeout: fl
     if code == METHOD_NOT_FOUND:
         return f"{server} does not support calling tools: {text}"
     return text or f"{server} refused the call to {tool} (error {code})"
-
-
-def redact(text: str | None, secrets: Iterable[str]) -> str | None:
-    """`text` with each secret (and a bearer header's bare token) replaced by `***`."""
-    if not text:
-        return text
-    for secret in sorted(secrets, key=len, reverse=True):
-        for part in (secret, secret.removeprefix("Bearer ")):
-            if len(part) >= 6:  # shorter values are not secrets, and would blank out words
-                text = text.replace(part, "***")
-    return text
 
 
 def leaf_error(error: BaseException) -> BaseException:

@@ -18,13 +18,14 @@ import asyncio
 import random
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..config import VENICE_BASE_URL
 from ..events import EventSink, TextDelta, TextDiscarded, ignore
+from ..scrub import redact
 from ..wording import plural
 from .errors import ModelError, NoModelError, describe, foreign_errors, one_line
 from .stream import Assembler, Completion
@@ -86,9 +87,13 @@ class VeniceClient:
         retry: RetryPolicy | None = None,
         timeout: float = 120.0,
         venice_parameters: bool | None = None,
+        secrets: Iterable[str] = (),
     ) -> None:
         from openai import AsyncOpenAI
 
+        # A server may repeat a secret in its error ("the API key sk-… is invalid"): every
+        # error this client raises is masked with its key and these (the Apify token, ${VAR}s).
+        self.secrets = (api_key, *secrets)
         self.base_url = base_url.rstrip("/")
         self.retry = retry or RetryPolicy()
         host = urlsplit(self.base_url).hostname or ""
@@ -157,7 +162,8 @@ class VeniceClient:
                 completion = await self._stream(body, extra, emit, shown)
                 self.answered = True
                 return completion
-            except ModelError as problem:  # only the SDK's failures, translated in `_stream`
+            except ModelError as error:  # only the SDK's failures, translated in `_stream`
+                problem = self._masked(error)
                 if problem.status in (401, 403) and not self.answered:
                     self.key_rejected = True
                 wait = self._wait(problem, attempt)
@@ -207,6 +213,11 @@ class VeniceClient:
             await stream.close()
         return complete_or_raise(assembler.finish())
 
+    def _masked(self, problem: ModelError) -> ModelError:
+        problem.message = redact(problem.message, self.secrets) or ""
+        problem.args = (problem.message,)
+        return problem
+
     def _wait(self, problem: ModelError, attempt: int) -> float:
         """Seconds to wait before the next attempt, or raise `problem` to give up."""
         in_window = self.retry.failed()
@@ -250,8 +261,10 @@ class VeniceClient:
         if len(ids) == 1:
             return ids[0]
         offered = f"; it serves {', '.join(ids[:8])}" + (" …" if len(ids) > 8 else "") if ids else ""
-        raise NoModelError(
-            f"no model chosen and {self.base_url} suggests none: pass --model or set VENICE_MODEL{offered}"
+        raise self._masked(
+            NoModelError(
+                f"no model chosen and {self.base_url} suggests none: pass --model or set VENICE_MODEL{offered}"
+            )
         )
 
     async def _get_data(self, path: str) -> Any:
@@ -259,7 +272,7 @@ class VeniceClient:
         try:
             answer = await self._openai.get(path, cast_to=object)
         except foreign_errors() as error:
-            problem = describe(error, self.base_url)
+            problem = self._masked(describe(error, self.base_url))
             if problem.status in (404, 405):
                 return None
             raise ModelError(

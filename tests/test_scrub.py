@@ -1,0 +1,28 @@
+"""Text from servers made fit to show: secrets masked, characters cut in half mended."""
+
+from __future__ import annotations
+
+from venice_terminal_agent.scrub import redact, well_formed, well_formed_all
+from venice_terminal_agent.venice.errors import MAX_LINE, one_line
+
+
+def test_every_secret_is_masked_longest_first_and_short_values_are_left_alone() -> None:
+    text = "key sk-abcdef123 and its prefix sk-abcdef, bearer tok-999999, id 42"
+    assert redact(text, ["sk-abcdef", "sk-abcdef123", "Bearer tok-999999", "42"]) == (
+        "key *** and its prefix ***, bearer ***, id 42"
+    )
+    assert redact(None, ["secret"]) is None
+
+
+def test_a_line_cut_short_does_not_keep_the_start_of_a_secret() -> None:
+    key = "sk-venice-0123456789abcdef"
+    line = one_line("x" * (MAX_LINE - 20) + f" the key {key} is invalid")
+    assert line.endswith("…") and key[:5] in line
+    masked = redact(line, [key])
+    assert key[:5] not in masked and masked.endswith("***…")
+
+
+def test_halves_of_a_character_are_joined_and_a_lone_half_replaced() -> None:
+    assert well_formed("a\ud83d\ude00b") == "a\U0001f600b"
+    assert well_formed("\ude00 then \ud83d") == "\ufffd then \ufffd"
+    assert well_formed_all({"k\ud83d": ["\ude00", 1, None]}) == {"k\ufffd": ["\ufffd", 1, None]}
