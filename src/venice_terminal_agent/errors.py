@@ -38,6 +38,10 @@ class StoreError(VeniceAgentError):
     """The store cannot be used: said with the file and what to do."""
 
 
+class StoreUnavailable(StoreError):
+    """The store cannot be reached right now (Redis down): try again later; nothing was spent."""
+
+
 class ModelError(VeniceAgentError):
     """The model API failed; what a retry needs to know rides along (retryable, Retry-After)."""
 
@@ -89,6 +93,7 @@ __all__ = [
     "PlanError",
     "ServerError",
     "StoreError",
+    "StoreUnavailable",
     "ToolError",
     "ToolListError",
     "VeniceAgentError",

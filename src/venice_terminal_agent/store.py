@@ -17,14 +17,16 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .receipt import Receipt
 from .store_schema import StoreError, default_db_path, resolve_db_path
 from .store_worker import SqliteWorker
 
+T = TypeVar("T")
 KEEP_LEDGER = 86_400.0  # ledger rows older than this (or the window, if longer) are pruned
 
 
@@ -198,6 +200,11 @@ class Store:
 
     async def ping(self) -> None:
         await self._worker.read(lambda db: db.execute("SELECT 1").fetchone())
+
+    async def run(self, work: Callable[[sqlite3.Connection], T], *, write: bool = False) -> T:
+        """`work(connection)` on the store's thread, inside a write transaction if `write`: for
+        jobs on the whole store, such as `venice-agent store copy`."""
+        return await (self._worker.write(work) if write else self._worker.read(work))
 
     # ---- runs, from the bot and the terminal agent ----
 

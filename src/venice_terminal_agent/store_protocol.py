@@ -11,15 +11,11 @@ from __future__ import annotations
 import os
 from typing import Any, Protocol
 
+from .errors import StoreError, StoreUnavailable
 from .receipt import Receipt
 from .store import Store, Ticket
-from .store_schema import StoreError
 
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
-
-
-class StoreUnavailable(StoreError):
-    """The store cannot be reached right now (Redis down): try again later; nothing was spent."""
 
 
 class ChatStore(Protocol):

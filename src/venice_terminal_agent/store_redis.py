@@ -18,12 +18,15 @@ reached is a `StoreUnavailable` (the API answers 503); nothing is reserved then.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .receipt import Receipt
 from .store import KEEP_LEDGER, Ticket
 from .store_protocol import StoreUnavailable, shown
 from .store_schema import StoreError
+
+if TYPE_CHECKING:
+    from .store_copy import ChatDump
 
 PREFIX = "venice-agent:"
 MAX_MESSAGES = 1000
@@ -218,6 +221,64 @@ class RedisStore:
 
     async def owner(self, chat: str) -> str | None:
         return await self._call(self._client().get(self._key("owner", chat)))
+
+    # ---- `venice-agent store copy` ----
+
+    async def export_chats(self) -> list[ChatDump]:
+        """Every chat in this Redis (under the prefix), for `store copy`."""
+        from .store_copy import ChatDump
+
+        client, names = self._client(), set()
+        for kind in ("chat", "messages", "ledger", "owner"):
+            async for key in client.scan_iter(match=f"{self.prefix}{kind}:*", count=500):
+                names.add(key.removeprefix(f"{self.prefix}{kind}:"))
+        dumps = []
+        for name in sorted(names):
+            fields = await self._call(client.hgetall(self._key("chat", name)))
+            dump = ChatDump(name, fields.get("last_message"), fields.get("last_reply"))
+            dump.created = float(fields["created"]) if "created" in fields else None
+            dump.updated = float(fields["updated"]) if "updated" in fields else None
+            dump.owner = await self.owner(name)
+            rows = await self._call(client.zrange(self._key("ledger", name), 0, -1, withscores=True))
+            dump.ledger = [(at, int(row.split("|")[1])) for row, at in rows]
+            for row in await self._call(client.lrange(self._key("messages", name), 0, -1)):
+                dump.messages.append(json.loads(row.partition("\t")[2]))
+            dumps.append(dump)
+        return dumps
+
+    async def import_chats(self, dumps: list[ChatDump]) -> None:
+        """Write `dumps` here, refusing any chat this Redis already holds (checked first)."""
+        client = self._client()
+        for dump in dumps:
+            keys = [self._key(kind, dump.chat) for kind in ("chat", "messages", "ledger", "owner")]
+            if await self._call(client.exists(*keys)):
+                raise StoreError(
+                    f"the destination already holds chat {dump.chat!r}; copy into a store without it"
+                )
+        for dump in dumps:
+            count = len(dump.ledger) + len(dump.messages)
+            first = int(await self._call(client.incrby(self._key("seq"), count))) - count + 1 if count else 0
+            async with client.pipeline(transaction=True) as batch:
+                fields = {
+                    "last_message": dump.last_message,
+                    "last_reply": dump.last_reply,
+                    "last_exit": dump.last_exit,
+                    "created": dump.created,
+                    "updated": dump.updated,
+                }
+                kept = {name: value for name, value in fields.items() if value is not None}
+                if kept:
+                    batch.hset(self._key("chat", dump.chat), mapping=kept)
+                for number, message in enumerate(dump.messages, first):
+                    batch.rpush(
+                        self._key("messages", dump.chat),
+                        f"{number}\t{json.dumps(message, ensure_ascii=False)}",
+                    )
+                for number, (at, calls) in enumerate(dump.ledger, first + len(dump.messages)):
+                    batch.zadd(self._key("ledger", dump.chat), {f"{number}|{calls}|": at})
+                if dump.owner is not None:
+                    batch.set(self._key("owner", dump.chat), dump.owner)
+                await self._call(batch.execute())
 
     def _client(self) -> Any:
         if self._redis is None:

@@ -407,10 +407,38 @@ def serve(
     left; GET /healthz says it is ready. The same budgets as `chat`: shared by every process
     on the same store.
     """
-    from ..serve.main import ServeOptions, serve_main
+    from .serve_cmd import ServeOptions, serve_main
 
     options = ServeOptions(host, port, store, token_file, calls, root, offline, mcp_config, yes, run_timeout)
     raise typer.Exit(serve_main(options))
+
+
+store_app = typer.Typer(
+    name="store",
+    help="Work on the bot's store (an SQLite file or a Redis URL).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(store_app)
+
+
+@store_app.command("copy")
+def store_copy(
+    source: Annotated[str, typer.Argument(help="The store to copy from: an SQLite file or redis://….")],
+    destination: Annotated[
+        str, typer.Argument(help="The store to copy into (made if it is a new SQLite file).")
+    ],
+) -> None:
+    """Copy every chat (budget ledger, last message, exchanges, owner) into another store.
+
+    Moves an SQLite store into Redis (venice-agent store copy bot.db redis://127.0.0.1:6379/0)
+    and back. A chat the destination already holds is refused, never merged.
+    Exit status: 0 copied, 2 a store cannot be used or already holds a chat.
+    """
+    from .store_cmd import copy_main
+
+    raise typer.Exit(copy_main(source, destination))
 
 
 def main() -> None:

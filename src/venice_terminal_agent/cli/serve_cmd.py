@@ -1,4 +1,4 @@
-"""`venice-agent serve`: the chat bot over HTTP (uvicorn), on one SQLite file or on Redis.
+"""`venice-agent serve`: the chat bot over HTTP (uvicorn, `serve/app.py`), on SQLite or Redis.
 
 Start-up, in order: refuse a non-loopback address without tokens; read the tokens; open the
 store; with a model, resolve it and open the MCP servers; bind the socket; say in one line
@@ -72,7 +72,7 @@ def read_tokens(path: Path) -> dict[str, str]:
 
 def serve_main(options: ServeOptions) -> int:
     """The whole command; returns the process exit status."""
-    from ..store_schema import StoreError
+    from ..errors import VeniceAgentError
 
     if options.token_file is None and not is_loopback(options.host):
         return _fail(
@@ -85,8 +85,8 @@ def serve_main(options: ServeOptions) -> int:
         users = None if options.token_file is None else read_tokens(options.token_file)
         settings = load_settings(auto_approve_tools=options.yes or None)
         return asyncio.run(_serve(options, users, settings))
-    except (ConfigError, StoreError) as problem:
-        return _fail(str(problem))
+    except VeniceAgentError as problem:  # a setting, the store, the model or an MCP server
+        return _fail(problem.message, problem.exit_status)
     except OSError as problem:  # the address is taken or not ours
         return _fail(f"cannot listen on {options.host}:{options.port}: {problem.strerror or problem}")
     except KeyboardInterrupt:
@@ -111,10 +111,10 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
         async with offline as bot:
             return await _listen(options, users, bot, spec, "commands (no model)", "none (file tools only)")
 
-    from ..cli.approver import TerminalApprover
-    from ..cli.render import make_console
-    from ..cli.startup import open_session
     from ..tools.mcp_config import load_servers
+    from .approver import TerminalApprover
+    from .render import make_console
+    from .startup import open_session
 
     console = make_console(stderr=True)
     servers = load_servers(settings, options.mcp_config)
@@ -172,8 +172,9 @@ async def _listen(
 ) -> int:
     import uvicorn
 
+    from ..serve.app import build_app
     from ..store_protocol import shown
-    from .app import build_app
+    from ..wording import plural
 
     app = build_app(bot, users=users, run_timeout=options.run_timeout)
     family = socket.AF_INET6 if ":" in options.host else socket.AF_INET
@@ -183,10 +184,14 @@ async def _listen(
     sock.listen(2048)
     host, port = sock.getsockname()[:2]
     where = f"[{host}]" if family == socket.AF_INET6 else host
-    who = "loopback only, no tokens" if users is None else f"{len(set(users.values()))} users with tokens"
+    who = (
+        "loopback only, no tokens"
+        if users is None
+        else f"{plural(len(set(users.values())), 'user')} with tokens"
+    )
     print(
         f"venice-agent serve: http://{where}:{port} ({who}) · store {shown(spec)} · "
-        f"planned by {planner} · {options.calls} calls per chat an hour · paid tools {paid}",
+        f"planned by {planner} · {plural(options.calls, 'call')} per chat an hour · paid tools {paid}",
         file=sys.stderr,
         flush=True,
     )
@@ -197,6 +202,7 @@ async def _listen(
     return 0
 
 
-def _fail(message: str) -> int:
-    print(f"venice-agent serve: {' '.join(message.split())}", file=sys.stderr)
-    return USAGE_ERROR_STATUS
+def _fail(message: str, status: int = USAGE_ERROR_STATUS) -> int:
+    from .terminal import fail
+
+    return fail(" ".join(message.split()), status, command="venice-agent serve")
