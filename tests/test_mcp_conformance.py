@@ -1,11 +1,16 @@
 """The MCP conformance suite's client scenarios, run by its own runner against our session code
 (`servers/conformance_client.py` opens an McpToolbox on the URL the runner gives it), in a
-loopback-only network namespace where `unshare -n` works."""
+loopback-only network namespace where `unshare -n` works.
+
+Every scenario runs once per test session, four at a time (each is a Node runner and a Python
+client: run one by one they would take most of a minute); each test then reads its checks.
+"""
 
 import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -13,33 +18,70 @@ import pytest
 from servers.node import bin_path, in_loopback_namespace, loopback_only_works, node22
 
 SERVERS = Path(__file__).parent / "servers"
+SCENARIOS = [
+    "initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry",
+    "auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
+    "auth/basic-cimd", "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined", "auth/scope-step-up", "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post", "auth/token-endpoint-auth-none",
+    "auth/pre-registration", "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback", "auth/resource-mismatch", "auth/offline-access-scope",
+    "auth/offline-access-not-supported", "auth/client-credentials-jwt", "auth/client-credentials-basic",
+    "auth/cross-app-access-complete-flow",
+]  # fmt: skip
+NOT_YET = {  # scenario: why it fails today (strict xfail: a pass must remove it from here)
+    "elicitation-sep1034-client-defaults": "elicitation is not answered yet",
+    "auth/2025-03-26-oauth-metadata-backcompat": "the SDK rejects metadata whose issuer has a path "
+    "on the legacy no-PRM path (SEP-2468 issuer check)",
+    "auth/cross-app-access-complete-flow": "cross-app access (SEP-990) is not wired yet",
+}
 
 
-@pytest.mark.parametrize("scenario", ["initialize", "tools_call"])
-def test_conformance_client_scenario(scenario, tmp_path):
-    runner = bin_path("conformance").resolve()
-    client = f"{sys.executable} {SERVERS / 'conformance_client.py'}"
-    env = {**os.environ, "PATH": f"{node22().parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+def env() -> dict[str, str]:
+    return {**os.environ, "PATH": f"{node22().parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def run(scenario: str, out: Path) -> tuple[subprocess.CompletedProcess, Path]:
     command = [
-        str(node22()),
-        str(runner),
-        "client",
-        "--command",
-        client,
-        "--scenario",
-        scenario,
-        "-o",
-        str(tmp_path),
-    ]
+        str(node22()), str(bin_path("conformance").resolve()), "client",
+        "--command", f"{sys.executable} {SERVERS / 'conformance_client.py'}",
+        "--scenario", scenario, "--timeout", "120000", "-o", str(out),
+    ]  # fmt: skip
     if loopback_only_works():  # its test servers listen on every interface: keep them to ourselves
         command = in_loopback_namespace(command)
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=180, env=env(), check=False)
+    return done, out
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    root = tmp_path_factory.mktemp("conformance")
+    with ThreadPoolExecutor(4) as pool:
+        futures = {s: pool.submit(run, s, root / str(i)) for i, s in enumerate(SCENARIOS)}
+        return {scenario: future.result() for scenario, future in futures.items()}
+
+
+def test_the_pinned_suite_has_these_client_scenarios():
+    done = subprocess.run(
+        [str(node22()), str(bin_path("conformance").resolve()), "list", "--client"],
+        capture_output=True, text=True, timeout=60, env=env(), check=True,
+    )  # fmt: skip
+    listed = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("  - ")]
+    assert listed == SCENARIOS
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        pytest.param(s, marks=pytest.mark.xfail(reason=NOT_YET[s], strict=True)) if s in NOT_YET else s
+        for s in SCENARIOS
+    ],
+)
+def test_conformance_client_scenario(scenario, results):
+    done, out = results[scenario]
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    (checks_file,) = tmp_path.glob(f"{scenario}-*/checks.json")
+    (checks_file,) = out.glob("**/checks.json")
     checks = json.loads(checks_file.read_text())
     failed = [check for check in checks if check["status"] not in ("SUCCESS", "INFO")]
     assert not failed
-    passed = {check["id"] for check in checks if check["status"] == "SUCCESS"}
-    assert (
-        passed == {"initialize": {"mcp-client-initialization"}, "tools_call": {"tool-add-numbers"}}[scenario]
-    )
+    assert any(check["status"] == "SUCCESS" for check in checks)

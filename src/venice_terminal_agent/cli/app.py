@@ -307,6 +307,36 @@ def tools_call(
     raise typer.Exit(call_tool(flags, name, arguments, yes=yes))
 
 
+# --- `venice-agent login SERVER` / `logout SERVER` (OAuth sign-in; bodies in login_cmd.py) ---
+
+ServerArgument = Annotated[str, typer.Argument(help="The MCP server's name, as `tools list` shows it.")]
+
+
+@app.command()
+def login(server: ServerArgument, mcp_config: McpConfigOption = None) -> None:
+    """Sign in to an MCP server with OAuth ahead of time (a browser opens; the URL is printed).
+
+    The tokens are kept in the user data folder, readable only by you. Exit status: 0 signed
+    in (or no sign-in needed), 2 the sign-in failed or a configuration error.
+    """
+    from .login_cmd import login_main
+    from .tools_cmd import McpFlags
+
+    raise typer.Exit(login_main(McpFlags(mcp_config), server))
+
+
+@app.command()
+def logout(server: ServerArgument, mcp_config: McpConfigOption = None) -> None:
+    """Sign out of an MCP server: its tokens are revoked and deleted.
+
+    Exit status: 0 signed out (or was not signed in), 2 a configuration error.
+    """
+    from .login_cmd import logout_main
+    from .tools_cmd import McpFlags
+
+    raise typer.Exit(logout_main(McpFlags(mcp_config), server))
+
+
 # --- `venice-agent chat` and `venice-agent logs` (the chat bot and its store; chat_cmd.py, logs_cmd.py) ---
 
 DbOption = Annotated[

@@ -20,10 +20,14 @@ from ..config import Settings
 from ..receipt import USAGE_ERROR_STATUS, Exit
 from .approver import TerminalApprover
 from .ask_cmd import Flags, cancellable, cancelled_receipt
+from .login_cmd import terminal_sign_in
 from .render import Renderer, banner, make_console, receipt_json
 from .text import safe
 
-ANONYMOUS_APIFY = "anonymous Apify tools only (set APIFY_TOKEN for Actors and your account)"
+ANONYMOUS_APIFY = (
+    "anonymous Apify tools only (set APIFY_TOKEN or run venice-agent login apify for Actors and your account)"
+)
+SIGNED_IN_APIFY = "signed in with OAuth (venice-agent logout apify signs out)"
 
 
 @dataclass
@@ -41,6 +45,8 @@ def apify_mode(settings: Settings, servers: list[Any]) -> str:
         names = ", ".join(safe(server.name) for server in servers)
         return f"not used (MCP servers: {names})"
     if settings.apify_token_value() is None:
+        if any(server.oauth is not None for server in apify):
+            return SIGNED_IN_APIFY
         return ANONYMOUS_APIFY
     return "authenticated"
 
@@ -78,7 +84,7 @@ async def open_session(
     model_task = asyncio.create_task(discover())
     try:
         async with McpToolbox.open(
-            servers, max_result_chars=settings.max_tool_result_chars, pager=pager
+            servers, max_result_chars=settings.max_tool_result_chars, pager=pager, sign_in=terminal_sign_in()
         ) as mcp:
             client, model = await model_task
             # Warnings go to stderr always: `venice-agent "q" > answer.txt` holds the answer alone.

@@ -68,9 +68,13 @@ def list_tools(flags: McpFlags, *, json_output: bool) -> int:
 
 async def _list(servers: list[Any], settings: Any, json_output: bool) -> int:
     from ..tools.mcp_toolbox import McpToolbox
+    from .login_cmd import terminal_sign_in
 
     async with McpToolbox.open(
-        servers, max_result_chars=settings.max_tool_result_chars, on_status=_progress(json_output)
+        servers,
+        max_result_chars=settings.max_tool_result_chars,
+        on_status=_progress(json_output),
+        sign_in=terminal_sign_in(),
     ) as box:
         statuses, specs = box.servers, box.specs()
     if json_output:
@@ -127,9 +131,13 @@ def call_tool(flags: McpFlags, name: str, arguments: str, *, yes: bool) -> int:
 async def _call(servers: list[Any], settings: Any, name: str, arguments: dict[str, Any], yes: bool) -> int:
     from ..tools.base import ToolError
     from ..tools.mcp_toolbox import McpToolbox
+    from .login_cmd import terminal_sign_in
 
     async with McpToolbox.open(
-        servers, max_result_chars=settings.max_tool_result_chars, on_status=_progress(False)
+        servers,
+        max_result_chars=settings.max_tool_result_chars,
+        on_status=_progress(False),
+        sign_in=terminal_sign_in(),
     ) as box:
         for failure in box.failures:
             typer.echo(f"venice-agent tools call: {safe(failure)}", err=True)
@@ -184,8 +192,11 @@ async def _run(
     from ..loop import run_loop
     from ..tools.base import CombinedToolbox
     from ..tools.mcp_toolbox import McpToolbox
+    from .login_cmd import terminal_sign_in
 
-    async with McpToolbox.open(servers, pager=pager, on_status=_progress(False)) as box:
+    async with McpToolbox.open(
+        servers, pager=pager, on_status=_progress(False), sign_in=terminal_sign_in()
+    ) as box:
         for failure in box.failures:
             typer.echo(f"venice-agent run: {safe(failure)}", err=True)
         tools = CombinedToolbox(builtins, box)

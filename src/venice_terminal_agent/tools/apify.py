@@ -2,7 +2,8 @@
 
 Hosted (`APIFY_MCP_TRANSPORT=http`, the default): `https://mcp.apify.com/?tools=...` with the
 token as a bearer header. Without `APIFY_TOKEN` only the four tools Apify serves anonymously
-are asked for, so a user with only a Venice key still gets a working agent.
+are asked for, so a user with only a Venice key still gets a working agent; once signed in
+with `venice-agent login apify` (OAuth), the full hosted tool set is used with that sign-in.
 Local (`APIFY_MCP_TRANSPORT=stdio`): `npx -y @apify/actors-mcp-server`, which needs a token
 and Node.js 22 or later; both are checked up front and said plainly.
 """
@@ -19,6 +20,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from ..config import APIFY_TOKEN_HELP, ConfigError, Settings
 from ..policy import APIFY_ANONYMOUS_TOOLS
 from .mcp_config import DOWNLOAD_STARTUP_TIMEOUT, ServerConfig
+from .oauth_store import TokenFile
 
 APIFY_PACKAGE = "@apify/actors-mcp-server"
 NODE_MAJOR = 22
@@ -26,7 +28,11 @@ NODE_MAJOR = 22
 _ANONYMOUS_SELECTORS = {*APIFY_ANONYMOUS_TOOLS, "docs"}
 
 
-def apify_server(settings: Settings, *, name: str = "apify", trusted: bool = False) -> ServerConfig:
+def apify_server(
+    settings: Settings, *, name: str = "apify", trusted: bool = False, sign_in: bool | None = None
+) -> ServerConfig:
+    """Apify's server as the settings say; hosted without a token, signed in with OAuth when
+    `venice-agent login apify` stored tokens (or `sign_in` is true), anonymous otherwise."""
     token = settings.apify_token_value()
     tools = _selectors(settings.apify_mcp_tools)
     if settings.apify_mcp_transport == "stdio":
@@ -42,11 +48,15 @@ def apify_server(settings: Settings, *, name: str = "apify", trusted: bool = Fal
             trusted=trusted, apify=True, needs_node=NODE_MAJOR, startup_timeout=DOWNLOAD_STARTUP_TIMEOUT,
         )  # fmt: skip
     if not token:
+        full = with_query(settings.apify_mcp_url, tools=",".join(tools)) if tools else settings.apify_mcp_url
+        if sign_in or (sign_in is None and TokenFile(name, full).exists()):
+            return ServerConfig(name, url=full, oauth={}, trusted=trusted, apify=True)
         needing = [tool for tool in tools if tool not in _ANONYMOUS_SELECTORS]
         if needing:
             raise ConfigError(
                 f"APIFY_MCP_TOOLS asks for {', '.join(needing)}, which Apify serves only with a token: "
-                f"{APIFY_TOKEN_HELP} (without one: {', '.join(APIFY_ANONYMOUS_TOOLS)})"
+                f"{APIFY_TOKEN_HELP} or run venice-agent login {name} "
+                f"(without either: {', '.join(APIFY_ANONYMOUS_TOOLS)})"
             )
         tools = tools or list(APIFY_ANONYMOUS_TOOLS)
     url = with_query(settings.apify_mcp_url, tools=",".join(tools)) if tools else settings.apify_mcp_url

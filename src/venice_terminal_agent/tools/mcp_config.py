@@ -33,6 +33,12 @@ APP_NAME = "venice-agent"
 CONFIG_FILE = "mcp.json"
 DOWNLOADERS = {"npx", "uvx", "bunx", "pnpx"}  # their first run downloads the server: give it time
 DOWNLOAD_STARTUP_TIMEOUT = 120.0
+# The keys of an entry's `oauth` object: the names the MCP conformance suite hands to clients.
+OAUTH_KEYS = {
+    "grant_type", "client_id", "client_secret", "private_key_pem", "signing_algorithm", "scope",
+    "client_metadata_url", "idp_issuer", "idp_client_id", "idp_id_token", "idp_token_endpoint",
+}  # fmt: skip
+OAUTH_SECRETS = {"client_secret", "private_key_pem", "idp_id_token"}
 _PLACEHOLDER = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -47,6 +53,7 @@ class ServerConfig:
     cwd: str | None = None
     url: str | None = field(default=None, repr=False)  # may carry `?token=`: see `where`
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    oauth: Mapping[str, str] | None = field(default=None, repr=False)  # DESIGN §1; holds secrets
     trusted: bool = False
     apify: bool = False
     needs_node: int | None = None  # the least Node.js major version the command needs
@@ -77,6 +84,7 @@ class ServerConfig:
     def secret_values(self) -> list[str]:
         """What must never appear in a message: header, env and `${NAME}` values, URL query values."""
         values = [*self.headers.values(), *self.env.values(), *self.hidden]
+        values += [value for key, value in (self.oauth or {}).items() if key in OAUTH_SECRETS]
         return values + [value for _, value in parse_qsl(urlsplit(self.url or "").query)]
 
 
@@ -177,7 +185,14 @@ def _server(
         apify = is_apify_url(url)
         if apify and token and not any(key.lower() == "authorization" for key in headers):
             headers["Authorization"] = f"Bearer {token}"
-        return ServerConfig(name, url=url, headers=headers, trusted=trusted, apify=apify, hidden=hidden)
+        oauth = _oauth(entry["oauth"], where, environ) if "oauth" in entry else None
+        return ServerConfig(
+            name, url=url, headers=headers, oauth=oauth, trusted=trusted, apify=apify, hidden=hidden
+        )
+    if "oauth" in entry:
+        raise ConfigError(
+            f"{where}: 'oauth' is for servers reached by 'url'; give a stdio server its token in 'env'"
+        )
     command = _text(command, "command", where, environ)
     args = entry.get("args", [])
     if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
@@ -196,6 +211,22 @@ def _server(
         apify=apify, needs_node=22 if apify else None, startup_timeout=DOWNLOAD_STARTUP_TIMEOUT if downloads else None,
         hidden=hidden,
     )  # fmt: skip
+
+
+def _oauth(value: Any, where: str, environ: Mapping[str, str]) -> dict[str, str]:
+    oauth = _strings(value, "oauth", where, environ)
+    unknown = sorted(set(oauth) - OAUTH_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"{where}: 'oauth' does not know {', '.join(unknown)} (known: {', '.join(sorted(OAUTH_KEYS))})"
+        )
+    if oauth.get("grant_type", "authorization_code") not in ("authorization_code", "client_credentials"):
+        raise ConfigError(f"{where}: 'oauth' grant_type is authorization_code or client_credentials")
+    if oauth.get("grant_type") == "client_credentials" and not oauth.get("client_id"):
+        raise ConfigError(
+            f"{where}: 'oauth' with client_credentials needs client_id and client_secret or private_key_pem"
+        )
+    return oauth
 
 
 def _text(value: Any, key: str, where: str, environ: Mapping[str, str]) -> str:

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from ..errors import ToolListError
 from .apify import node_problem
 from .base import ToolError
+from .mcp_auth import ServerAuth, SignIn, http_auth
 from .mcp_config import ServerConfig
 from .mcp_results import CONNECTION_CLOSED, describe_error, error_reason, leaf_error, redact, result_text
 
@@ -51,8 +52,11 @@ class ServerSession:
         startup_timeout: float,
         call_timeout: float,
         on_status: Callable[[ServerStatus], None] | None = None,
+        sign_in: SignIn | None = None,
     ) -> None:
         self.config = config
+        self.sign_in = sign_in
+        self.auth: ServerAuth | None = None
         self.startup_timeout = config.startup_timeout or startup_timeout
         self.call_timeout = call_timeout
         self.on_status = on_status
@@ -84,7 +88,13 @@ class ServerSession:
         self._set("starting")
         self._task = asyncio.create_task(self._run(), name=f"mcp server {self.name}")
         try:
-            await asyncio.wait_for(asyncio.shield(self._ready.wait()), self.startup_timeout)
+            while True:
+                try:
+                    await asyncio.wait_for(asyncio.shield(self._ready.wait()), self.startup_timeout)
+                    break
+                except TimeoutError:
+                    if self.auth is None or not self.auth.waiting:  # a person signing in is no hang
+                        raise
         except TimeoutError:
             reason = self._startup_timeout_reason()  # while its stderr is still there to quote
             self._task.cancel()
@@ -144,8 +154,15 @@ class ServerSession:
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
 
+            self.auth = http_auth(config, self.sign_in)
+            if self.auth is not None:
+                stack.callback(self.auth.close)
             http = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=dict(config.headers), timeout=httpx2.Timeout(30, read=300))
+                httpx2.AsyncClient(
+                    headers=dict(config.headers),
+                    timeout=httpx2.Timeout(30, read=300),
+                    auth=self.auth.httpx() if self.auth else None,
+                )
             )
             target, mode = streamable_http_client(config.url or "", http_client=http), "auto"
         elif config.started is not None:  # spawned early by the caller (cli/head_start.py)
@@ -223,6 +240,8 @@ class ServerSession:
 
     def _startup_reason(self, error: BaseException) -> str:
         config = self.config
+        if self.auth is not None and self.auth.problem:
+            return self.auth.problem
         if isinstance(error, ToolError):
             return f"{self.name} cannot start: {error.message}"
         if isinstance(error, ToolListError):

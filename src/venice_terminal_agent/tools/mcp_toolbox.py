@@ -17,6 +17,7 @@ from typing import Any
 
 from .base import ToolError, ToolSpec
 from .catalogue import Catalogue, Listing
+from .mcp_auth import SignIn
 from .mcp_config import ServerConfig
 from .mcp_session import ServerSession, ServerStatus, ToolListError
 from .pager import Pager
@@ -47,6 +48,7 @@ class McpToolbox:
         pager: Pager | None = None,
         on_status: Callable[[ServerStatus], None] | None = None,
         reserved: Iterable[str] | None = None,
+        sign_in: SignIn | None = None,
     ) -> AsyncIterator[McpToolbox]:
         """Start `servers` together and yield their toolbox; close them all on the way out.
 
@@ -64,7 +66,11 @@ class McpToolbox:
             raise ValueError(f"two MCP servers share a name: {names}")
         sessions = [
             ServerSession(
-                server, startup_timeout=startup_timeout, call_timeout=call_timeout, on_status=on_status
+                server,
+                startup_timeout=startup_timeout,
+                call_timeout=call_timeout,
+                on_status=on_status,
+                sign_in=sign_in,
             )
             for server in servers
         ]

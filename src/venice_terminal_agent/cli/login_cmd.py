@@ -1,0 +1,127 @@
+"""`venice-agent login SERVER` / `logout SERVER`, and who signs in during a session.
+
+A browser sign-in always prints its URL (the browser may not open, or open elsewhere) and
+then opens the browser. In a session it happens only with a terminal; without one the
+server is skipped with "NAME needs a sign-in: run venice-agent login NAME". `login` signs in
+ahead of time (it is asked for explicitly, so it prints the URL even without a terminal);
+`logout` asks the server to revoke the tokens, then deletes them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+import typer
+
+from ..receipt import USAGE_ERROR_STATUS
+from .approver import has_terminal
+from .text import safe
+
+
+async def show_and_open(server: str, url: str) -> None:
+    typer.echo(f"Sign in to {safe(server)} in your browser: {url}", err=True)
+    import webbrowser
+
+    # In a thread: a browser command may wait until it is closed, and the redirect it brings
+    # back is served by this event loop.
+    await asyncio.to_thread(webbrowser.open, url)
+
+
+def terminal_sign_in() -> Any:
+    """Who completes a browser sign-in in a session: the person at the terminal, or nobody."""
+    from ..tools.mcp_auth import SignIn
+
+    return SignIn(open_url=show_and_open if has_terminal(sys.stderr) else None)
+
+
+def _server(flags: Any, name: str) -> Any:
+    """The HTTP server entry called `name`; `ConfigError` if there is none."""
+    from ..config import ConfigError
+    from ..tools.apify import apify_server
+    from .tools_cmd import _servers
+
+    settings, servers = _servers(flags)
+    found = next((server for server in servers if server.name == name), None)
+    if found is None:
+        known = ", ".join(server.name for server in servers)
+        raise ConfigError(f"there is no MCP server named {name!r} (servers: {known})")
+    if found.apify and found.transport == "http" and not found.headers:
+        found = apify_server(settings, name=found.name, trusted=found.trusted, sign_in=True)
+    if found.transport != "http":
+        raise ConfigError(f"{name} is started as a command (stdio): give it its token in 'env' instead")
+    if any(key.lower() == "authorization" for key in found.headers):
+        raise ConfigError(f"{name} is given a token already (an Authorization header or APIFY_TOKEN)")
+    return found
+
+
+def login_main(flags: Any, name: str) -> int:
+    from ..config import ConfigError
+
+    try:
+        server = _server(flags, name)
+    except ConfigError as error:
+        return _fail("login", str(error))
+    return asyncio.run(_login(server))
+
+
+async def _login(server: Any) -> int:
+    from ..tools.mcp_auth import SignIn
+    from ..tools.mcp_toolbox import McpToolbox
+    from ..tools.oauth_store import TokenFile
+
+    stored = TokenFile(server.name, server.url or "")
+    before = await stored.get_tokens()
+    async with McpToolbox.open([server], sign_in=SignIn(open_url=show_and_open)) as box:
+        if box.failures:
+            return _fail("login", box.failures[0])
+        tools = len(box.specs())
+    after = await stored.get_tokens()
+    if after is None:
+        typer.echo(f"{safe(server.name)} did not ask for a sign-in ({tools} tools without one)")
+    elif before == after:
+        typer.echo(
+            f"Already signed in to {safe(server.name)} ({tools} tools); venice-agent logout {safe(server.name)} signs out"
+        )
+    else:
+        typer.echo(f"Signed in to {safe(server.name)} ({tools} tools)")
+    return 0
+
+
+def logout_main(flags: Any, name: str) -> int:
+    from ..config import ConfigError
+
+    try:
+        server = _server(flags, name)
+    except ConfigError as error:
+        return _fail("logout", str(error))
+    return asyncio.run(_logout(server))
+
+
+async def _logout(server: Any) -> int:
+    from ..tools.mcp_auth import revoke
+    from ..tools.oauth_store import TokenFile
+
+    stored = TokenFile(server.name, server.url or "")
+    if not stored.exists():
+        stored.delete()
+        typer.echo(f"Not signed in to {safe(server.name)}")
+        return 0
+    try:
+        revoked = await revoke(server, stored)
+    except Exception:  # unreachable server, bad metadata: the local tokens go anyway
+        revoked = False
+    stored.delete()
+    note = (
+        "tokens revoked and deleted"
+        if revoked
+        else "tokens deleted (the server did not confirm revoking them)"
+    )
+    typer.echo(f"Signed out of {safe(server.name)}: {note}")
+    return 0
+
+
+def _fail(command: str, message: str) -> int:
+    typer.echo(f"venice-agent {command}: {safe(message)}", err=True)
+    return USAGE_ERROR_STATUS

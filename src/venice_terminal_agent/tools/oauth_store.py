@@ -1,0 +1,112 @@
+"""Where the OAuth tokens of MCP servers live: one file per server in the user data folder.
+
+The file (`oauth/NAME.json`, mode 0600, folder 0700) holds the server's URL, its tokens and
+the client registration the authorisation server gave us. The URL is part of the record: a
+server entry pointed somewhere else starts from nothing rather than send one server's token
+to another. Tokens are secrets: nothing here prints, logs or returns them outside the SDK's
+`TokenStorage` protocol.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+APP_NAME = "venice-agent"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def token_folder() -> Path:
+    from platformdirs import user_data_path
+
+    return user_data_path(APP_NAME, appauthor=False) / "oauth"
+
+
+def token_path(server: str, folder: Path | None = None) -> Path:
+    """The token file of the server named `server` (its name made safe for a file name)."""
+    return (folder or token_folder()) / f"{_UNSAFE.sub('_', server)}.json"
+
+
+class TokenFile:
+    """The SDK's `TokenStorage` for one server, kept in one file only the user can read."""
+
+    def __init__(self, server: str, url: str, folder: Path | None = None) -> None:
+        self.path = token_path(server, folder)
+        self.url = url
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) and data.get("url") == self.url else {}
+
+    def _write(self, **fields: Any) -> None:
+        data = {**self._read(), **fields, "url": self.url}
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        temporary = self.path.with_suffix(".tmp")
+        # Created 0600 from the first byte (never world-readable, not even for a moment), then
+        # renamed over the old file so a crash cannot leave half a token file.
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
+            json.dump(data, stream)
+        os.replace(temporary, self.path)
+
+    def exists(self) -> bool:
+        return bool(self._read().get("tokens"))
+
+    def registered_port(self) -> int | None:
+        """The loopback port of the stored registration's redirect URI, if there is one."""
+        uris = (self._read().get("client_info") or {}).get("redirect_uris") or []
+        port = urlsplit(uris[0]).port if uris and isinstance(uris[0], str) else None
+        return port if port and urlsplit(uris[0]).hostname == "127.0.0.1" else None
+
+    async def get_tokens(self) -> Any:
+        from mcp.shared.auth import OAuthToken
+
+        tokens = self._read().get("tokens")
+        return OAuthToken.model_validate(tokens) if tokens else None
+
+    async def set_tokens(self, tokens: Any) -> None:
+        self._write(tokens=tokens.model_dump(mode="json", exclude_none=True))
+
+    async def get_client_info(self) -> Any:
+        from mcp.shared.auth import OAuthClientInformationFull
+
+        info = self._read().get("client_info")
+        return OAuthClientInformationFull.model_validate(info) if info else None
+
+    async def set_client_info(self, client_info: Any) -> None:
+        self._write(client_info=client_info.model_dump(mode="json", exclude_none=True))
+
+    def delete(self) -> bool:
+        """Forget the server's tokens and registration; True if there was anything to forget."""
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+            return True
+        return False
+
+
+class MemoryTokens:
+    """`TokenStorage` that keeps nothing on disk (tests, and the conformance client)."""
+
+    def __init__(self) -> None:
+        self.tokens: Any = None
+        self.client_info: Any = None
+
+    async def get_tokens(self) -> Any:
+        return self.tokens
+
+    async def set_tokens(self, tokens: Any) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> Any:
+        return self.client_info
+
+    async def set_client_info(self, client_info: Any) -> None:
+        self.client_info = client_info

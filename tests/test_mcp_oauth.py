@@ -1,0 +1,114 @@
+"""Signing in to MCP servers with OAuth: the real CLI against a loopback authorisation server.
+
+The server (`servers/oauth_server.py`) is the mcp SDK's own server side: discovery, dynamic
+registration, PKCE, tokens, revocation. The "browser" is `servers/browser.py`, named by the
+`BROWSER` variable Python's `webbrowser` honours: it follows the authorisation URL back to
+the agent's loopback listener. Tokens go to a temporary user data folder (`XDG_DATA_HOME`).
+"""
+
+import asyncio
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from servers.net import free_port, serving
+from venice_terminal_agent.config import ConfigError, Settings
+from venice_terminal_agent.tools.apify import apify_server
+from venice_terminal_agent.tools.mcp_config import parse_servers
+from venice_terminal_agent.tools.oauth_store import TokenFile
+
+SERVERS = Path(__file__).parent / "servers"
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture
+def home(tmp_path) -> dict[str, str]:
+    """The environment of a user with a browser and an empty data folder."""
+    browser = tmp_path / "browser"
+    browser.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{SERVERS / "browser.py"}" "$1"\n')
+    browser.chmod(0o755)
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("VENICE_", "APIFY_"))}
+    return {**keep, "XDG_DATA_HOME": str(tmp_path / "data"), "BROWSER": str(browser)}
+
+
+async def venice_agent(env: dict[str, str], *args: str) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        str(BIN / "venice-agent"), *args, env=env, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    return process.returncode or 0, out.decode(), err.decode()
+
+
+async def test_login_signs_in_sessions_use_it_and_logout_revokes(home, tmp_path):
+    port, events = free_port(), tmp_path / "events"
+    url = f"http://127.0.0.1:{port}/mcp"
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"signed": {"url": url}}}))
+    command = [sys.executable, str(SERVERS / "oauth_server.py"), str(port), str(events)]
+    async with serving(command, b"Uvicorn running on", env=home):
+        status, out, err = await venice_agent(home, "login", "signed", "--mcp-config", str(config))
+        assert (status, out) == (0, "Signed in to signed (1 tools)\n"), err
+        assert f"Sign in to signed in your browser: http://127.0.0.1:{port}/authorize?" in err
+        stored = TokenFile("signed", url, Path(home["XDG_DATA_HOME"]) / "venice-agent" / "oauth")
+        assert stat.S_IMODE(stored.path.stat().st_mode) == 0o600
+        assert stat.S_IMODE(stored.path.parent.stat().st_mode) == 0o700
+        token = (await stored.get_tokens()).access_token
+
+        # No terminal here: the stored sign-in is used, no browser is needed.
+        status, out, err = await venice_agent(
+            home, "tools", "call", "whoami", "--yes", "--mcp-config", str(config)
+        )
+        assert (status, out.strip()) == (0, '{"result": "signed in"}'), err
+        status, out, err = await venice_agent(home, "login", "signed", "--mcp-config", str(config))
+        assert out.startswith("Already signed in to signed"), err
+
+        status, out, err = await venice_agent(home, "logout", "signed", "--mcp-config", str(config))
+        assert out == "Signed out of signed: tokens revoked and deleted\n", err
+        assert not stored.path.exists()
+        assert events.read_text().splitlines() == [
+            "TOKEN authorization_code",
+            "REVOKED refresh",
+            "REVOKED access",
+        ]
+
+        # Signed out and no terminal: the server is skipped with what to do, said in one line.
+        status, out, err = await venice_agent(home, "tools", "list", "--mcp-config", str(config))
+        assert status == 2
+        assert f"signed (http, {url}): failed: signed needs a sign-in: run venice-agent login signed" in out
+    assert token not in out + err
+
+
+def test_an_oauth_entry_is_read_with_its_secrets_kept_out_of_messages():
+    entry = {"url": "https://mcp.example.com/mcp", "oauth": {
+        "grant_type": "client_credentials", "client_id": "corp", "client_secret": "${CORP_SECRET}"}}  # fmt: skip
+    (server,) = parse_servers({"mcpServers": {"corp": entry}}, "mcp.json", Settings(), {"CORP_SECRET": "s3"})
+    assert server.oauth == {"grant_type": "client_credentials", "client_id": "corp", "client_secret": "s3"}
+    assert "s3" in server.secret_values()
+    with pytest.raises(ConfigError, match="'oauth' does not know client_secrte"):
+        parse_servers(
+            {"mcpServers": {"c": {"url": "http://x/", "oauth": {"client_secrte": "a"}}}}, "f", Settings(), {}
+        )
+    with pytest.raises(ConfigError, match="'oauth' is for servers reached by 'url'"):
+        parse_servers({"mcpServers": {"c": {"command": "x", "oauth": {}}}}, "f", Settings(), {})
+
+
+def test_hosted_apify_is_anonymous_until_signed_in(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    settings = Settings(_env_file=None, apify_token=None)
+    anonymous = apify_server(settings)
+    assert anonymous.oauth is None and "tools=search-actors" in (anonymous.url or "")
+    signing_in = apify_server(settings, sign_in=True)
+    assert signing_in.url == "https://mcp.apify.com" and signing_in.oauth == {}
+    TokenFile("apify", "https://mcp.apify.com")._write(tokens={"access_token": "t", "token_type": "Bearer"})
+    signed_in = apify_server(settings)
+    assert signed_in.url == "https://mcp.apify.com" and signed_in.oauth == {}
+
+    from venice_terminal_agent.cli.startup import ANONYMOUS_APIFY, SIGNED_IN_APIFY, apify_mode
+
+    assert apify_mode(settings, [signed_in]) == SIGNED_IN_APIFY
+    assert apify_mode(settings, [anonymous]) == ANONYMOUS_APIFY
