@@ -87,3 +87,20 @@ async def test_an_unreachable_url_is_a_readable_start_up_error():
         (reason,) = box.failures
     assert reason.startswith("gone did not start (")
     assert reason.endswith("check the URL, that the server is running, and its token or headers")
+
+
+async def test_the_node_check_looks_at_the_node_that_will_run(monkeypatch):
+    # `node` on this PATH is the system's (v20 on the test machines, or none): the check must
+    # look at the Node 22 binary the config names, not at `node` on PATH.
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    config = ServerConfig(
+        "everything", command=str(node22()), args=(everything_script(), "stdio"), needs_node=22
+    )
+    async with McpToolbox.open([config]) as box:
+        assert box.failures == []
+        assert await box.call("get-sum", {"a": 1, "b": 2}) == "The sum of 1 and 2 is 3."
+    from venice_terminal_agent.tools.apify import node_problem
+
+    env = {"PATH": f"{node22().parent}:/usr/bin:/bin"}
+    assert await node_problem("npx", env) is None  # npx runs the node first on the child's PATH
+    assert await node_problem(str(node22()), {"PATH": "/nowhere"}) is None

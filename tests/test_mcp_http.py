@@ -26,5 +26,29 @@ async def test_the_bearer_token_is_carried_and_a_wrong_one_is_a_readable_error()
             assert await box.call("add", {"a": 2, "b": 40}) == '{"result": 42}'
             assert [s.state for s in box.servers] == ["ready", "failed"]
             (reason,) = box.failures
-    assert reason.startswith("wrong did not start (Unauthorized: bad or missing token)")
+    assert reason.startswith("wrong did not start (Unauthorized: bad or missing token): ")
+    assert "answered HTTP 401 Unauthorized: the server wants a token or a sign-in" in reason
     assert "s3cret" not in reason and "nope" not in reason
+
+
+async def test_a_wrong_path_says_its_status_and_to_check_the_path():
+    async with bearer_server("s3cret") as url:
+        wrong = ServerConfig(
+            "notes", url=url.replace("/mcp", "/nope"), headers={"Authorization": "Bearer s3cret"}
+        )
+        async with McpToolbox.open([wrong], startup_timeout=20) as box:
+            (reason,) = box.failures
+    assert reason == (
+        f"notes did not start: {url.replace('/mcp', '/nope')} answered HTTP 404 Not Found: "
+        "nothing is there; check the URL's path (MCP servers often serve at /mcp)"
+    )
+
+
+def test_every_http_status_at_start_up_is_named():
+    from venice_terminal_agent.tools.mcp_results import http_status_reason
+
+    assert http_status_reason("http://h/mcp", 501) == (
+        "http://h/mcp answered HTTP 501 Not Implemented: "
+        "check that the URL is the server's Streamable HTTP endpoint"
+    )
+    assert "wants a token or a sign-in" in http_status_reason("http://h/mcp", 403)

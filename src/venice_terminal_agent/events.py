@@ -7,6 +7,7 @@ the planner and the approval step all report through it. A front end matches on 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +50,16 @@ class ToolStarted:
 
 
 @dataclass(frozen=True)
+class ToolProgress:
+    """A running tool's progress as its server reports it: n of total, a message, or both."""
+
+    call: Call
+    progress: float | None = None
+    total: float | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True)
 class ToolFinished:
     call: Call
     result: Any = None
@@ -67,6 +78,7 @@ Event = (
     | ConsentAsked
     | ConsentGiven
     | ToolStarted
+    | ToolProgress
     | ToolFinished
     | Finished
 )
@@ -75,3 +87,9 @@ EventSink = Callable[[Event], None]
 
 def ignore(_event: Event) -> None:
     """The sink used when nobody listens."""
+
+
+ProgressReport = Callable[[float | None, float | None, str | None], None]
+# Set by the loop around each tool call (so it is local to that call's task) and read by the
+# toolboxes that hear progress (MCP servers): `report(progress, total, message)`.
+tool_progress: ContextVar[ProgressReport | None] = ContextVar("tool_progress", default=None)

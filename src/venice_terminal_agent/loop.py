@@ -19,7 +19,16 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from .events import EventSink, Finished, RoundStarted, ToolFinished, ToolStarted, ignore
+from .events import (
+    EventSink,
+    Finished,
+    RoundStarted,
+    ToolFinished,
+    ToolProgress,
+    ToolStarted,
+    ignore,
+    tool_progress,
+)
 from .receipt import Answer, Call, Exit, Receipt, Step
 from .tools.base import Toolbox, ToolError, as_toolbox
 from .tools.pager import Pager
@@ -239,6 +248,11 @@ class _Run:
 
     async def run_one(self, index: int, call: Call, done: dict[int, Outcome]) -> None:
         self.emit(ToolStarted(call))
+
+        def report(progress: float | None, total: float | None, message: str | None) -> None:
+            self.emit(ToolProgress(call, progress, total, message))
+
+        tool_progress.set(report)  # this call runs in its own task: the value is its own
         try:
             result = self.page(await self.toolbox.call(call.tool, call.arguments))
             outcome = Outcome(call, result=result, ran=True)

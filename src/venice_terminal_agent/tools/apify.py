@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 from collections.abc import Mapping
+from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..config import APIFY_TOKEN_HELP, ConfigError, Settings
@@ -85,10 +86,17 @@ def is_apify_command(command: str, args: list[str] | tuple[str, ...]) -> bool:
     return any("actors-mcp-server" in part for part in (command, *args))
 
 
-async def node_problem(env: Mapping[str, str], major: int = NODE_MAJOR) -> str | None:
-    """Why `node` on the child's PATH cannot run a server needing Node `major`+, or None."""
-    path = env.get("PATH", os.environ.get("PATH", ""))
-    node = shutil.which("node", path=path)
+def node_binary(command: str, env: Mapping[str, str]) -> str | None:
+    """The Node.js that will run `command`: the command itself when it is node (by name or
+    path), else `node` on the child's PATH (how `npx` and `#!/usr/bin/env node` scripts find it)."""
+    if re.fullmatch(r"node(js)?(\d*)(\.exe)?", Path(command).name):
+        return shutil.which(command, path=env.get("PATH", os.environ.get("PATH", "")))
+    return shutil.which("node", path=env.get("PATH", os.environ.get("PATH", "")))
+
+
+async def node_problem(command: str, env: Mapping[str, str], major: int = NODE_MAJOR) -> str | None:
+    """Why the Node.js that runs `command` cannot run a server needing Node `major`+, or None."""
+    node = node_binary(command, env)
     if node is None:
         return f"Node.js {major} or later is needed and no `node` was found on PATH; install it from https://nodejs.org"
     try:
@@ -103,6 +111,6 @@ async def node_problem(env: Mapping[str, str], major: int = NODE_MAJOR) -> str |
     if found is None or int(found.group(1)) < major:
         return (
             f"Node.js {major} or later is needed, but {node} is {version or 'of unknown version'}; "
-            f"install Node.js {major}+ (https://nodejs.org) and put it first on PATH"
+            f"install Node.js {major}+ (https://nodejs.org) and put it first on PATH, or give its path as 'command'"
         )
     return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from typing import Any
 
@@ -96,6 +97,30 @@ def error_reason(code: int, message: str, *, server: str, tool: str, timeout: fl
     return text or f"{server} refused the call to {tool} (error {code})"
 
 
+_HTTP_MEANING = {
+    401: "the server wants a token or a sign-in; check the token or headers in the MCP config",
+    403: "the server wants a token or a sign-in (or this one may not use it); check the token or headers",
+    404: "nothing is there; check the URL's path (MCP servers often serve at /mcp)",
+    405: "that address does not take MCP requests; check the URL's path",
+}
+
+
+def http_status_reason(where: str, status: int) -> str:
+    """What an HTTP error status at start-up means, in one line."""
+    from http import HTTPStatus
+
+    try:
+        phrase = f" {HTTPStatus(status).phrase}"
+    except ValueError:
+        phrase = ""
+    meaning = _HTTP_MEANING.get(status) or (
+        "the server failed; try again later or ask its operator"
+        if status >= 500 and status != 501
+        else "check that the URL is the server's Streamable HTTP endpoint"
+    )
+    return f"{where} answered HTTP {status}{phrase}: {meaning}"
+
+
 def leaf_error(error: BaseException) -> BaseException:
     """The first real error inside (nested) exception groups."""
     while isinstance(error, BaseExceptionGroup):
@@ -110,3 +135,29 @@ def describe_error(error: BaseException) -> str:
         return "the server exited or closed the connection"
     message = getattr(error, "message", None) or str(error) or type(error).__name__
     return " ".join(str(message).split())
+
+
+SDK_STAND_INS = {"Server returned an error response", "Not Found", "Session terminated"}
+
+
+def schema_error(error: BaseException) -> bool:
+    """The SDK's output-schema check failed (it raises a bare RuntimeError for that)."""
+    text = str(error)
+    return (
+        "output schema" in text or "structured content" in text or text.startswith("Invalid schema for tool")
+    )
+
+
+def stderr_tail(stream: Any, lines: int = 3, width: int = 300) -> str:
+    """The last non-empty lines a child wrote to stderr, joined on one line."""
+    if stream is None or getattr(stream, "closed", True):
+        return ""
+    try:
+        stream.flush()
+        stream.seek(0)
+        text = stream.read()
+        stream.seek(0, os.SEEK_END)
+    except (OSError, ValueError):
+        return ""
+    kept = [" ".join(line.split())[:width] for line in text.splitlines() if line.strip()]
+    return " | ".join(kept[-lines:])

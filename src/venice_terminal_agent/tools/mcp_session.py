@@ -7,7 +7,13 @@ Calls are made from the caller's task; the session routes the answers.
 
 Errors are caught inside the client's context (outside it they arrive as an
 `ExceptionGroup`) and kept as one readable line in `error`: a server that cannot start says
-which server, what happened and what to check.
+which server, what happened and what to check. A call that goes wrong is that call's
+`ToolError`; the server is marked failed only when it is really gone.
+
+What a server says besides results goes through `SessionHooks`: progress to the running
+call's reporter (`events.tool_progress`), log messages to `notice` with `verbose` (else
+dropped), "my tools changed" to `tools_changed` (the toolbox reloads before the next model
+request), and its `instructions` are kept for the system prompt.
 """
 
 from __future__ import annotations
@@ -15,21 +21,51 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import tempfile
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..errors import ToolListError
+from ..events import tool_progress
 from .apify import node_problem
 from .base import ToolError
 from .mcp_auth import ServerAuth, SignIn, http_auth
 from .mcp_config import ServerConfig
-from .mcp_results import CONNECTION_CLOSED, describe_error, error_reason, leaf_error, redact, result_text
+from .mcp_listing import ToolListError, list_all_tools, startup_reason, startup_timeout_reason
+from .mcp_results import (
+    CONNECTION_CLOSED,
+    describe_error,
+    error_reason,
+    leaf_error,
+    redact,
+    result_text,
+    schema_error,
+    stderr_tail,
+)
+
+__all__ = ["ServerSession", "ServerStatus", "SessionHooks", "ToolListError", "list_all_tools"]
 
 State = Literal["starting", "ready", "failed", "closed"]
-MAX_PAGES = 1000  # a server paging forever with fresh cursors is a server gone wrong
 CLOSE_TIMEOUT = 15.0
+MAX_INSTRUCTIONS = 2000  # characters of a server's instructions that reach the system prompt
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class SessionHooks:
+    """What the rest of the program adds to every session.
+
+    `notice` takes the one-line notes a user should see (a server writing junk to stdout,
+    its log messages under `verbose`, its tools changing). `client_options(config)` gives
+    extra `mcp.Client` keyword arguments (sampling, elicitation, roots callbacks); None: none.
+    """
+
+    notice: Callable[[str], None] = _to_stderr
+    verbose: bool = False
+    client_options: Callable[[ServerConfig], Mapping[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -52,6 +88,7 @@ class ServerSession:
         startup_timeout: float,
         call_timeout: float,
         on_status: Callable[[ServerStatus], None] | None = None,
+        hooks: SessionHooks | None = None,
         sign_in: SignIn | None = None,
     ) -> None:
         self.config = config
@@ -60,14 +97,19 @@ class ServerSession:
         self.startup_timeout = config.startup_timeout or startup_timeout
         self.call_timeout = call_timeout
         self.on_status = on_status
+        self.hooks = hooks or SessionHooks()
         self.state: State = "starting"
         self.error: str | None = None
         self.tools: list[Any] = []
+        self.instructions: str | None = None
+        self.tools_changed = False  # the server said its tool list changed; not yet reloaded
         self.client: Any = None
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._stderr: Any = None
+        self._process: Any = None  # the stdio server, to tell a dead server from a wrong answer
+        self._http_status: int | None = None  # the last HTTP error status, for start-up reasons
 
     @property
     def name(self) -> str:
@@ -106,8 +148,8 @@ class ServerSession:
         if self._task is not None and not self._task.done():
             if not self._ready.is_set():  # still starting (the opener was cancelled): stop waiting for it
                 self._task.cancel()
-            # The SDK bounds its own shutdown (stdin closed, then SIGTERM, then SIGKILL); this
-            # bound is for anything else, so closing can never hang the agent.
+            # The transport bounds its own shutdown (stdin closed, then SIGTERM, then SIGKILL);
+            # this bound is for anything else, so closing can never hang the agent.
             _, pending = await asyncio.wait([self._task], timeout=CLOSE_TIMEOUT)
             if pending:
                 self._task.cancel()
@@ -125,6 +167,8 @@ class ServerSession:
                     self._set("failed", self._startup_reason(leaf_error(error)))
                     return
                 self.client = client
+                text = " ".join((client.instructions or "").split())
+                self.instructions = text[:MAX_INSTRUCTIONS] or None
                 self._set("ready")
                 self._ready.set()
                 await self._stop.wait()
@@ -154,6 +198,10 @@ class ServerSession:
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
 
+            async def remember(response: Any) -> None:
+                if response.status_code >= 400:
+                    self._http_status = response.status_code
+
             self.auth = http_auth(config, self.sign_in)
             if self.auth is not None:
                 stack.callback(self.auth.close)
@@ -162,40 +210,58 @@ class ServerSession:
                     headers=dict(config.headers),
                     timeout=httpx2.Timeout(30, read=300),
                     auth=self.auth.httpx() if self.auth else None,
+                    event_hooks={"response": [remember]},
                 )
             )
             target, mode = streamable_http_client(config.url or "", http_client=http), "auto"
-        elif config.started is not None:  # spawned early by the caller (cli/head_start.py)
-            self._stderr = config.started.stderr
-            target, mode = config.started, "legacy"
         else:
-            from mcp import StdioServerParameters
-            from mcp.client.stdio import stdio_client
-
-            if config.needs_node:
-                problem = await node_problem(
-                    {"PATH": os.environ.get("PATH", ""), **config.env}, config.needs_node
-                )
-                if problem:
-                    raise ToolError(problem)
-            params = StdioServerParameters(
-                command=config.command or "", args=list(config.args), env=dict(config.env), cwd=config.cwd
-            )
-            # The child's stderr goes to an unlinked temporary file: its chatter stays off the
-            # user's terminal, and its last lines explain a failure.
-            self._stderr = stack.enter_context(
-                tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
-            )
+            target, mode = await self._stdio(stack), "legacy"
             # "legacy" skips the `server/discover` probe most stdio servers answer with an error,
             # and its 10 s wait on a slow starter.
-            target, mode = stdio_client(params, errlog=self._stderr), "legacy"
-        client = Client(target, mode=mode, read_timeout_seconds=self.startup_timeout, client_info=info)
+        options: dict[str, Any] = {
+            "logging_callback": self._log,
+            "message_handler": self._notified,
+            **(self.hooks.client_options(config) if self.hooks.client_options else {}),
+        }
+        client = Client(
+            target, mode=mode, read_timeout_seconds=self.startup_timeout, client_info=info, **options
+        )
         return await stack.enter_async_context(client)
+
+    async def _stdio(self, stack: contextlib.AsyncExitStack) -> Any:
+        """The running server: spawned early by the caller (cli/head_start.py), else now."""
+        from .mcp_stdio import spawn
+
+        config = self.config
+        server = config.started
+        if server is None:
+            if config.needs_node:
+                env = {"PATH": os.environ.get("PATH", ""), **config.env}
+                problem = await node_problem(config.command or "", env, config.needs_node)
+                if problem:
+                    raise ToolError(problem)
+            server = spawn(config.name, config.command or "", config.args, config.env, config.cwd)
+            stack.callback(server.stderr.close)
+        # The child's stderr is an unlinked temporary file: its chatter stays off the user's
+        # terminal, and its last lines explain a failure.
+        server.notice = self.hooks.notice
+        self._stderr, self._process = server.stderr, server
+        return server
+
+    async def _log(self, params: Any) -> None:
+        if self.hooks.verbose:
+            data = params.data if isinstance(params.data, str) else repr(params.data)
+            self.hooks.notice(f"{self.name} [{params.level}] {' '.join(data.split())[:500]}")
+
+    async def _notified(self, message: Any) -> None:
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            self.tools_changed = True
 
     async def reload(self) -> None:
         """List the tools again; on failure the previous full list stays and `ToolListError` says why."""
         if self.client is None:
             raise ToolListError(f"{self.name} is not running" + (f": {self.error}" if self.error else ""))
+        self.tools_changed = False
         try:
             self.tools = await list_all_tools(self.client, self.name)
         except ToolListError:
@@ -204,15 +270,37 @@ class ServerSession:
             raise ToolListError(f"{self.name}: cannot list tools: {describe_error(error)}") from None
 
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> str:
-        """Call `tool`; its text, or a `ToolError` whether the server failed or refused."""
+        """Call `tool`; its text, or a `ToolError` whether the server failed or refused.
+
+        Every call carries a progress token; the server's progress goes to the reporter the
+        loop set for this call. A tool that can only run as a task runs as one.
+        """
         from mcp import MCPError
         from pydantic import ValidationError
+
+        from .mcp_tasks import call_as_task, needs_task
 
         client = self.client
         if client is None:
             raise ToolError(f"{self.name} is not running" + (f": {self.error}" if self.error else ""))
+        report = tool_progress.get()
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            if report is not None:
+                report(progress, total, message)
+
         try:
-            result = await client.call_tool(tool, dict(arguments), read_timeout_seconds=self.call_timeout)
+            if needs_task(self.tools, tool):
+                result = await call_as_task(client, tool, dict(arguments), self.call_timeout, report)
+            else:
+                result = await client.call_tool(
+                    tool,
+                    dict(arguments),
+                    read_timeout_seconds=self.call_timeout,
+                    progress_callback=on_progress,
+                )
+        except ToolError:
+            raise
         except MCPError as error:
             reason = error_reason(
                 error.code, error.message, server=self.name, tool=tool, timeout=self.call_timeout
@@ -225,13 +313,23 @@ class ServerSession:
             raise ToolError(
                 f"{self.name} answered {tool} with a result this agent cannot read: {error}"
             ) from None
-        except Exception as error:  # the transport broke under the call
-            reason = self._with_stderr(
-                f"{self.name} failed during the call to {tool}: {describe_error(error)}"
-            )
-            self._fail(reason)
+        except Exception as error:
+            if isinstance(error, RuntimeError) and schema_error(error):
+                raise ToolError(
+                    f"{self.name}'s result for {tool} did not match the tool's declared output schema "
+                    f"({describe_error(error)})"
+                ) from None
+            reason = f"{self.name} failed during the call to {tool}: {describe_error(error)}"
+            if self._gone():  # the transport broke under the call
+                reason = self._with_stderr(reason)
+                self._fail(reason)
             raise ToolError(redact(reason, self.config.secret_values())) from None
         return result_text(result)
+
+    def _gone(self) -> bool:
+        if self._process is not None:
+            return self._process.exited
+        return self._task is None or self._task.done()
 
     def _fail(self, reason: str) -> None:
         """The server is gone: later calls are refused at once; `close()` still cleans up."""
@@ -239,70 +337,14 @@ class ServerSession:
         self._set("failed", reason)
 
     def _startup_reason(self, error: BaseException) -> str:
-        config = self.config
         if self.auth is not None and self.auth.problem:
             return self.auth.problem
-        if isinstance(error, ToolError):
-            return f"{self.name} cannot start: {error.message}"
-        if isinstance(error, ToolListError):
-            return str(error)
-        if isinstance(error, FileNotFoundError | PermissionError):
-            return (
-                f"{self.name} cannot start: `{config.command}` was not found or cannot run "
-                f"({describe_error(error)}); check 'command' in the MCP config and that the program is installed"
-            )
-        text = describe_error(error)
-        if config.transport == "http":
-            hint = "check the URL, that the server is running, and its token or headers"
-        else:
-            hint = f"check that `{config.where}` runs on its own"
-        return self._with_stderr(f"{self.name} did not start ({text}); {hint}")
+        reason, quote = startup_reason(self.config, error, self._http_status)
+        return self._with_stderr(reason) if quote else reason
 
     def _startup_timeout_reason(self) -> str:
-        what = f"`{self.config.where}`" if self.config.transport == "stdio" else self.config.where
-        hint = (
-            "check that the command starts an MCP server on stdio (a first `npx` run downloads the package and can be slow)"
-            if self.config.transport == "stdio"
-            else "check the URL and the network"
-        )
-        return self._with_stderr(
-            f"{self.name} ({what}) did not finish starting within {self.startup_timeout:g} s: {hint}"
-        )
+        return self._with_stderr(startup_timeout_reason(self.config, self.startup_timeout))
 
     def _with_stderr(self, reason: str) -> str:
         tail = stderr_tail(self._stderr)
         return f"{reason}; its last output: {tail}" if tail else reason
-
-
-def stderr_tail(stream: Any, lines: int = 3, width: int = 300) -> str:
-    """The last non-empty lines a child wrote to stderr, joined on one line."""
-    if stream is None or getattr(stream, "closed", True):
-        return ""
-    try:
-        stream.flush()
-        stream.seek(0)
-        text = stream.read()
-        stream.seek(0, os.SEEK_END)
-    except (OSError, ValueError):
-        return ""
-    kept = [" ".join(line.split())[:width] for line in text.splitlines() if line.strip()]
-    return " | ".join(kept[-lines:])
-
-
-async def list_all_tools(client: Any, server: str) -> list[Any]:
-    """Every tool, following `next_cursor`; a repeated cursor fails rather than keep part of a list."""
-    tools: list[Any] = []
-    cursor: str | None = None
-    seen: set[str] = set()
-    for _ in range(MAX_PAGES):
-        page = await client.list_tools(cursor=cursor, cache_mode="bypass")
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            return tools
-        if cursor in seen:
-            raise ToolListError(
-                f"{server} sent the tool-list cursor {cursor!r} twice; its tool list is not used"
-            )
-        seen.add(cursor)
-    raise ToolListError(f"{server} sent more than {MAX_PAGES} pages of tools; its tool list is not used")

@@ -19,7 +19,7 @@ from .base import ToolError, ToolSpec
 from .catalogue import Catalogue, Listing
 from .mcp_auth import SignIn
 from .mcp_config import ServerConfig
-from .mcp_session import ServerSession, ServerStatus, ToolListError
+from .mcp_session import ServerSession, ServerStatus, SessionHooks, ToolListError
 from .pager import Pager
 
 DEFAULT_STARTUP_TIMEOUT = 30.0
@@ -48,6 +48,7 @@ class McpToolbox:
         pager: Pager | None = None,
         on_status: Callable[[ServerStatus], None] | None = None,
         reserved: Iterable[str] | None = None,
+        hooks: SessionHooks | None = None,
         sign_in: SignIn | None = None,
     ) -> AsyncIterator[McpToolbox]:
         """Start `servers` together and yield their toolbox; close them all on the way out.
@@ -55,7 +56,8 @@ class McpToolbox:
         Results longer than a page are cut by `pager` (a new `Pager(max_result_chars)` when
         none is given) with a note naming the page ids that hold the rest. Tools named like
         one of `reserved` (default: the built-in tools) get their server's name in front, so
-        a toolbox combined with the built-ins never hides one of them.
+        a toolbox combined with the built-ins never hides one of them. `hooks` carry what the
+        rest of the program adds to every session (notices, verbose logs, OAuth, callbacks).
         """
         if reserved is None:
             from .builtin import builtin_toolbox
@@ -70,6 +72,7 @@ class McpToolbox:
                 startup_timeout=startup_timeout,
                 call_timeout=call_timeout,
                 on_status=on_status,
+                hooks=hooks,
                 sign_in=sign_in,
             )
             for server in servers
@@ -94,6 +97,15 @@ class McpToolbox:
             for session in self._sessions.values()
             if session.state == "failed" and session.error
         ]
+
+    @property
+    def instructions(self) -> dict[str, str]:
+        """What each running server asked of its clients at start-up (capped), by server name."""
+        return {
+            session.name: session.instructions
+            for session in self._sessions.values()
+            if session.state == "ready" and session.instructions
+        }
 
     def __contains__(self, name: object) -> bool:
         return name in self.catalogue
@@ -124,6 +136,26 @@ class McpToolbox:
         if problems:
             raise ToolListError("; ".join(problems))
 
+    async def refresh(self) -> bool:
+        """Reload the servers that said their tools changed; True when the catalogue changed.
+
+        One line per such server goes to its notice ("apify: 2 tools added"). A list that
+        cannot be read keeps the previous one, and the reason is the notice instead.
+        """
+        changed = [s for s in self._sessions.values() if s.tools_changed and s.client is not None]
+        if not changed:
+            return False
+        before = {session.name: {tool.name for tool in session.tools} for session in changed}
+        for session in changed:
+            try:
+                await session.reload()
+            except ToolListError as error:
+                session.hooks.notice(str(error))
+                continue
+            session.hooks.notice(f"{session.name}: {_difference(before[session.name], session.tools)}")
+        self._build()
+        return True
+
     def _build(self) -> None:
         listings = [
             Listing(session.name, session.tools, apify=session.config.apify, trusted=session.config.trusted)
@@ -131,3 +163,12 @@ class McpToolbox:
             if session.state == "ready"
         ]
         self.catalogue = Catalogue.build(listings, self._reserved)
+
+
+def _difference(before: set[str], tools: Sequence[Any]) -> str:
+    after = {tool.name for tool in tools}
+    added, removed = len(after - before), len(before - after)
+    parts = [
+        f"{n} tool{'' if n == 1 else 's'} {what}" for n, what in ((added, "added"), (removed, "removed")) if n
+    ]
+    return ", ".join(parts) or "tools changed (same names)"

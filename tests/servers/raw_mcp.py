@@ -1,0 +1,110 @@
+"""A raw JSON-RPC stdio MCP server that misbehaves on purpose (no SDK: it writes exact bytes).
+
+    python raw_mcp.py [--noise] [--ignore-eof] [--ignore-term] [--child]
+
+Tools:
+- `echo {text}`: the text back;
+- `cut`: text ending in half of an emoji, escaped as JavaScript's `JSON.stringify` writes it;
+- `weather`: declares an output schema (`temp` a number) and breaks it (`"hot"`);
+- `bare`: declares an output schema and sends no structured content;
+- `big {size}`: `size` bytes of text in one result;
+- `crash`: exits in the middle of the call.
+`--noise` writes a line that is not JSON-RPC before every answer; `--ignore-eof` keeps running
+after stdin closes; `--ignore-term` also ignores SIGTERM; `--child` starts a grandchild that
+sleeps (its pid on stderr), to check the whole process group is ended.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+ARGS = set(sys.argv[1:])
+SCHEMA = {"type": "object", "properties": {"temp": {"type": "number"}}, "required": ["temp"]}
+TOOLS = [
+    {"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
+    {"name": "cut", "inputSchema": {"type": "object"}},
+    {"name": "weather", "inputSchema": {"type": "object"}, "outputSchema": SCHEMA},
+    {"name": "bare", "inputSchema": {"type": "object"}, "outputSchema": SCHEMA},
+    {"name": "big", "inputSchema": {"type": "object", "properties": {"size": {"type": "integer"}}}},
+    {"name": "crash", "inputSchema": {"type": "object"}},
+]
+
+
+def send(message: dict) -> None:
+    if "--noise" in ARGS:
+        sys.stdout.buffer.write(b"debug: this line is not JSON-RPC\n")
+    sys.stdout.buffer.write(json.dumps(message).encode() + b"\n")
+    sys.stdout.buffer.flush()
+
+
+def text(value: str) -> dict:
+    return {"content": [{"type": "text", "text": value}]}
+
+
+def call(name: str, arguments: dict) -> dict | str:
+    if name == "echo":
+        return text(arguments.get("text", ""))
+    if name == "cut":
+        return "CUT"  # written by hand below: json.dumps would never write a lone surrogate
+    if name == "weather":
+        return {**text('{"temp": "hot"}'), "structuredContent": {"temp": "hot"}}
+    if name == "bare":
+        return text("no structure here")
+    if name == "big":
+        return text("x" * int(arguments.get("size", 1000)))
+    if name == "crash":
+        print("raw server: crashing on purpose", file=sys.stderr, flush=True)
+        os._exit(3)
+    raise KeyError(name)
+
+
+def answer(request: dict) -> None:
+    method, ident = request.get("method"), request.get("id")
+    if ident is None:
+        return  # a notification
+    if method == "initialize":
+        result = {
+            "protocolVersion": request["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "raw", "version": "1"},
+        }
+    elif method == "tools/list":
+        result = {"tools": TOOLS}
+    elif method == "tools/call":
+        result = call(request["params"]["name"], request["params"].get("arguments") or {})
+        if result == "CUT":
+            if "--noise" in ARGS:
+                sys.stdout.buffer.write(b"debug: this line is not JSON-RPC\n")
+            line = '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"smile \\ud83d"}]}}\n'
+            sys.stdout.buffer.write((line % json.dumps(ident)).encode())
+            sys.stdout.buffer.flush()
+            return
+    elif method == "ping":
+        result = {}
+    else:
+        send({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": f"no {method}"}})
+        return
+    send({"jsonrpc": "2.0", "id": ident, "result": result})
+
+
+def main() -> None:
+    if "--ignore-term" in ARGS:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if "--child" in ARGS:
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        print(f"grandchild {child.pid}", file=sys.stderr, flush=True)
+    for line in sys.stdin.buffer:
+        if line.strip():
+            answer(json.loads(line))
+    if "--ignore-eof" in ARGS:
+        while True:
+            time.sleep(1)
+
+
+if __name__ == "__main__":
+    main()
