@@ -104,3 +104,48 @@ async def test_the_node_check_looks_at_the_node_that_will_run(monkeypatch):
     env = {"PATH": f"{node22().parent}:/usr/bin:/bin"}
     assert await node_problem("npx", env) is None  # npx runs the node first on the child's PATH
     assert await node_problem(str(node22()), {"PATH": "/nowhere"}) is None
+
+
+async def test_progress_and_task_status_reach_the_event_stream_and_the_session_stays_usable():
+    from venice_terminal_agent import Answer, Call, run_loop
+    from venice_terminal_agent.events import ToolProgress
+
+    events = []
+    plan = [
+        Call("trigger-long-running-operation", {"duration": 0.2, "steps": 2}),
+        Call("simulate-research-query", {"topic": "bees"}),  # taskSupport "required"
+        Call("get-sum", {"a": 1, "b": 1}),
+        Answer("done"),
+    ]
+    async with McpToolbox.open([stdio_config()]) as box:
+        receipt = await run_loop(plan, box, budget=5, events=events.append)
+    assert receipt.stopped_because.value == "answered", receipt.refusal
+    long_running, research, total = receipt.steps
+    assert long_running.result.startswith("Long running operation completed")
+    assert research.result.startswith("# Research Report: bees")
+    assert total.result == "The sum of 1 and 1 is 2."
+    progress = [e for e in events if isinstance(e, ToolProgress)]
+    assert [(e.progress, e.total) for e in progress if e.call.tool.startswith("trigger")] == [(1, 2), (2, 2)]
+    statuses = [e.message for e in progress if e.call.tool == "simulate-research-query"]
+    assert statuses[0] == "task working: Gathering sources..."
+
+
+async def test_a_cancelled_task_call_cancels_the_task_on_the_server():
+    import asyncio
+
+    import mcp_types as types
+
+    from venice_terminal_agent.events import tool_progress
+
+    async with McpToolbox.open([stdio_config()]) as box:
+        started = asyncio.Event()
+        tool_progress.set(lambda progress, total, message: started.set())
+        call = asyncio.create_task(box.call("simulate-research-query", {"topic": "bees"}))
+        await started.wait()
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        session = box._sessions["everything"].client.session
+        listed = await session.send_request(types.ListTasksRequest(), types.ListTasksResult)
+        assert [task.status for task in listed.tasks] == ["cancelled"]
+        assert await box.call("get-sum", {"a": 1, "b": 1}) == "The sum of 1 and 1 is 2."

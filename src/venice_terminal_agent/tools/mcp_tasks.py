@@ -1,7 +1,7 @@
 """Tools that run only as MCP tasks (`execution.taskSupport: "required"`).
 
 The mcp 2.3 client has no task helper, so this sends the protocol's own requests through the
-session (`send_request` with the `mcp_types` models): `tools/call` with a `task` field is
+session (`send_request` with the `mcp_types` models; the first one through its dispatcher): `tools/call` with a `task` field is
 answered at once with a `CreateTaskResult`; `tasks/result` then waits for the task's end and
 carries the `CallToolResult` (it is also the channel for what the task asks while it runs,
 such as an elicitation); meanwhile `tasks/get` is polled at the server's `pollInterval` and
@@ -36,15 +36,16 @@ async def call_as_task(
     import mcp_types as types
 
     session = client.session
-    created = await session.send_request(
-        types.CallToolRequest(
-            params=types.CallToolRequestParams(
-                name=tool, arguments=arguments, task=types.TaskMetadata(ttl=int(limit * 1000))
-            )
-        ),
-        types.CreateTaskResult,
-        request_read_timeout_seconds=limit,
+    params = types.CallToolRequestParams(
+        name=tool, arguments=arguments, task=types.TaskMetadata(ttl=int(limit * 1000))
     )
+    # `send_request` checks a `tools/call` answer against `CallToolResult` whatever the request
+    # asked, so the mcp 2.3 client cannot receive a `CreateTaskResult` that way: the request
+    # goes through the session's dispatcher, and the answer is checked here.
+    raw = await session._dispatcher.send_raw_request(
+        "tools/call", params.model_dump(by_alias=True, mode="json", exclude_none=True), {"timeout": limit}
+    )
+    created = types.CreateTaskResult.model_validate(raw, by_name=False)
     task = created.task
     ask = {"task_id": task.task_id}
 
