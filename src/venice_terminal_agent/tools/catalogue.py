@@ -123,9 +123,23 @@ def _spec(name: str, listing: Listing, tool: Any) -> ToolSpec:
 
 
 def _parameters(schema: Any) -> dict[str, Any]:
-    """The tool's input schema as a function's parameters: always an object schema."""
-    parameters = dict(schema) if isinstance(schema, Mapping) else {}
+    """The tool's input schema as a function's parameters: always an object schema, no nulls."""
+    parameters = without_nulls(dict(schema)) if isinstance(schema, Mapping) else {}
     parameters.setdefault("type", "object")
     if parameters["type"] == "object":
         parameters.setdefault("properties", {})
     return parameters
+
+
+def without_nulls(value: Any) -> Any:
+    """`value` with every null dropped, in objects and in lists.
+
+    Pydantic and FastMCP servers publish `"default": null` for each `Optional[...] = None`
+    parameter; Venice refuses any null in a request, so one such tool would fail every question.
+    A null default says nothing a model needs (the parameter is optional either way).
+    """
+    if isinstance(value, Mapping):
+        return {key: without_nulls(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [without_nulls(item) for item in value if item is not None]
+    return value
