@@ -76,3 +76,30 @@ def test_tools_call_says_one_line_about_junk_on_stdout_and_no_traceback(tmp_path
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "hi"
     assert done.stderr.strip() == NOTICE
+
+
+async def test_base64_never_reaches_the_model_not_even_inside_structured_content():
+    async with McpToolbox.open([raw()], call_timeout=30) as box:
+        text = await box.call("media", {})
+    line = "[image image/png, about 300000 bytes, not shown]"
+    assert text == f'{{"content": ["{line}"], "path": "/photos/cat.png"}}\n{line}'
+
+
+def test_every_shape_of_binary_in_structured_content_is_one_line():
+    from venice_terminal_agent.tools.mcp_results import without_binary
+
+    blob = "QUJD" * 100  # 400 characters of base64, 300 bytes
+    value = {
+        "resource": {"uri": "file:///a.bin", "mimeType": "application/zip", "blob": blob},
+        "thumbnail": f"data:image/jpeg;base64,{blob}",
+        "raw": blob,
+        "id": "QUJD" * 10,  # short: an id, left alone
+        "note": "a sentence of text " * 20,
+    }
+    assert without_binary(value) == {
+        "resource": "[blob application/zip, about 300 bytes, <file:///a.bin>, not shown]",
+        "thumbnail": "[data image/jpeg, about 300 bytes, not shown]",
+        "raw": "[binary data, about 300 bytes, not shown]",
+        "id": "QUJD" * 10,
+        "note": "a sentence of text " * 20,
+    }

@@ -8,6 +8,8 @@ Tools:
 - `weather`: declares an output schema (`temp` a number) and breaks it (`"hot"`);
 - `bare`: declares an output schema and sends no structured content;
 - `big {size}`: `size` bytes of text in one result;
+- `media`: a 300 KB PNG as server-filesystem's `read_media_file` sends it: an image block, and
+  the same block again inside structured content;
 - `crash`: exits in the middle of the call.
 `--noise` writes a line that is not JSON-RPC before every answer; `--ignore-eof` keeps running
 after stdin closes; `--ignore-term` also ignores SIGTERM; `--child` starts a grandchild that
@@ -16,6 +18,7 @@ sleeps (its pid on stderr), to check the whole process group is ended.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -31,6 +34,7 @@ TOOLS = [
     {"name": "weather", "inputSchema": {"type": "object"}, "outputSchema": SCHEMA},
     {"name": "bare", "inputSchema": {"type": "object"}, "outputSchema": SCHEMA},
     {"name": "big", "inputSchema": {"type": "object", "properties": {"size": {"type": "integer"}}}},
+    {"name": "media", "inputSchema": {"type": "object"}},
     {"name": "crash", "inputSchema": {"type": "object"}},
 ]
 
@@ -57,6 +61,13 @@ def call(name: str, arguments: dict) -> dict | str:
         return text("no structure here")
     if name == "big":
         return text("x" * int(arguments.get("size", 1000)))
+    if name == "media":
+        image = {
+            "type": "image",
+            "data": base64.b64encode(b"\x89PNG" + bytes(300_000 - 4)).decode(),
+            "mimeType": "image/png",
+        }
+        return {"content": [image], "structuredContent": {"content": [image], "path": "/photos/cat.png"}}
     if name == "crash":
         print("raw server: crashing on purpose", file=sys.stderr, flush=True)
         os._exit(3)

@@ -30,7 +30,8 @@ def result_text(result: Any) -> str:
     """The result as text: structured content as JSON when given, else the text blocks.
 
     Images, audio, resource links and embedded resources are described in one line each
-    (a model cannot read base64, but it should know they were there).
+    (a model cannot read base64, but it should know they were there), wherever they are:
+    binary data inside structured content is such a line too, never text for a model or a page.
     Raises `ToolError` when the server marked the result as an error.
     """
     blocks = list(getattr(result, "content", None) or [])
@@ -40,7 +41,7 @@ def result_text(result: Any) -> str:
         raise ToolError(_PREFIX.sub("", message) or "the tool failed without saying why")
     parts: list[str] = []
     if structured is not None:
-        parts.append(json.dumps(structured, ensure_ascii=False, default=str))
+        parts.append(json.dumps(without_binary(structured), ensure_ascii=False, default=str))
         blocks = [block for block in blocks if getattr(block, "type", None) != "text"]
     parts.extend(_block_text(block) for block in blocks)
     return "\n".join(parts) if parts else "(the tool returned nothing)"
@@ -52,8 +53,7 @@ def _block_text(block: Any) -> str:
         return str(getattr(block, "text", ""))
     if kind in ("image", "audio"):
         mime = getattr(block, "mime_type", None) or "unknown type"
-        data = getattr(block, "data", "") or ""
-        return f"[{kind} {mime}, about {len(data) * 3 // 4} bytes, not shown]"
+        return binary_line(kind, mime, getattr(block, "data", "") or "")
     if kind == "resource_link":
         return _describe("resource link", block, getattr(block, "description", None))
     if kind == "resource":
@@ -65,6 +65,46 @@ def _block_text(block: Any) -> str:
         blob = getattr(resource, "blob", "") or ""
         return f"{head[:-1]}, about {len(blob) * 3 // 4} bytes of binary data, not shown]"
     return f"[a {kind or 'content'} block this agent does not read]"
+
+
+_BASE64 = re.compile(r"[A-Za-z0-9+/_-]+={0,2}")
+_DATA_URI = re.compile(r"data:([\w.+-]+/[\w.+-]+)?(?:;[^,;]*)*;base64,(.*)", re.DOTALL)
+MIN_BINARY = 256  # shorter strings are left alone: ids and hashes look like base64 too
+
+
+def without_binary(value: Any) -> Any:
+    """Structured content with each piece of base64 replaced by one line describing it:
+    content-block shapes (`data` with `type`/`mimeType`), resource `blob`s, `data:` URIs and
+    any long string that is nothing but base64."""
+    if isinstance(value, dict):
+        data, blob = value.get("data"), value.get("blob")
+        mime = value.get("mimeType") or value.get("mime_type")
+        where = value.get("uri") or value.get("name")
+        if isinstance(data, str) and (value.get("type") in ("image", "audio") or _is_base64(data)):
+            return binary_line(str(value.get("type") or "binary data"), mime, data, where)
+        if isinstance(blob, str):
+            return binary_line("blob", mime, blob, where)
+        return {key: without_binary(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [without_binary(item) for item in value]
+    if isinstance(value, str) and len(value) >= MIN_BINARY:
+        found = _DATA_URI.fullmatch(value)
+        if found:
+            return binary_line("data", found.group(1), found.group(2))
+        if _is_base64(value):
+            return binary_line("binary data", None, value)
+    return value
+
+
+def _is_base64(text: str) -> bool:
+    return len(text) >= MIN_BINARY and _BASE64.fullmatch(text.replace("\n", "")) is not None
+
+
+def binary_line(kind: str, mime: Any, data: str, where: Any = None) -> str:
+    """`[image image/png, about 300000 bytes, <file:///a.png>, not shown]`"""
+    words = f"{kind} {mime}" if mime else kind
+    place = f", <{where}>" if where else ""
+    return f"[{words}, about {len(data) * 3 // 4} bytes{place}, not shown]"
 
 
 def _describe(what: str, item: Any, description: str | None) -> str:
