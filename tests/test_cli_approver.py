@@ -13,7 +13,7 @@ from venice_terminal_agent.receipt import Call
 from venice_terminal_agent.tools.base import ToolSpec
 
 CALL = Call("call-actor", {"actor": "apify/rag-web-browser", "input": {"query": "x" * 500}})
-SPEC = ToolSpec("call-actor", server="apify")
+SPEC = ToolSpec("call-actor", server="apify", paid=True)
 
 
 class Answers:
@@ -82,6 +82,15 @@ async def test_without_a_terminal_paid_tools_are_refused_plainly() -> None:
     assert ask.questions == []
     assert f"skipped call-actor: {NO_TERMINAL}" in out.getvalue()
     assert NO_TERMINAL == "paid tools need a terminal or --yes"
+
+
+async def test_without_a_terminal_a_tool_not_known_to_cost_money_needs_consent_not_money() -> None:
+    approve, _, out = approver(interactive=False)
+    assert await approve(Call("echo", {}), ToolSpec("echo", server="everything")) is False
+    assert "skipped echo: it needs your consent, and there is no terminal to ask on (or use --yes)" in (
+        out.getvalue()
+    )
+    assert "paid" not in out.getvalue()
 
 
 async def test_yes_flag_approves_without_asking_even_without_a_terminal() -> None:

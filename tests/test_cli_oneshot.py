@@ -77,7 +77,10 @@ def test_without_a_terminal_paid_tools_are_refused_and_the_model_is_told(tmp_pat
     script = [call("charge", amount=5), {"text": "I could not charge."}]
     done, bodies = ask(tmp_path, script, "charge me")
     assert done.returncode == 0, done.stderr
-    assert "skipped charge: paid tools need a terminal or --yes" in done.stdout
+    assert (
+        "skipped charge: it needs your consent, and there is no terminal to ask on (or use --yes)"
+        in done.stdout
+    )
     assert "charged 5" not in done.stdout
     tool_message = next(m for m in bodies[1]["messages"] if m["role"] == "tool")
     assert "declined" in tool_message["content"]

@@ -80,7 +80,10 @@ def test_tools_call_prints_the_result_or_fails_with_status_5(config, paged_only)
 def test_tools_call_never_runs_a_tool_needing_consent_without_a_yes(paged_only):
     done = venice_agent("tools", "call", "crash", "{}", "--mcp-config", str(paged_only))
     assert done.returncode == 2
-    assert "skipped crash: paid tools need a terminal or --yes" in done.stderr
+    assert (
+        "skipped crash: it needs your consent, and there is no terminal to ask on (or use --yes)"
+        in done.stderr
+    )
 
 
 def test_tools_call_usage_errors(paged_only):
@@ -132,3 +135,33 @@ def test_tools_help_imports_neither_mcp_nor_openai():
     )
     assert done.stderr.strip().splitlines()[-1] == "[]"
     assert "venice-agent tools call [OPTIONS]" in done.stdout and "--mcp-config" in done.stdout
+
+
+def test_tools_call_reads_every_page_of_a_long_result(paged_only, tmp_path):
+    env_config = ["--mcp-config", str(paged_only), "--yes"]
+    lines = 5000  # 7 characters each: 35,000 characters, two pages of the default 20,000
+    first = venice_agent("tools", "call", "big", f'{{"lines": {lines}}}', *env_config)
+    second = venice_agent("tools", "call", "big", f'{{"lines": {lines}}}', *env_config, "--page", "2")
+    whole = venice_agent("tools", "call", "big", f'{{"lines": {lines}}}', *env_config, "--full")
+    expected = "".join(f"{i:06d}\n" for i in range(lines))
+    assert first.returncode == second.returncode == whole.returncode == 0, first.stderr
+    assert first.stdout + second.stdout == expected  # cut at a line's end, nothing lost or added
+    assert len(first.stdout) <= 20_000 and whole.stdout == expected
+    assert first.stderr.strip() == "[page 1 of 2 of 35000 characters; the next: --page 2, or --full for all]"
+    past = venice_agent("tools", "call", "big", f'{{"lines": {lines}}}', *env_config, "--page", "3")
+    assert past.returncode == 2 and "--page 3 is past the end" in past.stderr
+
+
+def test_tools_call_prints_structured_results_as_indented_json(paged_only):
+    done = venice_agent("tools", "call", "echo_1", '{"text": "a\\nb"}', "--mcp-config", str(paged_only), "-y")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == '{\n  "tool": "echo_1",\n  "text": "a\\nb"\n}\n'
+
+
+def test_tools_list_json_names_each_renamed_tool_s_original(tmp_path):
+    server = {"command": sys.executable, "args": [str(SERVERS / "paged.py")]}
+    config = tmp_path / "two.json"
+    config.write_text(json.dumps({"mcpServers": {"a": server, "b": server}}))
+    done = venice_agent("tools", "list", "--mcp-config", str(config), "--json")
+    tools = {tool["name"]: tool for tool in json.loads(done.stdout)["tools"]}
+    assert tools["a__echo_0"]["original_name"] == "echo_0" and tools["b__echo_0"]["server"] == "b"

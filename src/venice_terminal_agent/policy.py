@@ -66,6 +66,11 @@ def is_read_only(tool: str, *, apify: bool, trusted: bool, read_only_hint: bool 
     return trusted and read_only_hint is True
 
 
+def is_paid(tool: str, *, apify: bool) -> bool:
+    """True for the tools known to cost money: Apify's Actor tools and `call-actor`."""
+    return apify and ("--" in tool or tool == "call-actor")
+
+
 def needs_consent(tool: str, *, apify: bool, trusted: bool, read_only_hint: bool | None) -> bool:
     """The opposite of `is_read_only`, for call sites that read better this way."""
     return not is_read_only(tool, apify=apify, trusted=trusted, read_only_hint=read_only_hint)

@@ -296,6 +296,11 @@ def tools_call(
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Run it without asking, even if it may cost money.")
     ] = False,
+    page: Annotated[
+        int,
+        typer.Option("--page", min=1, help="Which page of a long result to print (see the note on stderr)."),
+    ] = 1,
+    full: Annotated[bool, typer.Option("--full", help="Print the whole result, however long.")] = False,
 ) -> None:
     """Call one MCP tool directly and print its result.
 
@@ -304,7 +309,7 @@ def tools_call(
     from .tools_cmd import McpFlags, call_tool
 
     flags = McpFlags(mcp_config, transport.value if transport else None, apify_tools)
-    raise typer.Exit(call_tool(flags, name, arguments, yes=yes))
+    raise typer.Exit(call_tool(flags, name, arguments, yes=yes, page=page, full=full))
 
 
 # --- `venice-agent login SERVER` / `logout SERVER` (OAuth sign-in; bodies in login_cmd.py) ---

@@ -21,6 +21,7 @@ from .text import preview, safe
 
 ARGS_PREVIEW = 240
 NO_TERMINAL = "paid tools need a terminal or --yes"
+NO_TERMINAL_CONSENT = "it needs your consent, and there is no terminal to ask on (or use --yes)"
 
 AskLine = Callable[[str], Awaitable[str]]
 
@@ -63,7 +64,8 @@ class TerminalApprover:
             return True
         name = safe(call.tool)
         if not self.interactive:
-            self.console.print(Text(f"skipped {name}: {NO_TERMINAL}", style="yellow"))
+            why = NO_TERMINAL if spec is not None and spec.paid else NO_TERMINAL_CONSENT
+            self.console.print(Text(f"skipped {name}: {why}", style="yellow"), soft_wrap=True)
             return False
         async with self._one_at_a_time:
             where = f" on {safe(spec.server)}" if spec is not None and spec.server else ""

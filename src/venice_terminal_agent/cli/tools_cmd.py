@@ -77,6 +77,7 @@ async def _list(servers: list[Any], settings: Any, json_output: bool) -> int:
         sign_in=terminal_sign_in(),
     ) as box:
         statuses, specs = box.servers, box.specs()
+        originals = {spec.name: box.original_name(spec.name) for spec in specs}
     if json_output:
         document = {
             "servers": [
@@ -85,8 +86,8 @@ async def _list(servers: list[Any], settings: Any, json_output: bool) -> int:
                 for s in statuses
             ],
             "tools": [
-                {"name": spec.name, "server": spec.server, "needs_consent": not spec.read_only,
-                 "description": spec.description}
+                {"name": spec.name, "original_name": originals[spec.name], "server": spec.server,
+                 "needs_consent": not spec.read_only, "description": spec.description}
                 for spec in specs
             ],
         }  # fmt: skip
@@ -112,7 +113,9 @@ def _show_list(statuses: Iterable[Any], specs: list[Any]) -> None:
     typer.echo("free: runs without asking (known read-only) · asks: needs your yes (or --yes) first")
 
 
-def call_tool(flags: McpFlags, name: str, arguments: str, *, yes: bool) -> int:
+def call_tool(
+    flags: McpFlags, name: str, arguments: str, *, yes: bool, page: int = 1, full: bool = False
+) -> int:
     from ..config import ConfigError
 
     try:
@@ -121,14 +124,25 @@ def call_tool(flags: McpFlags, name: str, arguments: str, *, yes: bool) -> int:
         return _fail("tools call", f"the arguments are not JSON ({error.msg} at column {error.colno})")
     if not isinstance(parsed, dict):
         return _fail("tools call", 'the arguments are a JSON object, e.g. \'{"query": "web scraper"}\'')
+    if page < 1:
+        return _fail("tools call", "--page counts from 1")
     try:
         settings, servers = _servers(flags)
     except ConfigError as error:
         return _fail("tools call", str(error))
-    return asyncio.run(_call(servers, settings, name, parsed, yes))
+    size = None if full else settings.max_tool_result_chars
+    return asyncio.run(_call(servers, settings, name, parsed, yes, page, size))
 
 
-async def _call(servers: list[Any], settings: Any, name: str, arguments: dict[str, Any], yes: bool) -> int:
+async def _call(
+    servers: list[Any],
+    settings: Any,
+    name: str,
+    arguments: dict[str, Any],
+    yes: bool,
+    page: int,
+    size: int | None,
+) -> int:
     from ..tools.base import ToolError
     from ..tools.mcp_toolbox import McpToolbox
     from .login_cmd import terminal_sign_in
@@ -148,12 +162,48 @@ async def _call(servers: list[Any], settings: Any, name: str, arguments: dict[st
         if not await approver(box, yes)(Call(name, arguments)):
             return USAGE_ERROR_STATUS
         try:
-            result = await box.call(name, arguments)
+            result = readable(await box.call_whole(name, arguments))
         except ToolError as error:
             typer.echo(f"venice-agent tools call: {safe(name)}: {safe(error.message)}", err=True)
             return TOOL_FAILED
-    typer.echo(safe(result))
+    pages = [result] if size is None else cut_pages(result, size)
+    if page > len(pages):
+        return _fail(
+            "tools call",
+            f"the result has {len(pages)} page(s) of {size} characters; --page {page} is past the end",
+        )
+    shown = safe(pages[page - 1])
+    typer.echo(shown, nl=not shown.endswith("\n"))
+    if len(pages) > 1:
+        more = f"; the next: --page {page + 1}" if page < len(pages) else "; this is the last"
+        typer.echo(
+            f"[page {page} of {len(pages)} of {len(result)} characters{more}, or --full for all]", err=True
+        )
     return 0
+
+
+def cut_pages(text: str, size: int) -> list[str]:
+    """`text` in pages of at most `size` characters, each ending at a line's end where it can."""
+    pages = []
+    while len(text) > size:
+        chunk = text[:size]
+        chunk = chunk[: chunk.rindex("\n") + 1] if "\n" in chunk else chunk
+        pages.append(chunk)
+        text = text[len(chunk) :]
+    return [*pages, text]
+
+
+def readable(text: str) -> str:
+    """A result for a person: structured content (the JSON first line) indented, the rest as is."""
+    head, newline, rest = text.partition("\n")
+    for candidate, tail in ((text, ""), (head, newline + rest)):
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict | list):
+            return json.dumps(value, ensure_ascii=False, indent=2) + tail
+    return text
 
 
 def approver(box: Any, yes: bool) -> Callable[[Call], Any]:

@@ -25,6 +25,7 @@ class ToolSpec:
     parameters: Mapping[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
     read_only: bool = False
     server: str | None = None
+    paid: bool = False  # known to cost money (Apify's Actors); other tools that ask may or may not
 
     def openai_function(self) -> dict[str, Any]:
         """The OpenAI `tools` entry for this tool."""

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..policy import is_read_only
+from ..policy import is_paid, is_read_only
 from .base import ToolSpec
 
 MAX_NAME = 64
@@ -118,7 +118,12 @@ def _spec(name: str, listing: Listing, tool: Any) -> ToolSpec:
     read_only = is_read_only(tool.name, apify=listing.apify, trusted=listing.trusted, read_only_hint=hint)
     description = getattr(tool, "description", None) or getattr(tool, "title", None) or ""
     return ToolSpec(
-        name, description, _parameters(getattr(tool, "input_schema", None)), read_only, listing.server
+        name,
+        description,
+        _parameters(getattr(tool, "input_schema", None)),
+        read_only,
+        listing.server,
+        paid=is_paid(tool.name, apify=listing.apify),
     )
 
 

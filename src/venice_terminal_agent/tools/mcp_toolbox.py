@@ -114,11 +114,20 @@ class McpToolbox:
         return list(self.catalogue.specs)
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> str:
+        """The result's text, cut into pages by `pager` when it is long."""
+        return self.pager.cut(await self.call_whole(name, arguments))
+
+    async def call_whole(self, name: str, arguments: Mapping[str, Any]) -> str:
+        """The result's whole text (for a person who pages it themselves)."""
         target = self.catalogue.targets.get(name)
         if target is None:
             raise ToolError(f"there is no MCP tool named {name!r}")
-        text = await self._sessions[target.server].call(target.tool, arguments)
-        return self.pager.cut(text)
+        return await self._sessions[target.server].call(target.tool, arguments)
+
+    def original_name(self, name: str) -> str:
+        """The name the tool has on its server (the catalogue may have renamed it)."""
+        target = self.catalogue.targets.get(name)
+        return target.tool if target is not None else name
 
     async def reload(self) -> None:
         """List every running server's tools again (Actors added mid-session) and rebuild.
