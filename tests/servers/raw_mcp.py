@@ -1,6 +1,6 @@
 """A raw JSON-RPC stdio MCP server that misbehaves on purpose (no SDK: it writes exact bytes).
 
-    python raw_mcp.py [--noise] [--ignore-eof] [--ignore-term] [--child]
+    python raw_mcp.py [--noise] [--ignore-eof] [--ignore-term] [--child] [--record FILE]
 
 Tools:
 - `echo {text}`: the text back;
@@ -10,10 +10,12 @@ Tools:
 - `big {size}`: `size` bytes of text in one result;
 - `media`: a 300 KB PNG as server-filesystem's `read_media_file` sends it: an image block, and
   the same block again inside structured content;
+- `env`: the names of its environment variables;
 - `crash`: exits in the middle of the call.
 `--noise` writes a line that is not JSON-RPC before every answer; `--ignore-eof` keeps running
 after stdin closes; `--ignore-term` also ignores SIGTERM; `--child` starts a grandchild that
-sleeps (its pid on stderr), to check the whole process group is ended.
+sleeps, to check the whole process group is ended. `--record FILE` writes what happened to the
+server, one word a line: `child PID`, `eof` (stdin closed), `term` or `term-ignored` (SIGTERM).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import sys
 import time
 
 ARGS = set(sys.argv[1:])
+RECORD = sys.argv[sys.argv.index("--record") + 1] if "--record" in ARGS else None
 SCHEMA = {"type": "object", "properties": {"temp": {"type": "number"}}, "required": ["temp"]}
 TOOLS = [
     {"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
@@ -35,6 +38,7 @@ TOOLS = [
     {"name": "bare", "inputSchema": {"type": "object"}, "outputSchema": SCHEMA},
     {"name": "big", "inputSchema": {"type": "object", "properties": {"size": {"type": "integer"}}}},
     {"name": "media", "inputSchema": {"type": "object"}},
+    {"name": "env", "inputSchema": {"type": "object"}},
     {"name": "crash", "inputSchema": {"type": "object"}},
 ]
 
@@ -68,6 +72,8 @@ def call(name: str, arguments: dict) -> dict | str:
             "mimeType": "image/png",
         }
         return {"content": [image], "structuredContent": {"content": [image], "path": "/photos/cat.png"}}
+    if name == "env":
+        return text(" ".join(sorted(os.environ)))
     if name == "crash":
         print("raw server: crashing on purpose", file=sys.stderr, flush=True)
         os._exit(3)
@@ -103,15 +109,29 @@ def answer(request: dict) -> None:
     send({"jsonrpc": "2.0", "id": ident, "result": result})
 
 
-def main() -> None:
+def note(*words: object) -> None:
+    if RECORD is not None:
+        with open(RECORD, "a") as record:
+            record.write(" ".join(map(str, words)) + "\n")
+
+
+def on_term(*_: object) -> None:
     if "--ignore-term" in ARGS:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        note("term-ignored")
+        return
+    note("term")
+    os._exit(0)
+
+
+def main() -> None:
+    signal.signal(signal.SIGTERM, on_term)
     if "--child" in ARGS:
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-        print(f"grandchild {child.pid}", file=sys.stderr, flush=True)
+        note("child", child.pid)
     for line in sys.stdin.buffer:
         if line.strip():
             answer(json.loads(line))
+    note("eof")
     if "--ignore-eof" in ARGS:
         while True:
             time.sleep(1)
