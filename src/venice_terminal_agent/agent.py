@@ -86,6 +86,16 @@ class Agent:
         emit = events or ignore
         working = [*self.history, {"role": "user", "content": question}]
         specs = {spec.name: spec for spec in self.tools.specs()}
+
+        async def refresh() -> list[ToolSpec] | None:
+            """A server's tools changed (MCP listChanged): reload them before the next request."""
+            reload = getattr(self.tools, "refresh", None)
+            if reload is None or not await reload():
+                return None
+            specs.clear()
+            specs.update((spec.name, spec) for spec in self.tools.specs())
+            return list(specs.values())
+
         planner = LLMPlanner(
             self.client,
             working,
@@ -93,6 +103,7 @@ class Agent:
             model=self.model,
             temperature=self.temperature,
             events=emit,
+            refresh=refresh,
         )
 
         def relay(event: Event) -> None:

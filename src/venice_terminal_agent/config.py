@@ -40,6 +40,7 @@ class Settings(BaseSettings):
     auto_approve_tools: bool = False
     save_history: bool = False
     venice_agent_db: str | None = None
+    venice_agent_verbose: bool = False  # MCP servers' log messages on stderr
 
     @field_validator("venice_base_url", "apify_mcp_url")
     @classmethod

@@ -11,6 +11,7 @@ Tools:
 - `media`: a 300 KB PNG as server-filesystem's `read_media_file` sends it: an image block, and
   the same block again inside structured content;
 - `env`: the names of its environment variables;
+- `grow` / `shrink`: adds a tool `extra` / removes `echo`, and says its tool list changed;
 - `crash`: exits in the middle of the call.
 `--noise` writes a line that is not JSON-RPC before every answer; `--ignore-eof` keeps running
 after stdin closes; `--ignore-term` also ignores SIGTERM; `--child` starts a grandchild that
@@ -39,6 +40,8 @@ TOOLS = [
     {"name": "big", "inputSchema": {"type": "object", "properties": {"size": {"type": "integer"}}}},
     {"name": "media", "inputSchema": {"type": "object"}},
     {"name": "env", "inputSchema": {"type": "object"}},
+    {"name": "grow", "inputSchema": {"type": "object"}},
+    {"name": "shrink", "inputSchema": {"type": "object"}},
     {"name": "crash", "inputSchema": {"type": "object"}},
 ]
 
@@ -72,6 +75,15 @@ def call(name: str, arguments: dict) -> dict | str:
             "mimeType": "image/png",
         }
         return {"content": [image], "structuredContent": {"content": [image], "path": "/photos/cat.png"}}
+    if name in ("grow", "shrink"):
+        if name == "grow":
+            TOOLS.append({"name": "extra", "inputSchema": {"type": "object"}})
+        else:
+            TOOLS[:] = [tool for tool in TOOLS if tool["name"] != "echo"]
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        return text(f"{name} done")
+    if name == "extra":
+        return text("extra ran")
     if name == "env":
         return text(" ".join(sorted(os.environ)))
     if name == "crash":

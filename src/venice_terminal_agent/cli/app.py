@@ -235,6 +235,12 @@ def ask(
             "[env VENICE_AGENT_DB; default: nothing is kept]."
         ),
     ] = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", help="Show MCP servers' log messages on stderr [env VENICE_AGENT_VERBOSE]."
+        ),
+    ] = False,
 ) -> None:
     """Ask once (venice-agent "question"), or chat when no question is given."""
     from .ask_cmd import Flags, ask_main
@@ -251,6 +257,7 @@ def ask(
         save_history=save_history,
         json_output=json_output,
         db=db,
+        verbose=verbose,
     )
     raise typer.Exit(ask_main(question, flags))
 

@@ -36,6 +36,7 @@ class Flags:
     save_history: bool = False
     json_output: bool = False
     db: Path | None = None  # keep questions and receipts in this store (`venice-agent logs`)
+    verbose: bool = False  # MCP servers' log messages on stderr
 
 
 def settings_from(flags: Flags) -> Settings:
@@ -50,6 +51,7 @@ def settings_from(flags: Flags) -> Settings:
         auto_approve_tools=flags.yes or None,
         save_history=flags.save_history or None,
         venice_agent_db=str(flags.db) if flags.db is not None else None,
+        venice_agent_verbose=flags.verbose or None,
     )
 
 

@@ -22,6 +22,7 @@ from ..events import (
     TextDelta,
     TextDiscarded,
     ToolFinished,
+    ToolProgress,
     ToolStarted,
 )
 from ..receipt import Exit, Receipt
@@ -40,6 +41,17 @@ def make_console(file: IO[str] | None = None, *, stderr: bool = False, width: in
 def tool_line(name: str, arguments: Any) -> str:
     """`→ name(args)`, one line, safe for a terminal."""
     return f"→ {safe(name)}({preview(arguments, ARGS_PREVIEW)})"
+
+
+def progress_text(event: ToolProgress) -> str:
+    """`Analyzing content (2 of 5)`: the server's message and count, on one short line."""
+    count = ""
+    if event.progress is not None:
+        count = f"{event.progress:g} of {event.total:g}" if event.total else f"{event.progress:g}"
+    message = preview(event.message or "", 80)
+    if message and count:
+        return f"{message} ({count})"
+    return message or count or "working"
 
 
 class Renderer:
@@ -82,6 +94,9 @@ class Renderer:
             )
             self._running += 1
             self._spin(f"running {safe(event.call.tool)}…")
+        elif isinstance(event, ToolProgress):
+            if self._running:
+                self._spin(f"running {safe(event.call.tool)}: {progress_text(event)}…")
         elif isinstance(event, ToolFinished):
             self._running = max(0, self._running - 1)
             if self._running == 0:

@@ -61,9 +61,10 @@ async def open_session(
     (`head_start`) and boot meanwhile in their own processes; a stdio server that could not
     be spawned early needs mcp to start, so mcp is imported first, then openai.
     """
-    from ..agent import Agent
+    from ..agent import SYSTEM_PROMPT, Agent
     from ..tools.base import CombinedToolbox
     from ..tools.builtin import builtin_toolbox
+    from ..tools.mcp_session import SessionHooks
     from ..tools.mcp_toolbox import McpToolbox
     from ..tools.pager import Pager
 
@@ -83,8 +84,13 @@ async def open_session(
 
     model_task = asyncio.create_task(discover())
     try:
+        hooks = SessionHooks(verbose=settings.venice_agent_verbose)
         async with McpToolbox.open(
-            servers, max_result_chars=settings.max_tool_result_chars, pager=pager, sign_in=terminal_sign_in()
+            servers,
+            max_result_chars=settings.max_tool_result_chars,
+            pager=pager,
+            hooks=hooks,
+            sign_in=terminal_sign_in(),
         ) as mcp:
             client, model = await model_task
             # Warnings go to stderr always: `venice-agent "q" > answer.txt` holds the answer alone.
@@ -102,6 +108,7 @@ async def open_session(
                 max_tool_result_chars=settings.max_tool_result_chars,
                 temperature=settings.venice_temperature,
                 pager=pager,
+                system_prompt=SYSTEM_PROMPT + mcp.instructions_prompt(),
             )
             yield Session(agent, client, mcp, model, apify_mode(settings, servers))
     finally:

@@ -141,6 +141,16 @@ class CombinedToolbox:
                     specs.append(spec)
         return specs
 
+    async def refresh(self) -> bool:
+        """Let each toolbox that can reload what changed (MCP servers' listChanged) do so;
+        True when any catalogue changed."""
+        changed = False
+        for box in self.toolboxes:
+            refresh = getattr(box, "refresh", None)
+            if refresh is not None and await refresh():
+                changed = True
+        return changed
+
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
         for box in self.toolboxes:
             if name in box:

@@ -167,8 +167,7 @@ class ServerSession:
                     self._set("failed", self._startup_reason(leaf_error(error)))
                     return
                 self.client = client
-                text = " ".join((client.instructions or "").split())
-                self.instructions = text[:MAX_INSTRUCTIONS] or None
+                self.instructions = (client.instructions or "").strip()[:MAX_INSTRUCTIONS] or None
                 self._set("ready")
                 self._ready.set()
                 await self._stop.wait()

@@ -107,6 +107,15 @@ class McpToolbox:
             if session.state == "ready" and session.instructions
         }
 
+    def instructions_prompt(self) -> str:
+        """The servers' instructions as a part of a system prompt, each labelled with its server
+        (capped at start-up, `mcp_session.MAX_INSTRUCTIONS`), or "" when none sent any."""
+        parts = [
+            f"\n\nInstructions from the MCP server {name!r}:\n{text}"
+            for name, text in self.instructions.items()
+        ]
+        return "".join(parts)
+
     def __contains__(self, name: object) -> bool:
         return name in self.catalogue
 
@@ -161,7 +170,9 @@ class McpToolbox:
             except ToolListError as error:
                 session.hooks.notice(str(error))
                 continue
-            session.hooks.notice(f"{session.name}: {_difference(before[session.name], session.tools)}")
+            difference = _difference(before[session.name], session.tools)
+            if difference:  # the same names again (a server announcing itself late) is not news
+                session.hooks.notice(f"{session.name}: {difference}")
         self._build()
         return True
 
@@ -180,4 +191,4 @@ def _difference(before: set[str], tools: Sequence[Any]) -> str:
     parts = [
         f"{n} tool{'' if n == 1 else 's'} {what}" for n, what in ((added, "added"), (removed, "removed")) if n
     ]
-    return ", ".join(parts) or "tools changed (same names)"
+    return ", ".join(parts)

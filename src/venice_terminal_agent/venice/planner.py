@@ -9,7 +9,7 @@ the model once. The assistant message goes into the conversation exactly as rece
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from ..events import EventSink
@@ -50,8 +50,11 @@ class LLMPlanner:
         model: str,
         temperature: float | None = None,
         events: EventSink | None = None,
+        refresh: Callable[[], Awaitable[Sequence[ToolSpec] | None]] | None = None,
     ) -> None:
         self.client = client
+        # Asked before each model request: new specs when the tools changed meanwhile, else None.
+        self.refresh = refresh
         self.messages = messages
         self.tools = [spec.openai_function() for spec in specs]
         self.model = model
@@ -62,6 +65,8 @@ class LLMPlanner:
 
     async def next(self, outcomes: Sequence[Outcome]) -> Move:
         self.answer_calls(outcomes)
+        if self.refresh is not None and (specs := await self.refresh()) is not None:
+            self.tools = [spec.openai_function() for spec in specs]
         try:
             turn = await self.client.complete(
                 self.model, self.messages, self.tools, temperature=self.temperature, events=self.events
