@@ -19,6 +19,7 @@ from typing import Any
 import typer
 
 from ..receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Call, Exit, Receipt
+from ..wording import plural
 from .text import preview, safe
 
 TOOL_FAILED = EXIT_STATUS[Exit.TOOL_ERROR]
@@ -170,7 +171,7 @@ async def _call(
     if page > len(pages):
         return _fail(
             "tools call",
-            f"the result has {len(pages)} page(s) of {size} characters; --page {page} is past the end",
+            f"the result has {plural(len(pages), 'page')} of {size} characters; --page {page} is past the end",
         )
     shown = safe(pages[page - 1])
     typer.echo(shown, nl=not shown.endswith("\n"))

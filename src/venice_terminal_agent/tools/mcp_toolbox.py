@@ -15,6 +15,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from ..wording import plural
 from .base import ToolError, ToolSpec
 from .catalogue import Catalogue, Listing
 from .mcp_auth import SignIn
@@ -188,7 +189,5 @@ class McpToolbox:
 def _difference(before: set[str], tools: Sequence[Any]) -> str:
     after = {tool.name for tool in tools}
     added, removed = len(after - before), len(before - after)
-    parts = [
-        f"{n} tool{'' if n == 1 else 's'} {what}" for n, what in ((added, "added"), (removed, "removed")) if n
-    ]
+    parts = [f"{plural(n, 'tool')} {what}" for n, what in ((added, "added"), (removed, "removed")) if n]
     return ", ".join(parts)
