@@ -63,7 +63,7 @@ async def test_login_signs_in_sessions_use_it_and_logout_revokes(home, tmp_path)
         status, out, err = await venice_agent(
             home, "tools", "call", "whoami", "--yes", "--mcp-config", str(config)
         )
-        assert (status, out.strip()) == (0, '{"result": "signed in"}'), err
+        assert (status, json.loads(out)) == (0, {"result": "signed in"}), err  # printed indented
         status, out, err = await venice_agent(home, "login", "signed", "--mcp-config", str(config))
         assert out.startswith("Already signed in to signed"), err
 
