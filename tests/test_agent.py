@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import json
 from contextlib import asynccontextmanager
 
@@ -11,6 +12,7 @@ import pytest
 
 from venice_terminal_agent import Exit, ToolError
 from venice_terminal_agent.agent import Agent
+from venice_terminal_agent.consent import Consent
 from venice_terminal_agent.events import ConsentAsked, ConsentGiven, Finished, TextDelta
 from venice_terminal_agent.testing import FakeVenice
 from venice_terminal_agent.tools.base import CombinedToolbox, FunctionToolbox
@@ -114,7 +116,7 @@ async def test_reasoning_fields_go_back_as_received() -> None:
 async def test_a_declined_call_does_not_run_and_the_model_is_told() -> None:
     asked = []
 
-    async def say_no(call, spec) -> bool:
+    async def say_no(call, spec, why) -> bool:
         asked.append((call.tool, spec.name))
         return False
 
@@ -134,7 +136,7 @@ async def test_a_declined_call_does_not_run_and_the_model_is_told() -> None:
 async def test_a_read_only_tool_runs_even_when_the_approver_says_no() -> None:
     asked = []
 
-    async def say_no(call, spec) -> bool:
+    async def say_no(call, spec, why) -> bool:
         asked.append(call.tool)
         return False
 
@@ -290,7 +292,7 @@ async def test_a_tool_the_catalogue_does_not_describe_asks_before_it_runs() -> N
     tools = Undescribed({"charge": lambda: ran.append("charge") or "charged"})
     asked: list[str] = []
 
-    async def approver(call, spec):
+    async def approver(call, spec, why):
         asked.append(spec.name)
         return False
 
@@ -328,7 +330,7 @@ async def test_a_long_result_reaches_the_model_with_its_page_note() -> None:
     # The model must learn which page ids hold the rest, or the cut part is lost to it.
     script = [calls(("echo", {"text": "x" * 2500})), calls(("page", {"id": 2})), {"text": "read it"}]
     async with agent_on(script, max_tool_result_chars=1000) as (fake, agent):
-        agent.tools = CombinedToolbox(toolbox(), builtin_toolbox(pager=agent.pager))
+        agent.tools = Consent(CombinedToolbox(toolbox(), builtin_toolbox(pager=agent.pager)))
         receipt = await agent.ask("read the long thing")
     assert receipt.stopped_because is Exit.ANSWERED
     first_tool_message = fake.chat_requests[1]["messages"][-1]
@@ -337,3 +339,46 @@ async def test_a_long_result_reaches_the_model_with_its_page_note() -> None:
     assert "1500 more characters in page ids 2-3: call page(id=2)" in first_tool_message["content"]
     second = fake.chat_requests[2]["messages"][-1]["content"]
     assert second.startswith("x" * 1000) and "call page(id=3)" in second
+
+
+async def test_local_data_asks_for_the_rest_of_the_conversation_until_clear(tmp_path) -> None:
+    (tmp_path / "notes.txt").write_text("private", encoding="utf-8")
+    asked = []
+
+    async def say_no(call, spec, why) -> bool:
+        asked.append((call.tool, str(why)))
+        return False
+
+    def search(q: str) -> str:
+        """Leaves the machine (it has a server), though read-only."""
+        return "found"
+
+    class Remote(FunctionToolbox):
+        def specs(self):
+            return [dataclasses.replace(spec, server="web") for spec in super().specs()]
+
+    tools = CombinedToolbox(builtin_toolbox(tmp_path), Remote({"search": search}, read_only={"search"}))
+    script = [
+        calls(("read_file", {"path": "notes.txt"})),
+        {"text": "read it"},
+        calls(("search", {"q": "private"})),
+        {"text": "declined"},
+        calls(("search", {"q": "ok"})),
+        {"text": "searched"},
+    ]
+    async with agent_on(script, tools=tools, approver=say_no) as (_, agent):
+        await agent.ask("read my notes")
+        second = await agent.ask("now search")  # a later question of the same conversation
+        assert asked == [("search", "local_data")] and second.steps == ()
+        agent.clear()
+        third = await agent.ask("search again")
+    assert [s.result for s in third.steps] == ["found"] and len(asked) == 1
+
+
+async def test_a_rolled_back_question_takes_its_local_data_with_it(tmp_path) -> None:
+    (tmp_path / "notes.txt").write_text("private", encoding="utf-8")
+    script = [calls(("read_file", {"path": "notes.txt"})), {"status": 401}]
+    async with agent_on(script, tools=builtin_toolbox(tmp_path)) as (_, agent):
+        receipt = await agent.ask("read my notes")
+    assert receipt.stopped_because is Exit.MODEL_ERROR and receipt.steps[0].result == "private"
+    assert agent.tools.local_data is False  # rolled back: the contents are not in the conversation

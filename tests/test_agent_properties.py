@@ -68,7 +68,7 @@ def test_any_model_behaviour_ends_cleanly(replies: list, budget: int, max_rounds
 
 
 async def scenario(replies: list, budget: int, max_rounds: int, consent: bool) -> None:
-    async def approver(call, spec) -> bool:
+    async def approver(call, spec, why) -> bool:
         return consent
 
     async with FakeVenice({"replies": [*replies, {"text": "warm"}], "loop": True}) as fake:

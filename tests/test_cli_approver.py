@@ -93,12 +93,6 @@ async def test_without_a_terminal_a_tool_not_known_to_cost_money_needs_consent_n
     assert "paid" not in out.getvalue()
 
 
-async def test_yes_flag_approves_without_asking_even_without_a_terminal() -> None:
-    approve, ask, _ = approver(interactive=False, auto_approve=True)
-    assert await approve(CALL, SPEC) is True
-    assert ask.questions == []
-
-
 async def test_prompts_come_one_at_a_time() -> None:
     release = asyncio.Event()
     active = 0

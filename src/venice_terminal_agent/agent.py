@@ -3,27 +3,26 @@
 `ask(question)` runs the deterministic loop with the LLM planner on a copy of the history and
 keeps that copy only when the question ends `answered`. Any other exit, cancellation or an
 exception leaves the history exactly as it was, so the next question starts from a
-well-formed conversation. Consent is asked one call at a time, only for tools not known to
-be read-only.
+well-formed conversation. Consent is the toolbox's: the agent's tools are always wrapped in
+`consent.Consent`, which decides which calls ask (one at a time) and remembers when local file
+contents entered the conversation.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .events import ConsentAsked, ConsentGiven, Event, EventSink, Finished, ignore
+from .consent import Approver, Consent
+from .events import Event, EventSink, Finished, ignore
 from .loop import run_loop
 from .receipt import Call, Exit, Receipt
-from .tools.base import Toolbox, ToolSpec
+from .tools.base import Toolbox
 from .tools.pager import Pager
 from .venice.planner import ChatModel, LLMPlanner
 
 DEFAULT_BUDGET = 10  # tool calls per question
 MAX_ROUNDS_RANGE = range(1, 41)
-
-Approver = Callable[[Call, ToolSpec], Awaitable[bool]]
 
 SYSTEM_PROMPT = """\
 You are a careful assistant working in a terminal. You can call tools to look things up and act.
@@ -62,12 +61,16 @@ class Agent:
         if budget < 0:
             raise ValueError("budget must be >= 0")
         self.client = client
-        self.tools = tools
+        # One place decides consent: tools already wrapped (the composition root does it) keep
+        # their wrapper; plain tools get one here, with this agent's approver and --yes.
+        self.tools = (
+            tools
+            if isinstance(tools, Consent)
+            else Consent(tools, approver=approver, auto_approve=auto_approve)
+        )
         self.model = model
         self.max_rounds = max_rounds
         self.budget = budget
-        self.approver = approver
-        self.auto_approve = auto_approve
         self.max_tool_result_chars = max_tool_result_chars
         self.temperature = temperature
         self.system_prompt = system_prompt
@@ -76,8 +79,9 @@ class Agent:
         self.history: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}]
 
     def clear(self) -> None:
-        """Back to just the system prompt."""
+        """Back to just the system prompt; no local file contents are in it any more."""
         del self.history[1:]
+        self.tools.forget_local_data()
 
     async def ask(
         self, question: str, *, events: EventSink | None = None, budget: int | None = None
@@ -111,8 +115,9 @@ class Agent:
                 emit(event)
 
         async def approve(call: Call) -> bool:
-            return await self._consent(call, specs.get(call.tool), emit)
+            return await self.tools.approve(call, events=emit)
 
+        local_data = self.tools.local_data
         receipt = await run_loop(
             planner,
             self.tools,
@@ -127,21 +132,7 @@ class Agent:
         )
         if receipt.stopped_because is Exit.ANSWERED:
             self.history.extend(working[len(self.history) :])
+        else:
+            self.tools.local_data = local_data  # rolled back: what was read left with it
         emit(Finished(receipt))
         return receipt
-
-    async def _consent(self, call: Call, spec: ToolSpec | None, emit: EventSink) -> bool:
-        if spec is not None and spec.read_only:
-            return True  # read-only tools never need consent
-        # A tool the catalogue did not describe is not known to be read-only: it asks.
-        spec = spec or ToolSpec(call.tool)
-        if self.auto_approve:
-            emit(ConsentGiven(call, True))
-            return True
-        emit(ConsentAsked(call))
-        try:
-            approved = self.approver is not None and await self.approver(call, spec)
-        except Exception:
-            approved = False  # an approver that fails says no: no paid call without a yes
-        emit(ConsentGiven(call, bool(approved)))
-        return bool(approved)

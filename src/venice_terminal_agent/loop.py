@@ -112,12 +112,16 @@ async def run_loop(
     """Run `plan` on `tools` until one named exit; never more than `budget` tool calls.
 
     `approve` is asked, one call at a time and before a batch runs, whether a call may run
-    (a declined call is handed back to the planner, not run). `pager` cuts long results into
+    (a declined call is handed back to the planner, not run); without it, a toolbox that
+    decides consent itself (`consent.Consent`) is asked through its own `approve`. `pager` cuts long results into
     pages. Cancelling the task ends the run with a `cancelled` receipt.
     """
     if budget < 0:
         raise ValueError("budget must be >= 0")
-    run = _Run(as_planner(plan), as_toolbox(tools), budget, max_rounds, approve, events, pager)
+    toolbox = as_toolbox(tools)
+    if approve is None:
+        approve = getattr(toolbox, "approve", None)  # a consent wrapper is never bypassed
+    run = _Run(as_planner(plan), toolbox, budget, max_rounds, approve, events, pager)
     return await run.go()
 
 

@@ -1,8 +1,9 @@
-"""The terminal approver: the one piece that exists only to protect the person's bill.
+"""The terminal approver: how `consent.Consent` asks a person, on their terminal.
 
-Asked for each call that is not known to be read-only, one at a time. The default is no:
-Enter alone, Ctrl+C and end of input all mean no. With no terminal to ask on (cron, CI, a
-pipe) it refuses and says so, instead of hanging or approving silently. `--yes` approves all.
+`Consent` decides which calls ask (and handles `--yes`); this only asks, one call at a time,
+saying why: the tool may spend money or change things, or it may send local file contents
+off this machine. The default is no: Enter alone, Ctrl+C and end of input all mean no. With
+no terminal to ask on (cron, CI, a pipe) it refuses and says so, instead of hanging.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.text import Text
 
+from ..consent import Why
 from ..receipt import Call
 from ..tools.base import ToolSpec
 from .text import preview, safe
@@ -22,6 +24,8 @@ from .text import preview, safe
 ARGS_PREVIEW = 240
 NO_TERMINAL = "paid tools need a terminal or --yes"
 NO_TERMINAL_CONSENT = "it needs your consent, and there is no terminal to ask on (or use --yes)"
+NO_TERMINAL_LOCAL = "it may send local file contents off this machine; that needs a terminal or --yes"
+LOCAL_DATA = "may send local file contents off this machine"
 
 AskLine = Callable[[str], Awaitable[str]]
 
@@ -43,39 +47,43 @@ def has_terminal(stream: TextIO) -> bool:
 
 
 class TerminalApprover:
-    """`await approver(call, spec) -> bool`, the agent's `Approver`."""
+    """`await approver(call, spec, why) -> bool`, a `consent.Approver`."""
 
     def __init__(
         self,
         console: Console,
         *,
-        auto_approve: bool = False,
         interactive: bool | None = None,
         ask_line: AskLine | None = None,
     ) -> None:
         self.console = console
-        self.auto_approve = auto_approve
         self.interactive = has_terminal(console.file) if interactive is None else interactive
         self.ask_line = ask_line or prompt_on(console.file)
         self._one_at_a_time = asyncio.Lock()
 
-    async def __call__(self, call: Call, spec: ToolSpec | None = None) -> bool:
-        if self.auto_approve:
-            return True
+    async def __call__(self, call: Call, spec: ToolSpec | None = None, why: Why = Why.PAID) -> bool:
         name = safe(call.tool)
+        local = why is Why.LOCAL_DATA
         if not self.interactive:
-            why = NO_TERMINAL if spec is not None and spec.paid else NO_TERMINAL_CONSENT
-            self.console.print(Text(f"skipped {name}: {why}", style="yellow"), soft_wrap=True)
+            if local:
+                reason = NO_TERMINAL_LOCAL
+            else:
+                reason = NO_TERMINAL if spec is not None and spec.paid else NO_TERMINAL_CONSENT
+            self.console.print(Text(f"skipped {name}: {reason}", style="yellow"), soft_wrap=True)
             return False
         async with self._one_at_a_time:
-            where = f" on {safe(spec.server)}" if spec is not None and spec.server else ""
-            self.console.print(
-                Text(
-                    f"{name}{where} is not known to be free: it may spend money or change things.",
-                    style="yellow",
+            shown = f"{name}({preview(call.arguments, ARGS_PREVIEW)})"
+            if local:
+                question = f"{shown} {LOCAL_DATA}. Run it? [y/N] "
+            else:
+                where = f" on {safe(spec.server)}" if spec is not None and spec.server else ""
+                self.console.print(
+                    Text(
+                        f"{name}{where} is not known to be free: it may spend money or change things.",
+                        style="yellow",
+                    )
                 )
-            )
-            question = f"Run {name}({preview(call.arguments, ARGS_PREVIEW)})? [y/N] "
+                question = f"Run {shown}? [y/N] "
             try:
                 answer = await self.ask_line(question)
             except (KeyboardInterrupt, EOFError):

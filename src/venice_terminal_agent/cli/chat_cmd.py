@@ -83,7 +83,7 @@ async def _session(options: ChatOptions, path: Path, settings: Any) -> int:
     from .startup import open_session
 
     console = make_console(stderr=True)
-    approver = TerminalApprover(console, auto_approve=settings.auto_approve_tools)
+    approver = TerminalApprover(console)
     servers = load_servers(settings, options.mcp_config)  # ConfigError: said in one line by chat_main
     try:
         async with open_session(settings, servers, console=console, approver=approver) as session:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import typer
 
+from ..consent import Consent
 from ..events import Event, ToolFinished, ToolStarted
 from ..loop import run_loop
 from ..plans import PlanError, parse_plan
@@ -46,8 +47,8 @@ def run_plan(
     tools = builtin_toolbox(root, pager)
     limit = budget if budget is not None else plan.budget if plan.budget is not None else DEFAULT_BUDGET
     show = None if json_output else _show_step
-    if mcp_config is None:  # offline: built-in tools only, no MCP import
-        receipt = asyncio.run(run_loop(plan.steps, tools, limit, events=show, pager=pager))
+    if mcp_config is None:  # offline: built-in tools only (all read-only), no MCP import
+        receipt = asyncio.run(run_loop(plan.steps, Consent(tools), limit, events=show, pager=pager))
     else:
         from .tools_cmd import run_with_mcp
 

@@ -62,6 +62,7 @@ async def open_session(
     be spawned early needs mcp to start, so mcp is imported first, then openai.
     """
     from ..agent import SYSTEM_PROMPT, Agent
+    from ..consent import Consent
     from ..tools.base import CombinedToolbox
     from ..tools.builtin import builtin_toolbox
     from ..tools.mcp_session import SessionHooks
@@ -97,14 +98,16 @@ async def open_session(
             warnings = console if console.stderr else make_console(stderr=True)
             for failure in mcp.failures:
                 warnings.print(Text(f"venice-agent: {safe(failure)}", style="yellow"), soft_wrap=True)
-            tools = CombinedToolbox(builtin_toolbox(pager=pager), mcp)
+            tools = Consent(
+                CombinedToolbox(builtin_toolbox(pager=pager), mcp),
+                approver=approver,
+                auto_approve=settings.auto_approve_tools,
+            )
             agent = Agent(
                 client,
                 tools,
                 model=model,
                 max_rounds=settings.max_rounds,
-                approver=approver,
-                auto_approve=settings.auto_approve_tools,
                 max_tool_result_chars=settings.max_tool_result_chars,
                 temperature=settings.venice_temperature,
                 pager=pager,
@@ -123,7 +126,7 @@ async def run_session(settings: Settings, flags: Flags, question: str | None, se
     """The whole program once settings are loaded; returns the exit status."""
     # Under --json, stdout carries the receipt alone: everything for people goes to stderr.
     console = make_console(stderr=flags.json_output)
-    approver = TerminalApprover(console, auto_approve=settings.auto_approve_tools)
+    approver = TerminalApprover(console)
     async with open_session(settings, servers, console=console, approver=approver) as session:
         if settings.venice_agent_db:  # opt-in only: without --db or VENICE_AGENT_DB nothing is kept
             from .logs_cmd import RecordingAgent

@@ -156,14 +156,14 @@ async def _call(
     ) as box:
         for failure in box.failures:
             typer.echo(f"venice-agent tools call: {safe(failure)}", err=True)
-        spec = next((spec for spec in box.specs() if spec.name == name), None)
-        if spec is None:
+        if name not in box:
             known = ", ".join(sorted(spec.name for spec in box.specs())) or "none"
             return _fail("tools call", f"there is no tool named {name!r} (tools: {known})")
-        if not await approver(box, yes)(Call(name, arguments)):
+        tools = consent(box, yes)
+        if not await tools.approve(Call(name, arguments)):
             return USAGE_ERROR_STATUS
         try:
-            result = readable(await box.call_whole(name, arguments))
+            result = readable(await box.call_whole(name, arguments))  # approved above
         except ToolError as error:
             typer.echo(f"venice-agent tools call: {safe(name)}: {safe(error.message)}", err=True)
             return TOOL_FAILED
@@ -207,21 +207,14 @@ def readable(text: str) -> str:
     return text
 
 
-def approver(box: Any, yes: bool) -> Callable[[Call], Any]:
-    """Consent for one call: read-only tools run, others ask on the terminal (or `--yes`)."""
+def consent(tools: Any, yes: bool) -> Any:
+    """`tools` behind the one consent wrapper, asking on the terminal (stderr) or `--yes`."""
     from rich.console import Console
 
+    from ..consent import Consent
     from .approver import TerminalApprover
 
-    terminal = TerminalApprover(Console(stderr=True), auto_approve=yes)
-
-    async def approve(call: Call) -> bool:
-        spec = next((spec for spec in box.specs() if spec.name == call.tool), None)
-        if spec is None or spec.read_only:
-            return True  # built-in tools, and MCP tools known to be read-only
-        return await terminal(call, spec)
-
-    return approve
+    return Consent(tools, approver=TerminalApprover(Console(stderr=True)), auto_approve=yes)
 
 
 def run_with_mcp(
@@ -250,5 +243,5 @@ async def _run(
     ) as box:
         for failure in box.failures:
             typer.echo(f"venice-agent run: {safe(failure)}", err=True)
-        tools = CombinedToolbox(builtins, box)
-        return await run_loop(steps, tools, budget, events=events, pager=pager, approve=approver(box, yes))
+        tools = consent(CombinedToolbox(builtins, box), yes)
+        return await run_loop(steps, tools, budget, events=events, pager=pager)

@@ -1,0 +1,171 @@
+"""Consent decided in one place (`consent.Consent`): every rule, through `run_loop` and the agent,
+on real MCP servers in memory and real files."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from mcp.server import MCPServer
+from mcp.types import ToolAnnotations
+
+from venice_terminal_agent import Call, Exit, run_loop
+from venice_terminal_agent.cli.approver import LOCAL_DATA, NO_TERMINAL_LOCAL, TerminalApprover
+from venice_terminal_agent.cli.render import make_console
+from venice_terminal_agent.consent import Consent, Why
+from venice_terminal_agent.events import ConsentAsked, ConsentGiven
+from venice_terminal_agent.tools.base import CombinedToolbox, FunctionToolbox
+from venice_terminal_agent.tools.builtin import builtin_toolbox
+from venice_terminal_agent.tools.mcp_config import ServerConfig
+from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
+
+
+class Asked:
+    """An approver that answers from a script and records what it was asked."""
+
+    def __init__(self, answer: object = True) -> None:
+        self.answer = answer
+        self.asked: list[tuple[str, Why]] = []
+
+    async def __call__(self, call, spec, why) -> bool:
+        self.asked.append((call.tool, why))
+        if isinstance(self.answer, BaseException):
+            raise self.answer
+        return self.answer  # type: ignore[return-value]
+
+
+def local_tools(ran: list[str]) -> FunctionToolbox:
+    def look(q: str = "") -> str:
+        ran.append("look")
+        return "seen"
+
+    def charge(amount: int = 1) -> str:
+        ran.append("charge")
+        return "charged"
+
+    return FunctionToolbox({"look": look, "charge": charge}, read_only={"look"})
+
+
+def search_server() -> MCPServer:
+    server = MCPServer("search", version="0.1")
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def search(keywords: str) -> str:
+        """Search the web (read-only, but it leaves the machine)."""
+        return f"results for {keywords}"
+
+    return server
+
+
+async def test_a_read_only_tool_runs_without_asking() -> None:
+    ran: list[str] = []
+    approver = Asked(False)
+    receipt = await run_loop([Call("look")], Consent(local_tools(ran), approver=approver))
+    assert ran == ["look"] and approver.asked == []
+    assert receipt.stopped_because is Exit.BUDGET  # the plan ran out after its one call
+
+
+@pytest.mark.parametrize(("answer", "runs"), [(True, True), (False, False)])
+async def test_a_paid_tool_asks_and_runs_only_on_a_yes(answer: bool, runs: bool) -> None:
+    ran: list[str] = []
+    approver = Asked(answer)
+    events: list = []
+    tools = Consent(local_tools(ran), approver=approver)
+    await run_loop([Call("charge")], tools, events=events.append)
+    assert approver.asked == [("charge", Why.PAID)]
+    assert ran == (["charge"] if runs else [])
+
+
+@pytest.mark.parametrize(
+    "answer", [RuntimeError("the terminal went away"), KeyboardInterrupt(), "yes", 1, None]
+)
+async def test_an_approver_that_raises_or_says_anything_but_true_is_a_no(answer: object) -> None:
+    ran: list[str] = []
+    tools = Consent(local_tools(ran), approver=Asked(answer))
+    assert await tools.approve(Call("charge")) is False
+    assert ran == []
+
+
+async def test_no_approver_means_no_and_yes_means_yes_without_asking() -> None:
+    ran: list[str] = []
+    assert await Consent(local_tools(ran)).approve(Call("charge")) is False
+    approver = Asked(False)
+    events: list = []
+    yes = Consent(local_tools(ran), approver=approver, auto_approve=True)
+    assert await yes.approve(Call("charge"), events=events.append) is True
+    assert approver.asked == [] and [type(e) for e in events] == [ConsentGiven]
+
+
+async def test_a_tool_the_toolbox_does_not_describe_asks() -> None:
+    class Undescribed(FunctionToolbox):
+        def specs(self):
+            return []
+
+    approver = Asked(False)
+    tools = Consent(Undescribed({"mystery": lambda: "ran"}), approver=approver)
+    assert await tools.approve(Call("mystery")) is False
+    assert approver.asked == [("mystery", Why.PAID)]
+
+
+async def test_run_loop_asks_the_wrapper_even_when_no_approve_is_passed() -> None:
+    ran: list[str] = []
+    receipt = await run_loop([Call("charge")], Consent(local_tools(ran), approver=Asked(False)))
+    assert ran == [] and receipt.steps == ()
+
+
+async def test_the_events_say_consent_was_asked_and_what_came_of_it() -> None:
+    events: list = []
+    tools = Consent(local_tools([]), approver=Asked(False))
+    await tools.approve(Call("charge"), events=events.append)
+    assert [type(e) for e in events] == [ConsentAsked, ConsentGiven] and events[1].approved is False
+
+
+async def test_after_a_file_is_read_every_mcp_tool_asks_even_read_only(tmp_path: Path) -> None:
+    (tmp_path / "secret.txt").write_text("the launch code", encoding="utf-8")
+    server = ServerConfig("search", in_memory=search_server(), trusted=True)
+    approver = Asked(False)
+    async with McpToolbox.open([server]) as box:
+        tools = Consent(CombinedToolbox(builtin_toolbox(tmp_path), box), approver=approver)
+        assert next(s for s in tools.specs() if s.name == "search").read_only
+        # Before any file is read, the read-only search runs freely; a failed read brings nothing in.
+        plan = [Call("search", {"keywords": "a"}), Call("read_file", {"path": "missing.txt"})]
+        await run_loop(plan, tools)
+        assert approver.asked == [] and tools.local_data is False
+        plan = [Call("read_file", {"path": "secret.txt"}), Call("search", {"keywords": "the launch code"})]
+        receipt = await run_loop(plan, tools)
+    assert approver.asked == [("search", Why.LOCAL_DATA)]
+    assert [s.tool for s in receipt.steps] == ["read_file"]  # declined: the search never ran
+    assert tools.local_data is True
+    tools.forget_local_data()
+    assert tools.why(Call("search", {"keywords": "x"})) is None
+
+
+async def test_the_local_data_rule_leaves_built_in_tools_alone(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a", encoding="utf-8")
+    approver = Asked(False)
+    tools = Consent(builtin_toolbox(tmp_path), approver=approver)
+    receipt = await run_loop([Call("list_files"), Call("read_file", {"path": "a.txt"})], tools)
+    assert [s.result for s in receipt.steps] == [["a.txt"], "a"] and approver.asked == []
+
+
+async def test_the_terminal_says_why_a_read_only_tool_asks() -> None:
+    out = io.StringIO()
+    questions: list[str] = []
+
+    async def ask(question: str) -> str:
+        questions.append(question)
+        return "n"
+
+    approver = TerminalApprover(make_console(file=out, width=200), interactive=True, ask_line=ask)
+    call = Call("search-actors", {"keywords": "secret"})
+    assert await approver(call, None, Why.LOCAL_DATA) is False
+    assert questions == [f'search-actors({{"keywords": "secret"}}) {LOCAL_DATA}. Run it? [y/N] ']
+    assert LOCAL_DATA == "may send local file contents off this machine"
+
+
+async def test_without_a_terminal_the_local_data_call_is_refused_and_says_why() -> None:
+    out = io.StringIO()
+    approver = TerminalApprover(make_console(file=out, width=200), interactive=False)
+    assert await approver(Call("search-actors", {}), None, Why.LOCAL_DATA) is False
+    assert f"skipped search-actors: {NO_TERMINAL_LOCAL}" in out.getvalue()
