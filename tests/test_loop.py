@@ -347,3 +347,63 @@ async def test_two_differently_malformed_calls_are_not_a_repeat(rec: Recorder) -
     # Not a repeat: the second failure of the same tool in a row is what ends the run.
     assert receipt.stopped_because is Exit.TOOL_ERROR
     assert "twice in a row" in receipt.refusal
+
+
+def files_tools(ran: list[str]) -> dict:
+    def read(path: str) -> str:
+        ran.append(path)
+        if path.startswith("missing"):
+            raise ToolError(f"no such file: {path}")
+        return f"contents of {path}"
+
+    return {"read": read, **Recorder().tools()}
+
+
+async def test_two_failures_of_one_tool_in_one_parallel_round_are_one_round() -> None:
+    ran: list[str] = []
+    batch = [Call("read", {"path": "missing-1"}), Call("read", {"path": "missing-2"})]
+    planner = ScriptedPlanner([batch, [Call("read", {"path": "notes"})], Answer("found")], recovers=True)
+    receipt = await run_loop(planner, files_tools(ran), budget=5)
+    assert receipt.stopped_because is Exit.ANSWERED and ran == ["missing-1", "missing-2", "notes"]
+
+
+async def test_the_same_tool_failing_in_two_consecutive_rounds_ends_the_run() -> None:
+    planner = ScriptedPlanner(
+        [[Call("read", {"path": "missing-1"})], [Call("read", {"path": "missing-2"})], Answer("never")],
+        recovers=True,
+    )
+    receipt = await run_loop(planner, files_tools([]), budget=5)
+    assert receipt.stopped_because is Exit.TOOL_ERROR
+    assert receipt.refusal == "read failed twice in a row, in two consecutive rounds: no such file: missing-2"
+
+
+async def test_a_success_of_that_tool_in_between_resets_the_count() -> None:
+    moves = [
+        [Call("read", {"path": "missing-1"})],
+        [Call("read", {"path": "notes"})],
+        [Call("read", {"path": "missing-2"})],
+        [Call("read", {"path": "more"}), Call("read", {"path": "missing-3"})],  # it worked this round
+        Answer("done"),
+    ]
+    receipt = await run_loop(ScriptedPlanner(moves, recovers=True), files_tools([]), budget=10)
+    assert receipt.stopped_because is Exit.ANSWERED and receipt.calls == 5
+
+
+async def test_other_tools_failing_in_between_do_not_add_up() -> None:
+    moves = [
+        [Call("read", {"path": "missing-1"})],
+        [Call("refuse", {})],
+        [Call("read", {"path": "missing-2"})],
+    ]
+    receipt = await run_loop(
+        ScriptedPlanner([*moves, Answer("ok")], recovers=True), files_tools([]), budget=5
+    )
+    assert receipt.stopped_because is Exit.ANSWERED
+
+
+async def test_a_plan_that_does_not_recover_stops_at_the_first_refusal() -> None:
+    receipt = await run_loop([Call("read", {"path": "missing"}), Answer("no")], files_tools([]), budget=5)
+    assert (
+        receipt.stopped_because is Exit.TOOL_ERROR
+        and receipt.refusal == "read refused: no such file: missing"
+    )

@@ -70,7 +70,7 @@ class Planner(Protocol):
     Returns an `Answer`, a batch of `Call`s (run in parallel, checked one by one), a `Stop`,
     or None when it has nothing more to propose. A planner whose `recovers` is true gets tool
     errors back as outcomes instead of the run ending at once; the run then ends on
-    `tool_error` only when the same tool fails twice in a row.
+    `tool_error` only when the same tool fails in two consecutive rounds.
     """
 
     async def next(self, outcomes: Sequence[Outcome]) -> Move: ...
@@ -137,7 +137,7 @@ class _Run:
     steps: list[Step] = field(default_factory=list)
     rounds: int = 0
     previous: Call | None = None
-    failed_tool: str | None = None  # the tool whose failure was the latest outcome
+    failing: set[str] = field(default_factory=set)  # tools that failed in the previous round
     started: float = field(default_factory=time.perf_counter)
 
     def emit(self, event: Any) -> None:
@@ -274,17 +274,26 @@ class _Run:
         return self.pager.cut(text) if len(text) > self.pager.page_chars else result
 
     def failure(self, outcomes: list[Outcome], recovers: bool) -> str | None:
-        """The refusal that ends the run on `tool_error`, if any outcome calls for it."""
+        """The refusal that ends the run on `tool_error`, if any outcome calls for it.
+
+        A planner that does not recover stops at the first failure. One that does (a model)
+        stops only when the same tool fails in two consecutive rounds: several failures inside
+        one parallel round are one round, and a success of that tool in a round clears it.
+        """
+        failed: dict[str, str] = {}
+        worked: set[str] = set()
         for outcome in outcomes:
-            if not outcome.failed:
-                self.failed_tool = None
-                continue
-            tool = outcome.call.tool
-            if not recovers:
-                return f"{tool} refused: {outcome.error}"
-            if self.failed_tool == tool:
-                return f"{tool} failed twice in a row: {outcome.error}"
-            self.failed_tool = tool
+            if outcome.failed:
+                if not recovers:
+                    return f"{outcome.call.tool} refused: {outcome.error}"
+                failed[outcome.call.tool] = outcome.error or ""
+            elif outcome.ran:
+                worked.add(outcome.call.tool)
+        failing = {tool: error for tool, error in failed.items() if tool not in worked}
+        again = next((tool for tool in failing if tool in self.failing), None)
+        self.failing = set(failing)
+        if again is not None:
+            return f"{again} failed twice in a row, in two consecutive rounds: {failing[again]}"
         return None
 
 
