@@ -118,10 +118,11 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
 
     console = make_console(stderr=True)
     servers = load_servers(settings, options.mcp_config)
-    approver = TerminalApprover(console, auto_approve=options.yes)
+    approver = TerminalApprover(console)
     async with open_session(settings, servers, console=console, approver=approver) as session:
         base = session.agent
-        tools = base.tools if options.yes else ReadOnlyTools(base.tools)
+        raw = base.tools.tools  # under the session's consent wrapper: each chat gets its own below
+        tools = raw if options.yes else ReadOnlyTools(raw)
         left_out = [spec.name for spec in base.tools.specs() if not spec.read_only]
         paid = (
             f"offered ({len(left_out)}, --yes)"
@@ -131,13 +132,15 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
 
         def agent_for(chat: str) -> Any:
             from ..agent import Agent
+            from ..consent import Consent
 
+            # Nobody can be asked over HTTP: without --yes only read-only tools are offered, and
+            # once a chat read a file its MCP calls are refused (the local-data rule) unless --yes.
             return Agent(
                 base.client,
-                tools,
+                Consent(tools, auto_approve=options.yes),
                 model=base.model,
                 max_rounds=base.max_rounds,
-                auto_approve=True,  # what is not read-only is offered only under --yes
                 max_tool_result_chars=base.max_tool_result_chars,
                 temperature=base.temperature,
                 pager=base.pager,
