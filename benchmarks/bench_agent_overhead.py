@@ -2,7 +2,9 @@
 
 A question is 3 tool rounds and an answer (4 streamed model requests), with a 0 ms model
 and 0 ms tools, so what is measured is everything around them: the loop, its checks and
-receipt, consent, events, stream assembly, history and rollback. The baseline is the loop
+receipt, consent, events, stream assembly, history and rollback, and cost tracking on: the
+model's prices come from /models, every response is costed, and a money cap is checked before
+each request (its worst-case estimate included). The baseline is the loop
 people write by hand on the raw openai SDK (streaming, tool calls joined by index, tools
 called directly). Both talk to one fake server, run as a separate process (as a real server
 would be), and alternate question by question so drift hits both alike.
@@ -29,7 +31,8 @@ from venice_terminal_agent.venice import VeniceClient
 
 TARGET = 1.10
 ROUNDS = [{"tool_calls": [{"name": "lookup", "arguments": {"key": f"k{n}"}}]} for n in (1, 2, 3)]
-SCRIPT = {"replies": [*ROUNDS, {"text": "The answer is 42."}], "loop": True}
+PRICED = {"pricing": {"input": {"usd": 0.5}, "output": {"usd": 2.0}}, "maxCompletionTokens": 4096}
+SCRIPT = {"replies": [*ROUNDS, {"text": "The answer is 42."}], "loop": True, "model_spec": PRICED}
 
 
 def lookup(key: str) -> str:
@@ -89,7 +92,8 @@ async def main(questions: int) -> int:
     process, base_url = await start_server()
     raw = AsyncOpenAI(api_key="k", base_url=base_url, max_retries=0)
     client = VeniceClient("k", base_url)
-    agent = Agent(client, TOOLBOX, model="fake-model")
+    facts = await client.model_facts("fake-model")  # once, as a session does
+    agent = Agent(client, TOOLBOX, model="fake-model", facts=facts, max_usd=100.0)
     agent_times, raw_times = [], []
     try:
         for i in range(questions + 10):  # the first 10 of each warm up connections and caches
@@ -101,6 +105,7 @@ async def main(questions: int) -> int:
                     agent.clear()
                     receipt = await agent.ask("what is k?")
                     assert receipt.answer == "The answer is 42." and receipt.calls == 3, receipt.to_dict()
+                    assert receipt.cost_usd is not None, receipt.to_dict()
                 if i >= 10:
                     (raw_times if side == "raw" else agent_times).append(time.perf_counter() - start)
     finally:

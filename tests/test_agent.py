@@ -15,9 +15,11 @@ from venice_terminal_agent.agent import Agent
 from venice_terminal_agent.consent import Consent
 from venice_terminal_agent.events import ConsentAsked, ConsentGiven, Finished, TextDelta
 from venice_terminal_agent.testing import FakeVenice
+from venice_terminal_agent.testing.checks import problem
 from venice_terminal_agent.tools.base import CombinedToolbox, FunctionToolbox
 from venice_terminal_agent.tools.builtin import builtin_toolbox
 from venice_terminal_agent.venice import RetryPolicy, VeniceClient
+from venice_terminal_agent.venice.planner import NOT_RUN
 
 
 async def no_wait(_seconds: float) -> None:
@@ -166,27 +168,64 @@ async def test_malformed_arguments_go_back_to_the_model_which_recovers() -> None
 
 ANSWERED_FIRST = [calls(("echo", {"text": "warm"})), {"text": "warmed up"}]
 TWO_ECHOES = [calls(("echo", {"text": "1"})), calls(("echo", {"text": "2"}))]
-FAILING = {  # exit: (script after the first question, agent options, the question's budget)
-    Exit.BUDGET: (TWO_ECHOES, {}, 1),
-    Exit.REPEATED_CALL: ([calls(("echo", {"text": "1"})), calls(("echo", {"text": "1"}))], {}, None),
+ROLLED_BACK = {  # exit: (script after the first question, agent options, the question's budget)
     Exit.TOOL_ERROR: ([calls(("fail", {"reason": "a"})), calls(("fail", {"reason": "b"}))], {}, None),
-    Exit.MAX_ROUNDS: (TWO_ECHOES, {"max_rounds": 2}, None),
     Exit.MODEL_ERROR: ([{"status": 400, "error": "Invalid request parameters"}], {}, None),
+}
+PARTIAL = {  # exit: (script up to the last request, agent options, budget, tool results kept)
+    Exit.BUDGET: (TWO_ECHOES, {}, 1, ["1", NOT_RUN]),
+    Exit.REPEATED_CALL: (
+        [calls(("echo", {"text": "1"})), calls(("echo", {"text": "1"}))],
+        {},
+        None,
+        ["1", NOT_RUN],
+    ),
+    Exit.MAX_ROUNDS: ([calls(("echo", {"text": "1"}))], {"max_rounds": 2}, None, ["1"]),
 }
 
 
-@pytest.mark.parametrize("exit", list(FAILING))
-async def test_every_other_exit_leaves_the_history_unchanged(exit: Exit) -> None:
-    script, options, budget = FAILING[exit]
+@pytest.mark.parametrize("exit", list(ROLLED_BACK))
+async def test_a_failed_question_leaves_the_history_unchanged(exit: Exit) -> None:
+    script, options, budget = ROLLED_BACK[exit]
     async with agent_on([*ANSWERED_FIRST, *script], **options) as (_, agent):
         first = await agent.ask("warm up")
         before = copy.deepcopy(agent.history)
         receipt = await agent.ask("this one fails", budget=budget)
     assert first.stopped_because is Exit.ANSWERED
     assert receipt.stopped_because is exit
-    assert receipt.refusal
+    assert receipt.refusal and receipt.answer is None and not receipt.partial
     assert agent.history == before
     assert roles(before) == ["system", "user", "assistant", "tool", "assistant"]
+
+
+@pytest.mark.parametrize("exit", list(PARTIAL))
+async def test_an_early_stop_keeps_what_was_paid_for_and_answers_from_it(exit: Exit) -> None:
+    script, options, budget, results = PARTIAL[exit]
+    last = {"text": "Echo said 1; I could not check 2."}
+    async with agent_on([*ANSWERED_FIRST, *script, last, {"text": "going on"}], **options) as (fake, agent):
+        await agent.ask("warm up")
+        before = copy.deepcopy(agent.history)
+        receipt = await agent.ask("echo 1 then 2", budget=budget)
+        kept = copy.deepcopy(agent.history)
+        await agent.ask("go on")
+    assert receipt.stopped_because is exit and receipt.refusal
+    assert receipt.partial and receipt.answer == last["text"] and receipt.to_dict()["partial"] is True
+    assert "(partial answer)" in receipt.summary()
+    # The last request had no tools and asked for an answer from what was gathered.
+    final = fake.chat_requests[-2]
+    assert "tools" not in final and "tool_choice" not in final
+    assert "Answer now from what you have gathered" in final["messages"][-1]["content"]
+    # Kept: the question, each round with every call answered, the partial answer; not the note.
+    added = kept[len(before) :]
+    assert added[0] == {"role": "user", "content": "echo 1 then 2"}
+    assert [m["content"] for m in added if m["role"] == "tool"][: len(results)] == [
+        r if r == "1" else json.dumps({"error": r}) for r in results
+    ]
+    assert added[-1] == {"role": "assistant", "content": last["text"]}
+    assert problem({"model": "m", "messages": kept}) is None
+    # The next question builds on it, and the strict server took every request.
+    assert fake.chat_requests[-1]["messages"][: len(kept)] == kept
+    assert all(seen.status == 200 for seen in fake.requests)
 
 
 async def test_a_venice_400_ends_the_question_with_a_readable_refusal() -> None:

@@ -67,6 +67,9 @@ def test_any_model_behaviour_ends_cleanly(replies: list, budget: int, max_rounds
     asyncio.run(scenario(replies, budget, max_rounds, consent))
 
 
+PARTIAL_EXITS = {Exit.BUDGET, Exit.MAX_ROUNDS, Exit.REPEATED_CALL}
+
+
 async def scenario(replies: list, budget: int, max_rounds: int, consent: bool) -> None:
     async def approver(call, spec, why) -> bool:
         return consent
@@ -82,9 +85,11 @@ async def scenario(replies: list, budget: int, max_rounds: int, consent: bool) -
     assert all(seen.status != 400 for seen in fake.requests), [
         s.body for s in fake.requests if s.status == 400
     ]
-    if receipt.stopped_because is Exit.ANSWERED:
+    if receipt.stopped_because is Exit.ANSWERED or receipt.partial:
+        # Kept: well-formed, ending on the answer (partial after budget, max_rounds, repeated_call).
         assert problem({"model": "m", "messages": agent.history}) is None
         assert agent.history[-1]["role"] == "assistant" and agent.history[-1]["content"] == receipt.answer
+        assert not receipt.partial or receipt.stopped_because in PARTIAL_EXITS
     else:
         assert agent.history == before and receipt.refusal
     assert not any(step.tool == "charge" for step in receipt.steps) or consent

@@ -31,6 +31,7 @@ async def test_the_model_plans_within_what_is_left_and_repeats_never_reach_it() 
         lookup_calls("d"),
         lookup_calls("e"),
         lookup_calls("f"),  # the third call of this question: only two were left
+        {"text": "d and e found; f not looked up."},  # the partial answer, without tools
     ]
     now = [10_000.0]
     async with FakeVenice(script) as fake:
@@ -49,8 +50,10 @@ async def test_the_model_plans_within_what_is_left_and_repeats_never_reach_it() 
     assert again.repeated and again.receipt is None
     assert second.receipt.stopped_because is Exit.BUDGET and second.receipt.calls == 2
     assert second.status == "stopped: budget · 2 calls · 0 left this hour"
+    assert second.receipt.partial
+    assert second.text.startswith("d and e found; f not looked up.\n\n(partial answer: stopped before call 3")
     assert "the budget of 2 tool calls is spent" in second.text
     assert "come back in 1 hour" in third.text and third.receipt is None
     assert looked_up == ["a", "b", "c", "d", "e"]
-    assert requests == 5  # the repeat and the spent window never asked the model
+    assert requests == 6  # the repeat and the spent window never asked the model
     assert first.receipt.model == "fake-model"

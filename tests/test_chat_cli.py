@@ -182,14 +182,17 @@ async def test_logs_after_one_shot_questions_recorded_only_when_asked(work: Path
     mcp = work / "mcp.json"
     time_server = {"command": str(BIN / "mcp-server-time"), "args": ["--local-timezone", "UTC"]}
     mcp.write_text(json.dumps({"mcpServers": {"time": time_server}}))
-    script = [
-        {"text": "Paris."},
+    replies = [
+        {"text": "Paris.", "usage": {"cost": {"usd": 0.0031, "diem": 0}}},  # the server's own figure
         {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
         {"text": "Buy milk."},
         {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+        {"text": "I could not read your list this time."},  # the partial answer after the budget stop
         {"text": "Not kept anywhere."},
     ]
-    async with FakeVenice(script) as fake:
+    # Otherwise priced from /models: 10 prompt and 5 completion tokens a request, $1 and $2 a million.
+    pricing = {"pricing": {"input": {"usd": 1}, "output": {"usd": 2}}}
+    async with FakeVenice({"replies": replies, "model_spec": pricing}) as fake:
         env = clean_env(VENICE_API_KEY="test-key", VENICE_BASE_URL=fake.base_url, VENICE_MODEL="fake-model")
         ask = ("--mcp-config", str(mcp))
         assert (await run_process("capital of France?", *ask, "--db", "agent.db", cwd=work, env=env))[0] == 0
@@ -207,9 +210,10 @@ async def test_logs_after_one_shot_questions_recorded_only_when_asked(work: Path
     assert done.returncode == 0, done.stderr
     heads = [line for line in done.stdout.splitlines() if line.startswith("#")]
     assert len(heads) == 3
-    assert "agent  answered · 0 calls · " in heads[0] and heads[0].endswith("fake-model")
-    assert "agent  answered · 1 call · " in heads[1]
-    assert "agent  budget · 0 calls · " in heads[2]
+    assert "agent  answered · 0 calls · " in heads[0] and heads[0].endswith(" s · $0.0031 · fake-model")
+    assert "agent  answered · 1 call · " in heads[1] and " · $0.00004 · " in heads[1]
+    assert "agent  budget · 0 calls · " in heads[2] and " · $0.00004 · " in heads[2]
+    assert done.stdout.splitlines()[-1] == "total: $0.0032 over 3 runs"
     assert "    > capital of France?" in done.stdout and "    < Paris." in done.stdout
     runs = json.loads(venice_agent("logs", "--db", "agent.db", "--json", "-n", "1", cwd=work).stdout)
     assert [run["question"] for run in runs] == ["list again"]

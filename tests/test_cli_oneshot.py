@@ -30,6 +30,10 @@ def ask(tmp_path: Path, script: Any, *args: str, **env: str) -> tuple[subprocess
         return done, fake.chat_bodies()
 
 
+PARTIAL = {"text": "From what I have: a few files."}  # the last request's answer, without tools
+PRICED = {"pricing": {"input": {"usd": 1}, "output": {"usd": 10}}, "maxCompletionTokens": 4000}
+
+
 def call(name: str, **arguments: Any) -> dict[str, Any]:
     return {"tool_calls": [{"name": name, "arguments": arguments}]}
 
@@ -50,7 +54,10 @@ def test_plain_output_streams_the_answer_and_ends_with_the_receipt_line(tmp_path
     done, _ = ask(tmp_path, [{"text": "Use [bold]x[/bold] :smile:"}], "hello")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[-2:] == ["Use [bold]x[/bold] :smile:", "stopped: answered · 0 calls · 1 round"]
+    assert lines[-2:] == [
+        "Use [bold]x[/bold] :smile:",
+        "stopped: answered · 0 calls · 1 round · 15 tokens · cost unknown",
+    ]
     assert "model  fake-model" in done.stdout
     assert "tools  read_file, list_files, page" in done.stdout
 
@@ -58,11 +65,12 @@ def test_plain_output_streams_the_answer_and_ends_with_the_receipt_line(tmp_path
 @pytest.mark.parametrize(
     ("script", "args", "exit", "status"),
     [
-        ([call("list_files", path=".")], ["--budget", "0"], "budget", 3),
-        ([call("list_files", path="."), call("list_files", path=".")], [], "repeated_call", 4),
+        ([call("list_files", path="."), PARTIAL], ["--budget", "0"], "budget", 3),
+        ([call("list_files", path="."), call("list_files", path="."), PARTIAL], [], "repeated_call", 4),
         ([call("read_file", path="a"), call("read_file", path="b")], [], "tool_error", 5),
         ([call("list_files", path=".")], ["--max-rounds", "1"], "max_rounds", 6),
         ([{"status": 400, "error": "bad request"}], [], "model_error", 7),
+        ({"replies": [], "model_spec": PRICED}, ["--max-usd", "0.0001"], "cost_cap", 8),
     ],
 )
 def test_each_exit_has_its_documented_status(
@@ -70,7 +78,21 @@ def test_each_exit_has_its_documented_status(
 ) -> None:
     done, _ = ask(tmp_path, script, *args, "--json", "go")
     assert done.returncode == status, done.stderr
-    assert json.loads(done.stdout)["stopped_because"] == exit
+    receipt = json.loads(done.stdout)
+    assert receipt["stopped_because"] == exit
+    partial = isinstance(script, list) and PARTIAL in script
+    assert receipt["partial"] is partial
+    assert receipt["answer"] == (PARTIAL["text"] if partial else None)
+
+
+def test_the_cost_cap_refuses_before_the_first_request_and_a_cap_needs_prices(tmp_path: Path) -> None:
+    done, bodies = ask(tmp_path, {"replies": [], "model_spec": PRICED}, "--max-usd", "0.0001", "go")
+    assert done.returncode == 8 and bodies == []
+    assert "stopped before model request 1: it could cost up to $0.04" in done.stdout
+    assert "of the $0.0001 cap is left" in done.stdout
+    done, bodies = ask(tmp_path, [], "go", MAX_USD="1")
+    assert done.returncode == 2 and bodies == []
+    assert "a money cap needs the model's prices" in done.stderr
 
 
 def test_without_a_terminal_paid_tools_are_refused_and_the_model_is_told(tmp_path: Path) -> None:

@@ -14,11 +14,14 @@ import dataclasses
 from typing import Any
 
 from .consent import Approver, Consent
+from .costs import Cap
+from .errors import ConfigError
 from .events import Event, EventSink, Finished, ignore
 from .loop import run_loop
 from .receipt import Call, Exit, Receipt
 from .tools.base import Toolbox
 from .tools.pager import Pager
+from .venice.models import ModelFacts
 from .venice.planner import ChatModel, LLMPlanner
 
 DEFAULT_BUDGET = 10  # tool calls per question
@@ -55,11 +58,22 @@ class Agent:
         temperature: float | None = None,
         system_prompt: str = SYSTEM_PROMPT,
         pager: Pager | None = None,
+        facts: ModelFacts | None = None,
+        max_usd: float | None = None,
+        session_max_usd: float | None = None,
+        max_completion_tokens: int | None = None,
     ) -> None:
         if max_rounds not in MAX_ROUNDS_RANGE:
             raise ValueError("max_rounds must be between 1 and 40")
         if budget < 0:
             raise ValueError("budget must be >= 0")
+        self.facts = facts or ModelFacts()
+        if max_completion_tokens is not None and self.facts.max_completion_tokens is not None:
+            # Venice answers 400 to a limit above the model's own.
+            max_completion_tokens = min(max_completion_tokens, self.facts.max_completion_tokens)
+        self.max_completion_tokens = max_completion_tokens
+        self.max_usd, self.session_max_usd = max_usd, session_max_usd
+        self.spent = 0.0  # USD this session, as the receipts say
         self.client = client
         # One place decides consent: tools already wrapped (the composition root does it) keep
         # their wrapper; plain tools get one here, with this agent's approver and --yes.
@@ -77,6 +91,30 @@ class Agent:
         # Long results are cut into pages of this size; give the same pager to the `page` tool.
         self.pager = pager if pager is not None else Pager(max_tool_result_chars)
         self.history: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}]
+        if max_usd is not None or session_max_usd is not None:
+            problem = self.cannot_cap()
+            if problem is not None:  # a cap that cannot be kept is refused, never passed silently
+                raise ConfigError(problem)
+
+    def cannot_cap(self) -> str | None:
+        """Why a money cap cannot be kept for this model (no price, no output limit), or None."""
+        if self.facts.prices is None:
+            return (
+                f"a money cap needs the model's prices, and the server lists none for {self.model} "
+                "(drop --max-usd / --session-max-usd, or use a server that publishes prices)"
+            )
+        if self.max_completion_tokens is None and self.facts.max_completion_tokens is None:
+            return f"a money cap needs an output limit for {self.model}: set MAX_COMPLETION_TOKENS"
+        return None
+
+    def question_cap(self) -> Cap | None:
+        """What is left of the caps for the next question: the tighter of the two."""
+        caps = []
+        if self.max_usd is not None:
+            caps.append(Cap(self.max_usd))
+        if self.session_max_usd is not None:
+            caps.append(Cap(self.session_max_usd, "session cap", spent=self.spent))
+        return min(caps, key=lambda cap: cap.left, default=None)
 
     def clear(self) -> None:
         """Back to just the system prompt; no local file contents are in it any more."""
@@ -86,7 +124,11 @@ class Agent:
     async def ask(
         self, question: str, *, events: EventSink | None = None, budget: int | None = None
     ) -> Receipt:
-        """Run one question to a named exit. The history grows only when it ends `answered`."""
+        """Run one question to a named exit.
+
+        The history grows when it ends `answered`, and with the completed rounds and the
+        partial answer when it ends `budget`, `max_rounds` or `repeated_call` with one; any
+        other end leaves it as it was (rollback)."""
         emit = events or ignore
         working = [*self.history, {"role": "user", "content": question}]
         specs = {spec.name: spec for spec in self.tools.specs()}
@@ -108,6 +150,9 @@ class Agent:
             temperature=self.temperature,
             events=emit,
             refresh=refresh,
+            facts=self.facts,
+            cap=self.question_cap(),
+            max_completion_tokens=self.max_completion_tokens,
         )
 
         def relay(event: Event) -> None:
@@ -128,9 +173,14 @@ class Agent:
             pager=self.pager,
         )
         receipt = dataclasses.replace(
-            receipt, model=planner.served_by or self.model, usage=planner.usage or None
+            receipt,
+            model=planner.served_by or self.model,
+            usage=planner.usage,
+            cost_usd=planner.cost if planner.requests else 0.0,
+            balance=planner.balance,
         )
-        if receipt.stopped_because is Exit.ANSWERED:
+        self.spent += receipt.cost_usd or 0.0
+        if receipt.stopped_because is Exit.ANSWERED or receipt.partial:
             self.history.extend(working[len(self.history) :])
         else:
             self.tools.local_data = local_data  # rolled back: what was read left with it

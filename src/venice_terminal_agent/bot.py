@@ -255,6 +255,8 @@ def _body(receipt: Receipt) -> str:
     """What the person reads above the status line."""
     if receipt.stopped_because is Exit.ANSWERED and receipt.answer is not None:
         return receipt.answer
+    if receipt.partial and receipt.answer is not None:
+        return f"{receipt.answer}\n\n(partial answer: {receipt.refusal})"
     done = [(step.tool, step.result) for step in receipt.steps if step.error is None]
     parts = [results_text(done)] if done else []
     parts.append(receipt.refusal or f"stopped without an answer ({receipt.stopped_because})")

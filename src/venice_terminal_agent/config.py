@@ -41,6 +41,10 @@ class Settings(BaseSettings):
     save_history: bool = False
     venice_agent_db: str | None = None
     venice_agent_verbose: bool = False  # MCP servers' log messages on stderr
+    # Money: caps in USD (per question, per REPL session) and the output limit sent with requests.
+    max_usd: float | None = Field(default=None, gt=0)
+    session_max_usd: float | None = Field(default=None, gt=0)
+    max_completion_tokens: int | None = Field(default=None, ge=1)
 
     @field_validator("venice_base_url", "apify_mcp_url")
     @classmethod

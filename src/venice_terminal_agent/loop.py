@@ -5,7 +5,10 @@ Before every step the exits are tested in this order:
   2. repeated_call  the next call equals the call just before it (tool and arguments);
   3. budget         `len(steps) >= budget`, checked before the call, never after;
   4. tool_error     the tool refused or does not exist; a readable refusal, never a crash.
-Planners that think (a model) add `max_rounds`, `model_error` and `cancelled`.
+Planners that think (a model) add `max_rounds`, `model_error`, `cancelled` and `cost_cap`.
+A planner with `conclude` (the model) gets one last round after a `budget`, `max_rounds` or
+`repeated_call` stop, kept inside `max_rounds`, to answer from what was gathered: the receipt
+keeps its exit and carries that answer, marked partial.
 
 This module is pure: it imports nothing of the model provider, MCP, storage or the terminal.
 """
@@ -143,7 +146,9 @@ class _Run:
     def emit(self, event: Any) -> None:
         (self.events or ignore)(event)
 
-    def finish(self, exit: Exit, *, answer: str | None = None, refusal: str | None = None) -> Receipt:
+    def finish(
+        self, exit: Exit, *, answer: str | None = None, refusal: str | None = None, partial: bool = False
+    ) -> Receipt:
         receipt = Receipt(
             steps=tuple(self.steps),
             stopped_because=exit,
@@ -151,6 +156,7 @@ class _Run:
             refusal=refusal,
             rounds=self.rounds,
             duration=time.perf_counter() - self.started,
+            partial=partial,
         )
         self.emit(Finished(receipt))
         return receipt
@@ -158,12 +164,15 @@ class _Run:
     async def go(self) -> Receipt:
         outcomes: list[Outcome] = []
         recovers = bool(getattr(self.planner, "recovers", False))
+        # The last round is kept for the partial answer, when there is room for one.
+        reserve = 1 if self.concludes and self.max_rounds is not None and self.max_rounds > 1 else 0
         try:
             while True:
-                if self.max_rounds is not None and self.rounds >= self.max_rounds:
-                    return self.finish(
+                if self.max_rounds is not None and self.rounds >= self.max_rounds - reserve:
+                    return await self.stop(
                         Exit.MAX_ROUNDS,
-                        refusal=f"no answer after {self.max_rounds} rounds (the round limit)",
+                        f"no answer after {self.rounds} rounds (the round limit is {self.max_rounds})",
+                        outcomes,
                     )
                 self.rounds += 1
                 self.emit(RoundStarted(self.rounds))
@@ -179,12 +188,33 @@ class _Run:
                         refusal=f"the plan ran out without an answer after {_calls(len(self.steps))}",
                     )
                 outcomes, stop = await self.play(batch, recovers)
-                if stop is not None:
+                if isinstance(stop, Receipt):
                     return stop
+                if stop is not None:
+                    return await self.stop(*stop, outcomes)
         except asyncio.CancelledError:
             return self.finish(Exit.CANCELLED, refusal="cancelled before an answer")
 
-    async def play(self, batch: list[Call], recovers: bool) -> tuple[list[Outcome], Receipt | None]:
+    @property
+    def concludes(self) -> bool:
+        return callable(getattr(self.planner, "conclude", None))
+
+    async def stop(self, exit: Exit, refusal: str, outcomes: list[Outcome]) -> Receipt:
+        """End on `exit`; a planner that concludes first answers from what it has (partial)."""
+        if not self.concludes or (self.max_rounds is not None and self.rounds >= self.max_rounds):
+            return self.finish(exit, refusal=refusal)
+        self.emit(RoundStarted(self.rounds + 1))
+        move = await self.planner.conclude(outcomes, refusal)  # type: ignore[attr-defined]
+        if move is None:
+            return self.finish(exit, refusal=refusal)
+        self.rounds += 1  # a request was made
+        if isinstance(move, Answer):
+            return self.finish(exit, answer=move.text, refusal=refusal, partial=True)
+        return self.finish(exit, refusal=refusal)  # the last request failed: no partial answer
+
+    async def play(
+        self, batch: list[Call], recovers: bool
+    ) -> tuple[list[Outcome], Receipt | tuple[Exit, str] | None]:
         """Check a batch call by call, ask consent, run the approved calls in parallel."""
         slots: list[Outcome | Call] = []  # a Call is a slot still to run
         check_stop: tuple[Exit, str] | None = None
@@ -221,9 +251,7 @@ class _Run:
         failure = self.failure(outcomes, recovers)
         if failure is not None:
             return outcomes, self.finish(Exit.TOOL_ERROR, refusal=failure)
-        if check_stop is not None:
-            return outcomes, self.finish(check_stop[0], refusal=check_stop[1])
-        return outcomes, None
+        return outcomes, check_stop
 
     def refuse(self, call: Call) -> str | None:
         """Why `call` cannot run at all (not counted as a step), or None."""

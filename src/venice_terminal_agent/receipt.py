@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from .costs import tokens, usd
 from .wording import plural
 
 
@@ -25,6 +26,7 @@ class Exit(StrEnum):
     MAX_ROUNDS = "max_rounds"
     MODEL_ERROR = "model_error"
     CANCELLED = "cancelled"
+    COST_CAP = "cost_cap"  # the next model request could pass the money cap (checked before it)
 
 
 # The process exit status of a one-shot command for each exit; 2 is kept for usage and
@@ -37,6 +39,7 @@ EXIT_STATUS: dict[Exit, int] = {
     Exit.MAX_ROUNDS: 6,
     Exit.MODEL_ERROR: 7,
     Exit.CANCELLED: 130,
+    Exit.COST_CAP: 8,
 }
 USAGE_ERROR_STATUS = 2
 
@@ -92,7 +95,13 @@ class Step:
 
 @dataclass(frozen=True)
 class Receipt:
-    """What ran, and why the run stopped."""
+    """What ran, and why the run stopped.
+
+    A run planned by a model (`model` set) also carries `usage` (every token count the server
+    sent, added up over its requests), `cost_usd` (None: unknown), `partial` (the answer was
+    asked for after a `budget`, `max_rounds` or `repeated_call` stop, from what was gathered)
+    and `balance` (the account's balance as the server last reported it, when it does).
+    """
 
     steps: tuple[Step, ...]
     stopped_because: Exit
@@ -101,7 +110,10 @@ class Receipt:
     rounds: int = 0
     duration: float | None = None
     model: str | None = None
-    usage: dict[str, int] | None = None
+    usage: dict[str, Any] | None = None
+    cost_usd: float | None = None
+    partial: bool = False
+    balance: dict[str, str] | None = None
 
     @property
     def calls(self) -> int:
@@ -124,14 +136,24 @@ class Receipt:
             data["duration"] = round(self.duration, 6)
         if self.model is not None:
             data["model"] = self.model
-        if self.usage is not None:
-            data["usage"] = dict(self.usage)
+        if self.model is not None or self.usage is not None:
+            data["usage"] = dict(self.usage or {})
+            data["cost_usd"] = self.cost_usd
+        if self.model is not None or self.partial:
+            data["partial"] = self.partial
+        if self.balance:
+            data["balance"] = dict(self.balance)
         # Results are JSON-able by contract; anything else is shown as text, never a crash.
         return json.loads(json.dumps(data, ensure_ascii=False, default=str))
 
     def summary(self) -> str:
-        """One line for people: `stopped: answered · 2 calls · 3 rounds`."""
-        parts = [f"stopped: {self.stopped_because}", plural(self.calls, "call")]
+        """One line for people: `stopped: answered · 2 calls · 3 rounds · 4,210 tokens · $0.0031`."""
+        stop = f"stopped: {self.stopped_because}" + (" (partial answer)" if self.partial else "")
+        parts = [stop, plural(self.calls, "call")]
         if self.rounds:
             parts.append(plural(self.rounds, "round"))
+        if self.model is not None:
+            used = tokens(self.usage or {})
+            parts.append(f"{used:,} token" + ("" if used == 1 else "s"))
+            parts.append("cost unknown" if self.cost_usd is None else usd(self.cost_usd))
         return " · ".join(parts)

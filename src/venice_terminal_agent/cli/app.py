@@ -91,7 +91,7 @@ app = typer.Typer(
     epilog=(
         "Settings: a flag wins over the environment, which wins over .env, which wins over the "
         "default (README, Configuration). Exit status: 0 answered, 3 budget, 4 repeated_call, "
-        "5 tool_error, 6 max_rounds, 7 model_error, 130 cancelled, 2 a usage or configuration error."
+        "5 tool_error, 6 max_rounds, 7 model_error, 8 cost_cap, 130 cancelled, 2 a usage or configuration error."
     ),
     subcommand_metavar="[QUESTION] | COMMAND [ARGS]...",
     no_args_is_help=False,
@@ -188,7 +188,7 @@ def run(
     epilog=(
         "Flags win over the environment, which wins over .env, which wins over the defaults. "
         "Exit status of a question: 0 answered, 3 budget, 4 repeated_call, 5 tool_error, "
-        "6 max_rounds, 7 model_error, 130 cancelled, 2 a usage or configuration error."
+        "6 max_rounds, 7 model_error, 8 cost_cap, 130 cancelled, 2 a usage or configuration error."
     ),
 )
 def ask(
@@ -241,6 +241,20 @@ def ask(
             "--verbose", help="Show MCP servers' log messages on stderr [env VENICE_AGENT_VERBOSE]."
         ),
     ] = False,
+    max_usd: Annotated[
+        float | None,
+        typer.Option(
+            "--max-usd",
+            help="Most USD a question may spend; checked before each model request [env MAX_USD].",
+        ),
+    ] = None,
+    session_max_usd: Annotated[
+        float | None,
+        typer.Option(
+            "--session-max-usd",
+            help="Most USD the whole conversation may spend [env SESSION_MAX_USD].",
+        ),
+    ] = None,
 ) -> None:
     """Ask once (venice-agent "question"), or chat when no question is given."""
     from .ask_cmd import Flags, ask_main
@@ -258,6 +272,8 @@ def ask(
         json_output=json_output,
         db=db,
         verbose=verbose,
+        max_usd=max_usd,
+        session_max_usd=session_max_usd,
     )
     raise typer.Exit(ask_main(question, flags))
 

@@ -37,6 +37,8 @@ class Flags:
     json_output: bool = False
     db: Path | None = None  # keep questions and receipts in this store (`venice-agent logs`)
     verbose: bool = False  # MCP servers' log messages on stderr
+    max_usd: float | None = None
+    session_max_usd: float | None = None
 
 
 def settings_from(flags: Flags) -> Settings:
@@ -52,6 +54,8 @@ def settings_from(flags: Flags) -> Settings:
         save_history=flags.save_history or None,
         venice_agent_db=str(flags.db) if flags.db is not None else None,
         venice_agent_verbose=flags.verbose or None,
+        max_usd=flags.max_usd,
+        session_max_usd=flags.session_max_usd,
     )
 
 

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..costs import usd
 from ..receipt import USAGE_ERROR_STATUS
 from ..wording import plural
 from .text import preview, safe
@@ -54,7 +55,26 @@ def logs_main(count: int, *, json_output: bool, db: Path | None) -> int:
         print(f"no runs recorded yet in {safe(str(path))}", file=sys.stderr)
     for run in runs:
         print(_line(run))
+    if runs:
+        print(_total(runs))
     return 0
+
+
+def _cost(run) -> str:
+    """The run's cost as its receipt says; runs with no model spent nothing on one."""
+    if "cost_usd" not in run.receipt:
+        return ""
+    cost = run.receipt["cost_usd"]
+    return " · cost unknown" if cost is None else f" · {usd(cost)}"
+
+
+def _total(runs: list) -> str:
+    """`total: $0.042 over 3 runs`, saying how many costs are unknown (they are not guessed)."""
+    costs = [run.receipt.get("cost_usd") for run in runs if "cost_usd" in run.receipt]
+    known = sum(cost for cost in costs if cost is not None)
+    unknown = sum(1 for cost in costs if cost is None)
+    rest = f" ({plural(unknown, 'run')} of unknown cost not counted)" if unknown else ""
+    return f"total: {usd(known)} over {plural(len(runs), 'run')}{rest}"
 
 
 def _line(run) -> str:
@@ -63,7 +83,7 @@ def _line(run) -> str:
     calls = plural(run.calls, "call")
     took = "" if run.duration is None else f" · {run.duration:.3f} s"
     model = f" · {run.model}" if run.model else ""
-    head = f"#{run.id}  {when}  {safe(where)}  {run.stopped_because} · {calls}{took}{safe(model)}"
+    head = f"#{run.id}  {when}  {safe(where)}  {run.stopped_because} · {calls}{took}{_cost(run)}{safe(model)}"
     outcome = run.receipt.get("answer") or run.receipt.get("refusal") or ""
     lines = [head, f"    > {preview(run.question, 100)}"]
     if outcome:

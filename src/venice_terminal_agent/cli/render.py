@@ -157,16 +157,35 @@ class Renderer:
             self._status = None
 
 
+def balance_line(balance: dict[str, str] | None) -> str | None:
+    """`$12.50 · 3 DIEM`, from Venice's balance headers; None when it sent none."""
+    if not balance:
+        return None
+    parts = [
+        f"${safe(balance['usd'])}" if "usd" in balance else "",
+        f"{safe(balance['diem'])} DIEM" if "diem" in balance else "",
+    ]
+    return " · ".join(part for part in parts if part)
+
+
 def banner(
-    console: Console, *, model: str, apify: str, tools: Sequence[ToolSpec], repl: bool = False
+    console: Console,
+    *,
+    model: str,
+    apify: str,
+    tools: Sequence[ToolSpec],
+    repl: bool = False,
+    balance: dict[str, str] | None = None,
 ) -> None:
-    """Model, Apify mode and the tools, before the first question."""
+    """Model, Apify mode, the tools and the account's balance, before the first question."""
     names = [safe(spec.name) for spec in tools]
     shown = ", ".join(names[:8]) + (f", … ({len(names)} in all)" if len(names) > 8 else "")
     console.print(Text("venice-agent", style="bold"))
     console.print(Text(f"  model  {safe(model)}"))
     console.print(Text(f"  apify  {apify}"))
     console.print(Text(f"  tools  {shown or 'none'}"))
+    if balance_line(balance):
+        console.print(Text(f"  balance  {balance_line(balance)}"))
     if repl:
         console.print(Text("  /help for commands · Ctrl+C cancels a question · Ctrl+D leaves", style="dim"))
 

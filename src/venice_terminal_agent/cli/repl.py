@@ -21,7 +21,7 @@ from rich.text import Text
 from ..events import EventSink
 from ..receipt import Receipt
 from .ask_cmd import cancellable, cancelled_receipt
-from .render import Renderer, receipt_json, tools_table
+from .render import Renderer, balance_line, receipt_json, tools_table
 from .text import safe
 
 APP_NAME = "venice-agent"
@@ -143,6 +143,8 @@ class Repl:
             self.console.print("no question asked yet")
         else:
             self.console.print(safe(receipt_json(self.last)))
+            if balance_line(self.last.balance):
+                self.console.print(f"balance: {balance_line(self.last.balance)}")
         return True
 
     async def _clear(self) -> bool:

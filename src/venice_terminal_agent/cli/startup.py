@@ -37,6 +37,7 @@ class Session:
     mcp: Any  # the MCP toolbox: `.reload()`, `.servers`
     model: str
     apify: str  # the Apify line of the banner
+    balance: dict[str, str] | None = None  # as the model server said at start-up, if it did
 
 
 def apify_mode(settings: Settings, servers: list[Any]) -> str:
@@ -75,13 +76,14 @@ async def open_session(
     pager = Pager(settings.max_tool_result_chars)
     opened: list[Any] = []
 
-    async def discover() -> tuple[Any, str]:
+    async def discover() -> tuple[Any, str, Any]:
         from ..tools.mcp_config import all_secrets
         from ..venice.client import VeniceClient  # imports openai: by now the servers are booting
 
         client = VeniceClient(key, base_url=settings.venice_base_url, secrets=all_secrets(settings, servers))
         opened.append(client)
-        return client, await client.resolve_model(settings.venice_model)
+        model = await client.resolve_model(settings.venice_model)
+        return client, model, await client.model_facts(model)  # prices, output limit: once
 
     model_task = asyncio.create_task(discover())
     try:
@@ -93,7 +95,7 @@ async def open_session(
             hooks=hooks,
             sign_in=terminal_sign_in(),
         ) as mcp:
-            client, model = await model_task
+            client, model, facts = await model_task
             # Warnings go to stderr always: `venice-agent "q" > answer.txt` holds the answer alone.
             warnings = console if console.stderr else make_console(stderr=True)
             for failure in mcp.failures:
@@ -112,8 +114,14 @@ async def open_session(
                 temperature=settings.venice_temperature,
                 pager=pager,
                 system_prompt=SYSTEM_PROMPT + mcp.instructions_prompt(),
+                facts=facts,
+                max_usd=settings.max_usd,
+                session_max_usd=settings.session_max_usd,
+                max_completion_tokens=settings.max_completion_tokens,
             )
-            yield Session(agent, client, mcp, model, apify_mode(settings, servers))
+            from ..venice.models import balance
+
+            yield Session(agent, client, mcp, model, apify_mode(settings, servers), balance(client.headers))
     finally:
         if not model_task.done():
             model_task.cancel()
@@ -133,7 +141,14 @@ async def run_session(settings: Settings, flags: Flags, question: str | None, se
 
             session.agent = RecordingAgent(session.agent, settings.venice_agent_db, console)
         specs = session.agent.tools.specs()
-        banner(console, model=session.model, apify=session.apify, tools=specs, repl=question is None)
+        banner(
+            console,
+            model=session.model,
+            apify=session.apify,
+            tools=specs,
+            repl=question is None,
+            balance=session.balance,
+        )
         if question is not None:
             return await one_shot(session, question, console, flags)
         from .repl import Repl, terminal_reader

@@ -20,15 +20,18 @@ Script: a list of replies, or an object
   models    model ids served by GET /models (default ["fake-model"])
   traits    the `data` of GET /models/traits (default: default and function_calling_default
             name the first model; {} makes discovery find nothing)
-  headers   extra headers on every chat response
+  headers   extra headers on every chat response and on GET /models
   models_error  {"status", "error"?}: GET /models and /models/traits answer this error
+  model_spec  fields merged into every model's `model_spec` in GET /models, e.g.
+            {"pricing": {"input": {"usd": 0.5}, "output": {"usd": 2}}, "maxCompletionTokens": 4096}
 Reply (all keys optional):
   text               the visible answer, streamed a word at a time (or a list of pieces)
   tool_calls         [{"name", "arguments" (object, or a raw string), "id"?, "index"?}]
   same_index         true: all tool calls streamed with index 0, as Venice may do
   reasoning_content  streamed before the text; reasoning_details, thought_signature and
   extra ({field: value}) go in the first delta and must come back in the next request
-  finish_reason, usage ({"prompt_tokens", "completion_tokens"})
+  finish_reason, usage ({"prompt_tokens", "completion_tokens"}, and any other field, sent as is:
+                     "prompt_tokens_details", "cost": {"usd": …})
   delay, chunk_delay seconds before the response starts / between chunks (benchmarks only)
   hang               true: after the chunks the stream stays open, sending nothing more
   drop               true: after the chunks the connection is cut mid-stream
@@ -172,7 +175,8 @@ class FakeVenice:
                 data = {"data": replies.traits_of(self.script), "object": "list", "type": "text"}
                 seen.status = await _send_json(conn, writer, 200, data)
             elif method == "GET" and path.endswith("/models"):
-                seen.status = await _send_json(conn, writer, 200, replies.models_body(self.script))
+                extra = [(k, str(v)) for k, v in self.script.get("headers", {}).items()]
+                seen.status = await _send_json(conn, writer, 200, replies.models_body(self.script), extra)
             elif method == "POST" and path.endswith("/chat/completions"):
                 await self._chat(conn, reader, writer, seen)
             else:

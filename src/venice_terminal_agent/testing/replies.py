@@ -17,7 +17,7 @@ REPLY_KEYS = {
     "thought_signature", "extra", "finish_reason", "usage", "delay", "chunk_delay",
     "hang", "drop", "cut", "no_choices", "status", "error", "headers",
 }  # fmt: skip
-SCRIPT_KEYS = {"replies", "loop", "models", "traits", "headers", "models_error"}
+SCRIPT_KEYS = {"replies", "loop", "models", "traits", "headers", "models_error", "model_spec"}
 CALL_KEYS = {"name", "arguments", "id", "index"}
 
 ERROR_BODIES = {
@@ -172,6 +172,7 @@ def models_body(script: dict[str, Any]) -> dict[str, Any]:
                 "name": model,
                 "traits": [trait for trait, target in traits.items() if target == model],
                 "capabilities": {"supportsFunctionCalling": True, "supportsReasoning": False},
+                **script.get("model_spec", {}),
             },
         }
         for model in script.get("models", ["fake-model"])

@@ -28,6 +28,7 @@ from ..events import EventSink, TextDelta, TextDiscarded, ignore
 from ..scrub import redact
 from ..wording import plural
 from .errors import ModelError, NoModelError, describe, foreign_errors, one_line
+from .models import ModelFacts, venice_headers
 from .stream import Assembler, Completion
 
 MODEL_TRAITS = ("function_calling_default", "default")
@@ -106,6 +107,8 @@ class VeniceClient:
         # The first chat request was refused 401/403: the key is the user's setup to fix (exit
         # 2), whether or not model discovery (which may be skipped with --model) already said so.
         self.key_rejected = False
+        self._listing: Any = None  # GET /models, asked at most once per session
+        self.headers: dict[str, str] = {}  # Venice's balance and deprecation headers, latest seen
 
     async def __aenter__(self) -> VeniceClient:
         return self
@@ -122,6 +125,7 @@ class VeniceClient:
         messages: Sequence[dict[str, Any]],
         tools: Sequence[dict[str, Any]] = (),
         temperature: float | None = None,
+        max_completion_tokens: int | None = None,
     ) -> dict[str, Any]:
         """The body of a streamed chat request, with no null field in it."""
         body: dict[str, Any] = {
@@ -135,6 +139,8 @@ class VeniceClient:
             body["tool_choice"] = "auto"
         if temperature is not None:
             body["temperature"] = temperature
+        if max_completion_tokens is not None:
+            body["max_completion_tokens"] = max_completion_tokens
         return body
 
     async def complete(
@@ -145,11 +151,12 @@ class VeniceClient:
         *,
         temperature: float | None = None,
         events: EventSink | None = None,
+        max_completion_tokens: int | None = None,
     ) -> Completion:
         """One assistant turn, streamed: text goes out as `TextDelta` events while it arrives.
 
         Raises `ModelError` once retries are spent (or the failure is not worth retrying)."""
-        body = self.request(model, messages, tools, temperature)
+        body = self.request(model, messages, tools, temperature, max_completion_tokens)
         extra = (
             {"venice_parameters": {"include_venice_system_prompt": False}} if self.venice_parameters else None
         )
@@ -211,7 +218,10 @@ class VeniceClient:
                 emit(TextDelta(tail))
         finally:
             await stream.close()
-        return complete_or_raise(assembler.finish())
+        turn = complete_or_raise(assembler.finish())
+        turn.headers = venice_headers(stream.response.headers)
+        self.headers.update(turn.headers)
+        return turn
 
     def _masked(self, problem: ModelError) -> ModelError:
         problem.message = redact(problem.message, self.secrets) or ""
@@ -252,7 +262,7 @@ class VeniceClient:
             for trait in MODEL_TRAITS:
                 if isinstance(traits.get(trait), str) and traits[trait]:
                     return traits[trait]
-        models = await self._get_data("models")
+        models = self._listing = await self._get_data("models")
         ids = (
             [m["id"] for m in models if isinstance(m, dict) and m.get("id")]
             if isinstance(models, list)
@@ -267,10 +277,28 @@ class VeniceClient:
             )
         )
 
+    async def model_facts(self, model: str) -> ModelFacts:
+        """Prices, output limit and tool support of `model`, from `GET /models` (asked once).
+
+        A listing that fails leaves every fact unknown: the question still runs, uncapped."""
+        if self._listing is None:
+            try:
+                self._listing = await self._get_data("models") or []
+            except ModelError:
+                self._listing = []
+        return ModelFacts.from_listing(self._listing, model)
+
     async def _get_data(self, path: str) -> Any:
         """`data` of a GET, or None when the server does not have that route (not Venice)."""
+        from openai._response import http_response_types
+
         try:
-            answer = await self._openai.get(path, cast_to=object)
+            # The raw response, for its headers (Venice may say the balance on any answer).
+            response = await self._openai.get(path, cast_to=http_response_types()[0])
+            self.headers.update(venice_headers(response.headers))
+            answer = response.json()
+        except ValueError:
+            return None  # not JSON: not an OpenAI-compatible listing
         except foreign_errors() as error:
             problem = self._masked(describe(error, self.base_url))
             if problem.status in (404, 405):

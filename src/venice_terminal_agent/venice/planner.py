@@ -4,6 +4,12 @@ It plugs into `run_loop` through the Planner seam. Each `next(outcomes)` first a
 previous assistant turn's tool calls (one `tool` message per call, in order: results,
 errors as `{"error": ...}` so the model can recover, declined calls said plainly), then asks
 the model once. The assistant message goes into the conversation exactly as received.
+
+Money: every response's usage is added up whole and costed (the server's figure, else the
+prices from `/models`); with a cap, each request's worst cost is checked before it is made
+(`cost_cap`). When the loop stops on `budget`, `max_rounds` or `repeated_call`, `conclude`
+makes one last request without tools so the person gets a partial answer from what was
+gathered and paid for.
 """
 
 from __future__ import annotations
@@ -12,14 +18,20 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
+from ..costs import Cap, add_usage, round_cost
 from ..events import EventSink
 from ..loop import DECLINED, Move, Outcome, Stop
 from ..receipt import Answer, Call, Exit
 from ..tools.base import ToolSpec
 from .errors import ModelError
+from .models import ModelFacts, balance
 from .stream import Completion
 
 NOT_RUN = "this call did not run (the run stopped before it)"
+CONCLUDE = (
+    "(The run stopped before you finished: {reason}. No more tools can run for this question. "
+    "Answer now from what you have gathered so far, and say plainly what is missing.)"
+)
 
 
 class ChatModel(Protocol):
@@ -33,6 +45,7 @@ class ChatModel(Protocol):
         *,
         temperature: float | None = None,
         events: EventSink | None = None,
+        max_completion_tokens: int | None = None,
     ) -> Completion: ...
 
 
@@ -51,6 +64,9 @@ class LLMPlanner:
         temperature: float | None = None,
         events: EventSink | None = None,
         refresh: Callable[[], Awaitable[Sequence[ToolSpec] | None]] | None = None,
+        facts: ModelFacts | None = None,
+        cap: Cap | None = None,
+        max_completion_tokens: int | None = None,
     ) -> None:
         self.client = client
         # Asked before each model request: new specs when the tools changed meanwhile, else None.
@@ -60,26 +76,87 @@ class LLMPlanner:
         self.model = model
         self.temperature = temperature
         self.events = events
-        self.usage: dict[str, int] = {}
+        self.facts = facts or ModelFacts()
+        self.cap = cap
+        self.max_completion_tokens = max_completion_tokens  # sent with each request when set
+        self.usage: dict[str, Any] = {}
+        self.cost: float | None = 0.0  # None once a response's cost is unknown
+        self.requests = 0
         self.served_by: str | None = None  # the model the server says answered
+        self.headers: dict[str, str] = {}  # Venice's balance and deprecation headers, latest
+
+    @property
+    def balance(self) -> dict[str, str] | None:
+        return balance(self.headers)
 
     async def next(self, outcomes: Sequence[Outcome]) -> Move:
         self.answer_calls(outcomes)
         if self.refresh is not None and (specs := await self.refresh()) is not None:
             self.tools = [spec.openai_function() for spec in specs]
+        return await self.ask(self.tools)
+
+    async def conclude(self, outcomes: Sequence[Outcome], reason: str) -> Move | None:
+        """One last request, without tools, for an answer from what was gathered.
+
+        The note asking for it goes with this request only: the history keeps the question,
+        the rounds (each call answered) and the answer. None when no request was made."""
+        self.answer_calls(outcomes)
+        note = {"role": "user", "content": CONCLUDE.format(reason=reason)}
+        move = await self.ask((), note)
+        if isinstance(move, list):
+            # A server that proposed calls anyway: they cannot run, so they leave the turn
+            # (an unanswered call would make the conversation malformed).
+            last = self.messages[-1]
+            del last["tool_calls"]
+            last["content"] = last.get("content") or ""
+            return Answer(last["content"])
+        if isinstance(move, Stop) and move.exit is Exit.COST_CAP:
+            return None  # not made: the cap is kept even for the partial answer
+        return move
+
+    async def ask(self, tools: Sequence[dict[str, Any]], note: dict[str, Any] | None = None) -> Move:
+        messages = [*self.messages, note] if note is not None else self.messages
+        refusal = self.check_cap(messages, tools)
+        if refusal is not None:
+            return Stop(Exit.COST_CAP, refusal)
+        self.requests += 1
+        options: dict[str, Any] = {"temperature": self.temperature, "events": self.events}
+        if self.max_completion_tokens is not None:
+            options["max_completion_tokens"] = self.max_completion_tokens
         try:
-            turn = await self.client.complete(
-                self.model, self.messages, self.tools, temperature=self.temperature, events=self.events
-            )
+            turn = await self.client.complete(self.model, messages, tools, **options)
         except ModelError as error:
             return Stop(Exit.MODEL_ERROR, error.message)
-        for key, value in turn.usage.items():
-            self.usage[key] = self.usage.get(key, 0) + value
-        self.served_by = turn.model or self.served_by
+        self.account(turn)
         self.messages.append(turn.message)
         if not turn.tool_calls:
             return Answer(turn.text)
         return [to_call(tool_call) for tool_call in turn.tool_calls]
+
+    def account(self, turn: Completion) -> None:
+        """Add the response's usage and cost to the question's."""
+        self.usage = add_usage(self.usage, turn.usage)
+        cost = round_cost(turn.usage, self.facts.prices)
+        self.cost = None if cost is None or self.cost is None else self.cost + cost
+        if self.cap is not None and cost is not None:
+            self.cap.spent += cost
+        self.served_by = turn.model or self.served_by
+        self.headers.update(turn.headers)
+
+    def check_cap(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> str | None:
+        """Why the next request must not be made under the money cap, or None."""
+        if self.cap is None:
+            return None
+        prices, limit = self.facts.prices, self.max_completion_tokens or self.facts.max_completion_tokens
+        if prices is None or limit is None:  # refused up front as a setting error; a safety net
+            return f"stopped before model request {self.requests + 1}: no price or output limit is known for {self.model}"
+        return self.cap.refuse(prices.worst(self.input_bound(messages, tools), limit), self.requests + 1)
+
+    @staticmethod
+    def input_bound(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> int:
+        """At least as many input tokens as the request can have: a token is at least one byte
+        of what is sent, and the JSON around each message outweighs a template's few tokens."""
+        return len(json.dumps([*messages, *tools], ensure_ascii=False, default=str).encode("utf-8"))
 
     def answer_calls(self, outcomes: Sequence[Outcome]) -> None:
         """One `tool` message for each call of the last assistant turn, in its order."""

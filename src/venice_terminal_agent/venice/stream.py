@@ -29,8 +29,9 @@ class Completion:
 
     message: dict[str, Any]
     finish_reason: str | None = None
-    usage: dict[str, int] = field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=dict)
     model: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)  # Venice's x-venice-* (balance, deprecation)
 
     @property
     def tool_calls(self) -> list[dict[str, Any]]:
@@ -52,14 +53,18 @@ class Assembler:
         self._by_id: dict[str, dict[str, Any]] = {}
         self._by_index: dict[int, dict[str, Any]] = {}
         self.finish_reason: str | None = None
-        self.usage: dict[str, int] = {}
+        self.usage: dict[str, Any] = {}
+        self.cost: dict[str, Any] | None = None
         self.model: str | None = None
 
     def feed(self, chunk: dict[str, Any]) -> str:
         """Take one chunk; return the visible text it adds ("" if none)."""
         self.model = chunk.get("model") or self.model
         if isinstance(chunk.get("usage"), dict):
-            self.usage = {k: v for k, v in chunk["usage"].items() if isinstance(v, int)}
+            # Kept whole: cached and reasoning token details, and any cost object, go on the receipt.
+            self.usage = dict(chunk["usage"])
+        if isinstance(chunk.get("cost"), dict):  # Venice may send the cost beside the usage
+            self.cost = chunk["cost"]
         text = ""
         for choice in chunk.get("choices") or ():
             if choice.get("index", 0) != 0:
@@ -132,7 +137,8 @@ class Assembler:
         message.update(well_formed_all(self._extras))
         if self._calls:
             message["tool_calls"] = well_formed_all(self._calls)
-        return Completion(message, self.finish_reason, self.usage, self.model)
+        usage = self.usage if self.cost is None else {"cost": self.cost, **self.usage}
+        return Completion(message, self.finish_reason, usage, self.model)
 
 
 def _starts_another(current: dict[str, Any], function: dict[str, Any]) -> bool:

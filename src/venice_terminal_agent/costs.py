@@ -1,0 +1,132 @@
+"""Money, in one pure module: usage added up, prices, what a request cost, and the cap.
+
+- `add_usage` keeps every field a server sends (cached and reasoning tokens, a `cost`
+  object), adding numbers and merging objects, so nothing Venice reports is dropped.
+- `Prices` come from `/models` (`model_spec.pricing`, USD per million tokens).
+- `round_cost` is the server's own figure when it sends one, else computed from the prices,
+  else None (unknown, never guessed).
+- `Cap` is checked before each model request with the request's worst cost, never after:
+  like the budget of calls, a request that could pass it is not made.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+PER = 1_000_000  # prices are per million tokens
+
+
+def add_usage(total: Mapping[str, Any], more: Mapping[str, Any]) -> dict[str, Any]:
+    """`total` plus `more`: numbers add up, objects merge field by field, the rest is the latest."""
+    joined = dict(total)
+    for key, value in more.items():
+        old = joined.get(key)
+        if _number(value) and _number(old):
+            joined[key] = old + value
+        elif isinstance(value, Mapping) and isinstance(old, Mapping):
+            joined[key] = add_usage(old, value)
+        elif isinstance(value, Mapping):
+            joined[key] = add_usage({}, value)
+        elif value is not None:
+            joined[key] = value
+    return joined
+
+
+def tokens(usage: Mapping[str, Any]) -> int:
+    total = usage.get("total_tokens")
+    if _number(total):
+        return int(total)
+    return int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0)
+
+
+@dataclass(frozen=True)
+class Prices:
+    """USD per million tokens."""
+
+    input: float
+    output: float
+    cache_input: float | None = None
+
+    @classmethod
+    def from_pricing(cls, pricing: Any) -> Prices | None:
+        """From `model_spec.pricing` (`{"input": {"usd": 0.5}, ...}`); None without both prices."""
+        if not isinstance(pricing, Mapping):
+            return None
+        given = {key: _usd(pricing.get(key)) for key in ("input", "output", "cache_input")}
+        if given["input"] is None or given["output"] is None:
+            return None
+        return cls(given["input"], given["output"], given["cache_input"])
+
+    def of(self, usage: Mapping[str, Any]) -> float:
+        """What `usage` cost at these prices (cached prompt tokens at the cache price, if any)."""
+        prompt = int(usage.get("prompt_tokens") or 0)
+        completion = int(usage.get("completion_tokens") or 0)
+        details = usage.get("prompt_tokens_details")
+        cached = int(details.get("cached_tokens") or 0) if isinstance(details, Mapping) else 0
+        cached = min(cached, prompt) if self.cache_input is not None else 0
+        fresh = prompt - cached
+        return (fresh * self.input + cached * (self.cache_input or 0.0) + completion * self.output) / PER
+
+    def worst(self, input_tokens: int, output_tokens: int) -> float:
+        """The most a request can cost: every input token fresh, every output token used."""
+        return (input_tokens * self.input + output_tokens * self.output) / PER
+
+
+def server_cost(usage: Mapping[str, Any]) -> float | None:
+    """The USD figure the server sent with the usage (`cost: {"usd": …}`), if any."""
+    cost = usage.get("cost")
+    if isinstance(cost, Mapping) and _number(cost.get("usd")):
+        return float(cost["usd"])
+    return float(cost) if _number(cost) else None
+
+
+def round_cost(usage: Mapping[str, Any], prices: Prices | None) -> float | None:
+    """One response's cost: the server's figure first, else computed, else unknown."""
+    given = server_cost(usage)
+    if given is not None:
+        return given
+    if prices is not None and ("prompt_tokens" in usage or "completion_tokens" in usage):
+        return prices.of(usage)
+    return None
+
+
+@dataclass
+class Cap:
+    """A money cap for one question (what is left of it), checked before each request."""
+
+    limit: float  # USD
+    name: str = "cap"  # how the refusal names it: "cap", "session cap"
+    spent: float = 0.0
+
+    @property
+    def left(self) -> float:
+        return max(0.0, self.limit - self.spent)
+
+    def refuse(self, worst: float, request: int) -> str | None:
+        """Why request number `request`, costing at most `worst`, must not be made; or None."""
+        if worst <= self.left:
+            return None
+        return (
+            f"stopped before model request {request}: it could cost up to {usd(worst)} "
+            f"and {usd(self.left)} of the {usd(self.limit)} {self.name} is left"
+        )
+
+
+def usd(amount: float) -> str:
+    """Money as people read it: $0.0031, $0.012, $0.05, $1.25; never an exponent."""
+    if amount >= 0.1 or amount == 0:
+        return f"${amount:,.2f}"
+    return f"${format(Decimal(f'{amount:.2g}'), 'f')}"
+
+
+def _usd(price: Any) -> float | None:
+    value = price.get("usd") if isinstance(price, Mapping) else price
+    return float(value) if _number(value) and value >= 0 else None
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
