@@ -306,3 +306,12 @@ async def test_help_still_answers_when_the_hour_is_spent(bot: Bot, counter: Coun
     assert reply.status == "stopped: answered · 0 calls · 0 left this hour"
     refused = await bot.respond("lookup word=late", "alice")
     assert "come back in 1 hour" in refused.text and counter.runs == [f"w{n}" for n in range(5)]
+
+
+async def test_without_files_the_bot_reads_no_local_file(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("private", encoding="utf-8")
+    async with Bot(root=tmp_path, files=False) as bot:
+        reply = await bot.respond("read_file path=notes.txt", "c")
+        assert "read_file" not in [spec.name for spec in bot.toolbox("c").specs()]
+    assert reply.receipt is not None and reply.receipt.stopped_because is Exit.TOOL_ERROR
+    assert "private" not in reply.text

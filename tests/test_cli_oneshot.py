@@ -184,7 +184,10 @@ def test_a_reply_cut_off_is_retried_and_one_that_stays_cut_off_is_a_model_error(
     done, _ = ask(tmp_path / "retried", [cut, {"text": "whole answer"}], "go")
     assert done.returncode == 0, done.stderr
     assert "PARTIAL answ\n(the reply was cut; retrying…)\n" in done.stdout
-    assert done.stdout.splitlines()[-2:] == ["whole answer", "stopped: answered · 0 calls · 1 round"]
+    assert done.stdout.splitlines()[-2:] == [
+        "whole answer",
+        "stopped: answered · 0 calls · 1 round · 15 tokens · cost unknown",
+    ]
     done, bodies = ask(tmp_path / "given_up", [cut, cut, cut], "--json", "go")
     assert done.returncode == 7 and len(bodies) == 3, done.stderr
     receipt = json.loads(done.stdout)
@@ -245,3 +248,36 @@ def test_secrets_a_server_echoes_are_masked_on_every_output_path(tmp_path: Path)
     shown += [done.stdout, done.stderr, (tmp_path / "runs.db").read_bytes().decode("utf-8", "replace")]
     for text in shown:
         assert KEY not in text and TOKEN not in text and FROM_VAR not in text
+
+
+def test_after_a_file_is_read_a_read_only_mcp_tool_asks_and_without_a_terminal_it_is_refused(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "box").mkdir()
+    (tmp_path / "box" / "notes.txt").write_text("meet at noon", encoding="utf-8")
+    script = [
+        call("get_current_time", timezone="UTC"),  # nothing read yet: a trusted read-only tool runs
+        call("read_file", path="notes.txt"),
+        call("get_current_time", timezone="Europe/Paris"),
+        {"text": "I could not check the time."},
+    ]
+    done, bodies = ask(tmp_path, script, "--root", str(tmp_path / "box"), "what is in my notes?")
+    assert done.returncode == 0, done.stderr
+    assert f"files  read_file and list_files see {tmp_path / 'box'}" in done.stdout
+    refused = "skipped get_current_time: it may send local file contents off this machine; that needs a terminal or --yes"
+    assert done.stdout.count("skipped get_current_time") == 1 and refused in done.stdout
+    tool_messages = [m["content"] for m in bodies[3]["messages"] if m["role"] == "tool"]
+    assert "meet at noon" in tool_messages[1] and "declined" in tool_messages[2]
+    done, _ = ask(tmp_path, script, "--root", str(tmp_path / "box"), "--yes", "--json", "notes?")
+    assert [s["error"] for s in json.loads(done.stdout)["steps"]] == [None, None, None]
+
+
+@pytest.mark.parametrize("how", [("--no-files",), ()])
+def test_no_files_leaves_the_file_tools_out(tmp_path: Path, how: tuple[str, ...]) -> None:
+    script = [call("read_file", path="notes.txt"), {"text": "No file tools here."}]
+    env = {} if how else {"FILE_TOOLS": "0"}
+    done, bodies = ask(tmp_path, script, *how, "read my notes", **env)
+    assert done.returncode == 0, done.stderr
+    assert "files  off (--no-files)" in done.stdout
+    assert [t["function"]["name"] for t in bodies[0]["tools"] if "file" in t["function"]["name"]] == []
+    assert "no tool named 'read_file'" in bodies[1]["messages"][-1]["content"]

@@ -82,6 +82,7 @@ class Bot:
         root: str | os.PathLike[str] | None = None,
         page_chars: int = DEFAULT_PAGE_CHARS,
         store: ChatStore | None = None,
+        files: bool = True,
     ) -> None:
         if calls_per_window < 0:
             raise ValueError("calls_per_window must be >= 0")
@@ -97,8 +98,12 @@ class Bot:
         # Names of the fixed tools, known once (a dynamic toolbox, such as MCP, is asked each time).
         self._extra_names = [] if tools is None else list(tools) if isinstance(tools, Mapping) else None
         self._files = FileTools(root)
-        file_tools = {"read_file": self._files.read_file, "list_files": self._files.list_files}
+        # files=False (--no-files): no built-in tool reads local files.
+        file_tools = (
+            {"read_file": self._files.read_file, "list_files": self._files.list_files} if files else {}
+        )
         self._file_box = FunctionToolbox(file_tools, read_only=file_tools)
+        self._file_names = list(file_tools)
         self._chats: OrderedDict[str, tuple[Pager, Toolbox]] = OrderedDict()
         self._agents: dict[str, AskingAgent] = {}
         self._agent_locks: dict[int, asyncio.Lock] = {}
@@ -201,7 +206,7 @@ class Bot:
     def _tool_names(self, toolbox: Toolbox) -> list[str]:
         if self._extra_names is None:
             return [spec.name for spec in toolbox.specs()]
-        return ["page", *self._extra_names, "read_file", "list_files"]
+        return ["page", *self._extra_names, *self._file_names]
 
     # ---- the three kinds of reply ----
 

@@ -38,6 +38,7 @@ class Settings(BaseSettings):
     max_rounds: int = Field(default=12, ge=1, le=40)
     max_tool_result_chars: int = Field(default=20_000, ge=1_000)
     auto_approve_tools: bool = False
+    file_tools: bool = True  # FILE_TOOLS=0 (or --no-files) leaves read_file and list_files out
     save_history: bool = False
     venice_agent_db: str | None = None
     venice_agent_verbose: bool = False  # MCP servers' log messages on stderr

@@ -125,6 +125,12 @@ class Transport(StrEnum):
     stdio = "stdio"
 
 
+NoFilesOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-files", help="Leave read_file and list_files out: no local file is read [env FILE_TOOLS=0]."
+    ),
+]
 RootOption = Annotated[
     Path | None,
     typer.Option(help="Folder read_file and list_files may see [default: the working folder]."),
@@ -255,6 +261,8 @@ def ask(
             help="Most USD the whole conversation may spend [env SESSION_MAX_USD].",
         ),
     ] = None,
+    root: RootOption = None,
+    no_files: NoFilesOption = False,
 ) -> None:
     """Ask once (venice-agent "question"), or chat when no question is given."""
     from .ask_cmd import Flags, ask_main
@@ -274,6 +282,8 @@ def ask(
         verbose=verbose,
         max_usd=max_usd,
         session_max_usd=session_max_usd,
+        root=root,
+        no_files=no_files,
     )
     raise typer.Exit(ask_main(question, flags))
 
@@ -393,6 +403,7 @@ def chat(
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="With a model: run paid tools without asking.")
     ] = False,
+    no_files: NoFilesOption = False,
 ) -> None:
     """Talk to the chat bot: each line is a message; a budget of tool calls per hour, kept on disk.
 
@@ -403,7 +414,7 @@ def chat(
     """
     from .chat_cmd import ChatOptions, chat_main
 
-    options = ChatOptions(chat, db, root, offline, calls, mcp_config, yes)
+    options = ChatOptions(chat, db, root, offline, calls, mcp_config, yes, no_files)
     raise typer.Exit(chat_main(options))
 
 

@@ -39,6 +39,8 @@ class Flags:
     verbose: bool = False  # MCP servers' log messages on stderr
     max_usd: float | None = None
     session_max_usd: float | None = None
+    root: Path | None = None  # the folder read_file and list_files see
+    no_files: bool = False  # leave the file tools out
 
 
 def settings_from(flags: Flags) -> Settings:
@@ -56,6 +58,7 @@ def settings_from(flags: Flags) -> Settings:
         venice_agent_verbose=flags.verbose or None,
         max_usd=flags.max_usd,
         session_max_usd=flags.session_max_usd,
+        file_tools=False if flags.no_files else None,  # off only when asked: FILE_TOOLS=0 counts too
     )
 
 
@@ -70,6 +73,8 @@ def ask_main(question: str | None, flags: Flags) -> int:
         return fail("the question is empty; ask something, or run venice-agent alone to chat")
     if flags.json_output and question is None:
         return fail('--json needs a question: venice-agent --json "question"')
+    if flags.root is not None and not flags.root.is_dir():
+        return fail(f"--root {flags.root} is not a folder")
     if flags.mcp_config is not None and not flags.mcp_config.is_file():
         return fail(f"--mcp-config {flags.mcp_config}: no such file")
     try:

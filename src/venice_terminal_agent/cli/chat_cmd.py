@@ -19,7 +19,7 @@ from typing import Any
 
 from ..config import ConfigError, load_settings
 from ..receipt import USAGE_ERROR_STATUS
-from .text import preview, safe
+from .text import files_line, preview, safe
 
 ReadLine = Callable[[], Awaitable[str]]  # raises EOFError at the end of the input
 QUIT_WORDS = frozenset({"/quit", "/exit", "quit", "exit"})
@@ -34,6 +34,7 @@ class ChatOptions:
     calls: int = 5
     mcp_config: Path | None = None
     yes: bool = False
+    no_files: bool = False
 
 
 def chat_main(options: ChatOptions) -> int:
@@ -45,7 +46,9 @@ def chat_main(options: ChatOptions) -> int:
     if options.root is not None and not options.root.is_dir():
         return _fail(f"--root {options.root} is not a folder")
     try:
-        settings = load_settings(auto_approve_tools=options.yes or None)
+        settings = load_settings(
+            auto_approve_tools=options.yes or None, file_tools=False if options.no_files else None
+        )
     except ConfigError as error:
         return _fail(str(error))
     chosen = options.db or settings.venice_agent_db  # --db, else VENICE_AGENT_DB (environment or .env)
@@ -55,7 +58,7 @@ def chat_main(options: ChatOptions) -> int:
     key = settings.venice_api_key.get_secret_value().strip() if settings.venice_api_key else ""
     use_model = bool(key) and not options.offline
     try:
-        return asyncio.run(_session(options, path, settings if use_model else None))
+        return asyncio.run(_session(options, path, settings if use_model else None, settings.file_tools))
     except StoreError as error:
         return _fail(str(error))
     except ConfigError as error:
@@ -64,15 +67,15 @@ def chat_main(options: ChatOptions) -> int:
         return 0
 
 
-async def _session(options: ChatOptions, path: Path, settings: Any) -> int:
+async def _session(options: ChatOptions, path: Path, settings: Any, files: bool = True) -> int:
     from ..bot import Bot
 
     interactive = sys.stdin.isatty()
     read_line = await _reader(interactive)
     if settings is None:
-        async with Bot(db=path, root=options.root, calls_per_window=options.calls) as bot:
+        async with Bot(db=path, root=options.root, calls_per_window=options.calls, files=files) as bot:
             if interactive:
-                _banner(options, path, "commands (no model: type help)")
+                _banner(options, path, "commands (no model: type help)", files)
             await _converse(bot, options.chat, read_line, interactive)
         return 0
 
@@ -86,10 +89,12 @@ async def _session(options: ChatOptions, path: Path, settings: Any) -> int:
     approver = TerminalApprover(console)
     servers = load_servers(settings, options.mcp_config)  # ConfigError: said in one line by chat_main
     try:
-        async with open_session(settings, servers, console=console, approver=approver) as session:
+        async with open_session(
+            settings, servers, console=console, approver=approver, root=options.root
+        ) as session:
             async with Bot(db=path, agent=session.agent, calls_per_window=options.calls) as bot:
                 if interactive:
-                    _banner(options, path, f"the model {safe(session.model)}")
+                    _banner(options, path, f"the model {safe(session.model)}", settings.file_tools)
                 await _converse(bot, options.chat, read_line, interactive)
     except ModelError as error:  # the model server failed before the first message
         return _fail(error.message)
@@ -156,9 +161,10 @@ async def _reader(interactive: bool) -> ReadLine:
     return from_pipe
 
 
-def _banner(options: ChatOptions, path: Path, planner: str) -> None:
+def _banner(options: ChatOptions, path: Path, planner: str, files: bool) -> None:
     print(
         f"chat {safe(options.chat)!r} · planned by {planner} · {options.calls} tool calls an hour\n"
+        f"files {files_line(files, options.root)}\n"
         f"store {safe(str(path))} · Ctrl+D or /quit to leave",
         file=sys.stderr,
     )

@@ -176,6 +176,7 @@ def banner(
     tools: Sequence[ToolSpec],
     repl: bool = False,
     balance: dict[str, str] | None = None,
+    files: str | None = None,
 ) -> None:
     """Model, Apify mode, the tools and the account's balance, before the first question."""
     names = [safe(spec.name) for spec in tools]
@@ -184,6 +185,8 @@ def banner(
     console.print(Text(f"  model  {safe(model)}"))
     console.print(Text(f"  apify  {apify}"))
     console.print(Text(f"  tools  {shown or 'none'}"))
+    if files:
+        console.print(Text(f"  files  {files}"), soft_wrap=True)  # a path broken in two is no path
     if balance_line(balance):
         console.print(Text(f"  balance  {balance_line(balance)}"))
     if repl:

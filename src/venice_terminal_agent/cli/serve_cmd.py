@@ -107,7 +107,9 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
     store = open_store(spec, hold=options.run_timeout + 30)
     key = settings.venice_api_key.get_secret_value().strip() if settings.venice_api_key else ""
     if not key or options.offline:
-        offline = Bot(store=store, root=options.root, calls_per_window=options.calls)
+        offline = Bot(
+            store=store, root=options.root, calls_per_window=options.calls, files=settings.file_tools
+        )
         async with offline as bot:
             return await _listen(options, users, bot, spec, "commands (no model)", "none (file tools only)")
 
@@ -119,7 +121,9 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
     console = make_console(stderr=True)
     servers = load_servers(settings, options.mcp_config)
     approver = TerminalApprover(console)
-    async with open_session(settings, servers, console=console, approver=approver) as session:
+    async with open_session(
+        settings, servers, console=console, approver=approver, root=options.root
+    ) as session:
         base = session.agent
         raw = base.tools.tools  # under the session's consent wrapper: each chat gets its own below
         tools = raw if options.yes else ReadOnlyTools(raw)

@@ -11,6 +11,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -22,7 +23,7 @@ from .approver import TerminalApprover
 from .ask_cmd import Flags, cancellable, cancelled_receipt
 from .login_cmd import terminal_sign_in
 from .render import Renderer, banner, make_console, receipt_json
-from .text import safe
+from .text import files_line, safe
 
 ANONYMOUS_APIFY = (
     "anonymous Apify tools only (set APIFY_TOKEN or run venice-agent login apify for Actors and your account)"
@@ -54,7 +55,12 @@ def apify_mode(settings: Settings, servers: list[Any]) -> str:
 
 @asynccontextmanager
 async def open_session(
-    settings: Settings, servers: list[Any], *, console: Console, approver: TerminalApprover
+    settings: Settings,
+    servers: list[Any],
+    *,
+    console: Console,
+    approver: TerminalApprover,
+    root: Path | None = None,
 ) -> AsyncIterator[Session]:
     """Resolve the model and open the MCP sessions concurrently; build the agent; close all.
 
@@ -101,7 +107,7 @@ async def open_session(
             for failure in mcp.failures:
                 warnings.print(Text(f"venice-agent: {safe(failure)}", style="yellow"), soft_wrap=True)
             tools = Consent(
-                CombinedToolbox(builtin_toolbox(pager=pager), mcp),
+                CombinedToolbox(builtin_toolbox(root, pager, files=settings.file_tools), mcp),
                 approver=approver,
                 auto_approve=settings.auto_approve_tools,
             )
@@ -135,7 +141,8 @@ async def run_session(settings: Settings, flags: Flags, question: str | None, se
     # Under --json, stdout carries the receipt alone: everything for people goes to stderr.
     console = make_console(stderr=flags.json_output)
     approver = TerminalApprover(console)
-    async with open_session(settings, servers, console=console, approver=approver) as session:
+    root = flags.root
+    async with open_session(settings, servers, console=console, approver=approver, root=root) as session:
         if settings.venice_agent_db:  # opt-in only: without --db or VENICE_AGENT_DB nothing is kept
             from .logs_cmd import RecordingAgent
 
@@ -148,6 +155,7 @@ async def run_session(settings: Settings, flags: Flags, question: str | None, se
             tools=specs,
             repl=question is None,
             balance=session.balance,
+            files=files_line(settings.file_tools, root),
         )
         if question is not None:
             return await one_shot(session, question, console, flags)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 # C0 controls except tab and newline, DEL, and C1 controls: an escape sequence from a model or
@@ -23,3 +24,10 @@ def preview(value: Any, limit: int = 240) -> str:
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return safe(text)
+
+
+def files_line(enabled: bool, root: Path | None) -> str:
+    """The banner's `files` line: which folder the file tools see, or that they are off."""
+    if not enabled:
+        return "off (--no-files): read_file and list_files are not loaded"
+    return f"read_file and list_files see {safe(str((root or Path.cwd()).resolve()))}"

@@ -73,19 +73,20 @@ class FileTools:
 
 
 def builtin_toolbox(
-    root: str | os.PathLike[str] | None = None, pager: Pager | None = None
+    root: str | os.PathLike[str] | None = None, pager: Pager | None = None, *, files: bool = True
 ) -> FunctionToolbox:
-    """`read_file`, `list_files` and `page`, all read-only (they never need consent)."""
-    files = FileTools(root)
+    """`read_file`, `list_files` and `page`, all read-only (they never need consent).
+
+    `files=False` (--no-files) leaves the file tools out: only `page` remains."""
+    folder = FileTools(root)
     pages = pager if pager is not None else Pager()
 
     def page(id: int) -> str:
         """Return one page of a long result cut earlier in this run, by its id."""
         return pages.get(id)
 
-    functions: dict[str, Any] = {
-        "read_file": files.read_file,
-        "list_files": files.list_files,
-        "page": page,
-    }
+    functions: dict[str, Any] = (
+        {"read_file": folder.read_file, "list_files": folder.list_files} if files else {}
+    )
+    functions["page"] = page
     return FunctionToolbox(functions, read_only=functions)
