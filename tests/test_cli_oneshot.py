@@ -281,3 +281,19 @@ def test_no_files_leaves_the_file_tools_out(tmp_path: Path, how: tuple[str, ...]
     assert "files  off (--no-files)" in done.stdout
     assert [t["function"]["name"] for t in bodies[0]["tools"] if "file" in t["function"]["name"]] == []
     assert "no tool named 'read_file'" in bodies[1]["messages"][-1]["content"]
+
+
+def test_the_apify_line_says_apify_did_not_start_and_the_prompt_has_no_apify_rules(tmp_path: Path) -> None:
+    from servers.net import free_port
+
+    with fake_venice([{"text": "Only the built-in tools here."}], tmp_path) as fake:
+        env = clean_env(tmp_path, fake.base_url, APIFY_TOKEN="not-a-real-token",
+                        APIFY_MCP_URL=f"http://127.0.0.1:{free_port()}")  # fmt: skip
+        done = subprocess.run(
+            [COMMAND, "hello"], capture_output=True, text=True, cwd=tmp_path, env=env,
+            stdin=subprocess.DEVNULL, timeout=60, check=False,
+        )  # fmt: skip
+        bodies = fake.chat_bodies()
+    assert done.returncode == 0, done.stderr
+    assert "apify  did not start" in done.stdout and "authenticated" not in done.stdout
+    assert "Apify's tools:" not in bodies[0]["messages"][0]["content"]

@@ -16,12 +16,12 @@ from typing import Any
 from .consent import Approver, Consent
 from .costs import Cap
 from .errors import ConfigError
-from .events import Event, EventSink, Finished, ignore
+from .events import Event, EventSink, Finished, Notice, ignore
 from .loop import run_loop
 from .receipt import Call, Exit, Receipt
 from .tools.base import Toolbox
 from .tools.pager import Pager
-from .venice.models import ModelFacts
+from .venice.models import ModelFacts, deprecation
 from .venice.planner import ChatModel, LLMPlanner
 
 DEFAULT_BUDGET = 10  # tool calls per question
@@ -41,6 +41,22 @@ tool; do not repeat the same call with the same arguments.
 - You have a limited number of tool calls and rounds per question, so plan and be brief.
 - Never invent tool results. Say plainly when a tool failed or a fact is uncertain.
 When you have the answer, reply in plain text without calling a tool."""
+
+# Added when Apify's tools are loaded: what a user of Apify's own tutorial relies on.
+APIFY_RULES = """
+
+Apify's tools:
+- Before calling an Actor, look it up: search-actors to find it, fetch-actor-details to read \
+its input schema. Never guess an Actor's name or input.
+- Cite the Actor names and the source URLs your answer comes from.
+- Never invent credentials, tokens or inputs; if one is needed and missing, ask the user.
+- When a run's result is a reference (a dataset or a key-value store), fetch its output \
+before answering."""
+
+
+def system_prompt(*, apify: bool) -> str:
+    """The system prompt, with Apify's rules when its tools are loaded."""
+    return SYSTEM_PROMPT + (APIFY_RULES if apify else "")
 
 
 class Agent:
@@ -74,6 +90,9 @@ class Agent:
         self.max_completion_tokens = max_completion_tokens
         self.max_usd, self.session_max_usd = max_usd, session_max_usd
         self.spent = 0.0  # USD this session, as the receipts say
+        # /models says the model cannot call functions: send no tools (Venice answers 400).
+        self.calls_functions = self.facts.function_calling is not False
+        self.notices: set[str] = set()  # said once per session (a model's deprecation)
         self.client = client
         # One place decides consent: tools already wrapped (the composition root does it) keep
         # their wrapper; plain tools get one here, with this agent's approver and --yes.
@@ -131,12 +150,11 @@ class Agent:
         other end leaves it as it was (rollback)."""
         emit = events or ignore
         working = [*self.history, {"role": "user", "content": question}]
-        specs = {spec.name: spec for spec in self.tools.specs()}
+        specs = {spec.name: spec for spec in self.tools.specs()} if self.calls_functions else {}
 
         async def refresh() -> list[ToolSpec] | None:
             """A server's tools changed (MCP listChanged): reload them before the next request."""
-            reload = getattr(self.tools, "refresh", None)
-            if reload is None or not await reload():
+            if not self.calls_functions or not await self.tools.refresh():
                 return None
             specs.clear()
             specs.update((spec.name, spec) for spec in self.tools.specs())
@@ -180,6 +198,10 @@ class Agent:
             balance=planner.balance,
         )
         self.spent += receipt.cost_usd or 0.0
+        warning = deprecation(planner.headers)
+        if warning is not None and warning not in self.notices:
+            self.notices.add(warning)
+            emit(Notice(f"{receipt.model}: {warning}"))
         if receipt.stopped_because is Exit.ANSWERED or receipt.partial:
             self.history.extend(working[len(self.history) :])
         else:

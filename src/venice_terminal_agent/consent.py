@@ -72,6 +72,11 @@ class Consent:
     def specs(self) -> Any:
         return self.tools.specs()
 
+    async def refresh(self) -> bool:
+        """Reload the wrapped tools if they can (MCP listChanged); True when they changed."""
+        reload = getattr(self.tools, "refresh", None)
+        return bool(reload is not None and await reload())
+
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
         result = await self.tools.call(name, arguments)
         if name in FILE_TOOLS and not leaves_machine(self.spec(name)):

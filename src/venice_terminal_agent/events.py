@@ -67,6 +67,13 @@ class ToolFinished:
 
 
 @dataclass(frozen=True)
+class Notice:
+    """Something the person should know once, e.g. the server says the model is deprecated."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class Finished:
     receipt: Receipt
 
@@ -80,6 +87,7 @@ Event = (
     | ToolStarted
     | ToolProgress
     | ToolFinished
+    | Notice
     | Finished
 )
 EventSink = Callable[[Event], None]

@@ -18,6 +18,7 @@ from ..events import (
     ConsentAsked,
     Event,
     Finished,
+    Notice,
     RoundStarted,
     TextDelta,
     TextDiscarded,
@@ -102,6 +103,10 @@ class Renderer:
             if self._running == 0:
                 self._stop_spinner()
             self._show_tool_result(event)
+        elif isinstance(event, Notice):
+            self._stop_spinner()
+            self._end_line()
+            self.console.print(Text(safe(event.text), style="yellow"), soft_wrap=True)
         elif isinstance(event, Finished):
             self.finish(event.receipt)
 
@@ -177,6 +182,7 @@ def banner(
     repl: bool = False,
     balance: dict[str, str] | None = None,
     files: str | None = None,
+    no_tools: str | None = None,
 ) -> None:
     """Model, Apify mode, the tools and the account's balance, before the first question."""
     names = [safe(spec.name) for spec in tools]
@@ -184,7 +190,7 @@ def banner(
     console.print(Text("venice-agent", style="bold"))
     console.print(Text(f"  model  {safe(model)}"))
     console.print(Text(f"  apify  {apify}"))
-    console.print(Text(f"  tools  {shown or 'none'}"))
+    console.print(Text(f"  tools  {no_tools or shown or 'none'}"), soft_wrap=bool(no_tools))
     if files:
         console.print(Text(f"  files  {files}"), soft_wrap=True)  # a path broken in two is no path
     if balance_line(balance):

@@ -25,6 +25,7 @@ from .login_cmd import terminal_sign_in
 from .render import Renderer, banner, make_console, receipt_json
 from .text import files_line, safe
 
+NO_FUNCTION_CALLING = "none: /models says this model cannot call tools, so questions run without them"
 ANONYMOUS_APIFY = (
     "anonymous Apify tools only (set APIFY_TOKEN or run venice-agent login apify for Actors and your account)"
 )
@@ -41,16 +42,25 @@ class Session:
     balance: dict[str, str] | None = None  # as the model server said at start-up, if it did
 
 
-def apify_mode(settings: Settings, servers: list[Any]) -> str:
+def apify_mode(settings: Settings, servers: list[Any], statuses: list[Any] | None = None) -> str:
+    """The banner's `apify` line, tied to the servers that really started (`statuses`)."""
     apify = [server for server in servers if getattr(server, "apify", False)]
     if not apify:
         names = ", ".join(safe(server.name) for server in servers)
         return f"not used (MCP servers: {names})"
+    if statuses is not None and not uses_apify(servers, statuses):
+        return "did not start: no Apify tools this session (the line above says why)"
     if settings.apify_token_value() is None:
         if any(server.oauth is not None for server in apify):
             return SIGNED_IN_APIFY
         return ANONYMOUS_APIFY
     return "authenticated"
+
+
+def uses_apify(servers: list[Any], statuses: list[Any]) -> bool:
+    """An Apify server is among those that started."""
+    started = {status.name for status in statuses if status.state == "ready"}
+    return any(getattr(server, "apify", False) and server.name in started for server in servers)
 
 
 @asynccontextmanager
@@ -68,7 +78,7 @@ async def open_session(
     (`head_start`) and boot meanwhile in their own processes; a stdio server that could not
     be spawned early needs mcp to start, so mcp is imported first, then openai.
     """
-    from ..agent import SYSTEM_PROMPT, Agent
+    from ..agent import Agent, system_prompt
     from ..consent import Consent
     from ..tools.base import CombinedToolbox
     from ..tools.builtin import builtin_toolbox
@@ -119,15 +129,17 @@ async def open_session(
                 max_tool_result_chars=settings.max_tool_result_chars,
                 temperature=settings.venice_temperature,
                 pager=pager,
-                system_prompt=SYSTEM_PROMPT + mcp.instructions_prompt(),
                 facts=facts,
                 max_usd=settings.max_usd,
                 session_max_usd=settings.session_max_usd,
                 max_completion_tokens=settings.max_completion_tokens,
+                system_prompt=system_prompt(apify=uses_apify(servers, mcp.servers))
+                + mcp.instructions_prompt(),
             )
             from ..venice.models import balance
 
-            yield Session(agent, client, mcp, model, apify_mode(settings, servers), balance(client.headers))
+            mode = apify_mode(settings, servers, mcp.servers)
+            yield Session(agent, client, mcp, model, mode, balance(client.headers))
     finally:
         if not model_task.done():
             model_task.cancel()
@@ -147,7 +159,7 @@ async def run_session(settings: Settings, flags: Flags, question: str | None, se
             from .logs_cmd import RecordingAgent
 
             session.agent = RecordingAgent(session.agent, settings.venice_agent_db, console)
-        specs = session.agent.tools.specs()
+        specs = session.agent.tools.specs() if session.agent.calls_functions else []
         banner(
             console,
             model=session.model,
@@ -156,6 +168,7 @@ async def run_session(settings: Settings, flags: Flags, question: str | None, se
             repl=question is None,
             balance=session.balance,
             files=files_line(settings.file_tools, root),
+            no_tools=None if session.agent.calls_functions else NO_FUNCTION_CALLING,
         )
         if question is not None:
             return await one_shot(session, question, console, flags)
