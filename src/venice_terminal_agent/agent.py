@@ -19,7 +19,7 @@ from .errors import ConfigError
 from .events import Event, EventSink, Finished, Notice, ignore
 from .loop import run_loop
 from .receipt import Call, Exit, Receipt
-from .tools.base import Toolbox
+from .tools.base import Toolbox, ToolSpec
 from .tools.pager import Pager
 from .venice.models import ModelFacts, deprecation
 from .venice.planner import ChatModel, LLMPlanner

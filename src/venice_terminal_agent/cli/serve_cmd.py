@@ -148,6 +148,11 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
                 max_tool_result_chars=base.max_tool_result_chars,
                 temperature=base.temperature,
                 pager=base.pager,
+                system_prompt=base.system_prompt,
+                facts=base.facts,  # prices and limits, read once for the whole service
+                max_usd=base.max_usd,
+                session_max_usd=base.session_max_usd,
+                max_completion_tokens=base.max_completion_tokens,
             )
 
         async with Bot(store=store, agent=agent_for, calls_per_window=options.calls) as bot:
