@@ -70,6 +70,7 @@ def test_an_unset_variable_disables_that_server_alone_with_a_warning(tmp_path: P
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Noon." in done.stdout and "→ get_current_time" in done.stdout
     assert "notes cannot start: 'headers' uses ${NOTES_TOKEN}, which is not set" in done.stderr
+    assert "ready)" not in done.stderr  # the start-up spinner is for terminals only
 
 
 def test_the_readme_example_mcp_json_loads_as_printed_without_its_variable() -> None:

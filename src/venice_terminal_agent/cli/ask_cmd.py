@@ -87,20 +87,29 @@ def ask_main(question: str | None, flags: Flags) -> int:
         return fail(str(error))
 
     from .head_start import head_start
+    from .render import make_console
+    from .waiting import StartupSpinner
 
+    # First of all, before the servers and the SDK imports it waits for: never a blank screen.
+    spinner = StartupSpinner(
+        make_console(stderr=True),
+        base_url=None if settings.venice_model else settings.venice_base_url,
+        servers=[server.name for server in servers],
+    ).start()
     servers, started = head_start(servers)  # they boot while the SDKs import below
     try:
-        return _run(settings, flags, question, servers)
+        return _run(settings, flags, question, servers, spinner)
     finally:
+        spinner.stop()
         for server in started:
             server.discard()
 
 
-def _run(settings: Settings, flags: Flags, question: str | None, servers: list[Any]) -> int:
+def _run(settings: Settings, flags: Flags, question: str | None, servers: list[Any], spinner: Any) -> int:
     from .startup import run_session
 
     try:
-        return asyncio.run(run_session(settings, flags, question, servers))
+        return asyncio.run(run_session(settings, flags, question, servers, spinner))
     except VeniceAgentError as error:  # e.g. the model server failed before the first question
         return fail(error.message, error.exit_status)
     except KeyboardInterrupt:  # Ctrl+C during start-up: nothing was asked yet

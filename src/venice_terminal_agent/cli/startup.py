@@ -24,6 +24,7 @@ from .ask_cmd import Flags, cancellable, cancelled_receipt
 from .login_cmd import terminal_sign_in
 from .render import Renderer, banner, make_console, receipt_json
 from .text import files_line, safe
+from .waiting import StartupSpinner
 
 NO_FUNCTION_CALLING = "none: /models says this model cannot call tools, so questions run without them"
 ANONYMOUS_APIFY = (
@@ -71,6 +72,7 @@ async def open_session(
     console: Console,
     approver: TerminalApprover,
     root: Path | None = None,
+    spinner: StartupSpinner | None = None,
 ) -> AsyncIterator[Session]:
     """Resolve the model and open the MCP sessions concurrently; build the agent; close all.
 
@@ -99,7 +101,10 @@ async def open_session(
         client = VeniceClient(key, base_url=settings.venice_base_url, secrets=all_secrets(settings, servers))
         opened.append(client)
         model = await client.resolve_model(settings.venice_model)
-        return client, model, await client.model_facts(model)  # prices, output limit: once
+        facts = await client.model_facts(model)  # prices, output limit: once
+        if spinner is not None:
+            spinner.model_found()
+        return client, model, facts
 
     model_task = asyncio.create_task(discover())
     try:
@@ -110,8 +115,11 @@ async def open_session(
             pager=pager,
             hooks=hooks,
             sign_in=terminal_sign_in(),
+            on_status=spinner.server if spinner is not None else None,
         ) as mcp:
             client, model, facts = await model_task
+            if spinner is not None:
+                spinner.stop()  # before anything else is printed
             # Warnings go to stderr always: `venice-agent "q" > answer.txt` holds the answer alone.
             warnings = console if console.stderr else make_console(stderr=True)
             for failure in mcp.failures:
@@ -148,13 +156,21 @@ async def open_session(
             await client.aclose()
 
 
-async def run_session(settings: Settings, flags: Flags, question: str | None, servers: list[Any]) -> int:
+async def run_session(
+    settings: Settings,
+    flags: Flags,
+    question: str | None,
+    servers: list[Any],
+    spinner: StartupSpinner | None = None,
+) -> int:
     """The whole program once settings are loaded; returns the exit status."""
     # Under --json, stdout carries the receipt alone: everything for people goes to stderr.
     console = make_console(stderr=flags.json_output)
     approver = TerminalApprover(console)
     root = flags.root
-    async with open_session(settings, servers, console=console, approver=approver, root=root) as session:
+    async with open_session(
+        settings, servers, console=console, approver=approver, root=root, spinner=spinner
+    ) as session:
         if settings.venice_agent_db:  # opt-in only: without --db or VENICE_AGENT_DB nothing is kept
             from .logs_cmd import RecordingAgent
 

@@ -32,6 +32,9 @@ from .models import ModelFacts, venice_headers
 from .stream import Assembler, Completion
 
 MODEL_TRAITS = ("function_calling_default", "default")
+CONNECT_TIMEOUT = 10.0  # seconds to open a connection to the model server
+READ_TIMEOUT = 120.0  # seconds of silence allowed between two chunks of an answer
+DISCOVERY_TIMEOUT = 30.0  # seconds model discovery may take in all, then start-up gives up
 
 
 @dataclass
@@ -86,10 +89,13 @@ class VeniceClient:
         base_url: str = VENICE_BASE_URL,
         *,
         retry: RetryPolicy | None = None,
-        timeout: float = 120.0,
+        timeout: float = READ_TIMEOUT,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        discovery_timeout: float = DISCOVERY_TIMEOUT,
         venice_parameters: bool | None = None,
         secrets: Iterable[str] = (),
     ) -> None:
+        import httpx2
         from openai import AsyncOpenAI
 
         # A server may repeat a secret in its error ("the API key sk-… is invalid"): every
@@ -102,7 +108,10 @@ class VeniceClient:
         self.venice_parameters = (
             venice_parameters if venice_parameters is not None else "openai.com" not in host
         )
-        self._openai = AsyncOpenAI(api_key=api_key, base_url=self.base_url, max_retries=0, timeout=timeout)
+        # A dead host fails fast (connect); a slow model may think, but not fall silent (read).
+        limits = httpx2.Timeout(timeout, connect=connect_timeout)
+        self._openai = AsyncOpenAI(api_key=api_key, base_url=self.base_url, max_retries=0, timeout=limits)
+        self.discovery_timeout = discovery_timeout
         self.answered = False  # a chat request has succeeded
         # The first chat request was refused 401/403: the key is the user's setup to fix (exit
         # 2), whether or not model discovery (which may be skipped with --model) already said so.
@@ -257,6 +266,17 @@ class VeniceClient:
         model it serves. Raises `NoModelError` when none resolves."""
         if requested and requested.strip():
             return requested.strip()
+        try:
+            async with asyncio.timeout(self.discovery_timeout):
+                return await self._discover()
+        except TimeoutError:
+            host = urlsplit(self.base_url).hostname or self.base_url
+            raise ModelError(
+                f"{host} did not answer the request for its models within {self.discovery_timeout:g} s; "
+                "check VENICE_BASE_URL, or pass --model"
+            ) from None
+
+    async def _discover(self) -> str:
         traits = await self._get_data("models/traits")
         if isinstance(traits, dict):
             for trait in MODEL_TRAITS:
