@@ -285,12 +285,25 @@ async def test_declined_call_does_not_run_and_is_reported(rec: Recorder) -> None
         asked.append(call)
         return call.tool != "add"
 
-    planner = ScriptedPlanner([[Call("add", {"a": 1, "b": 1}), Call("echo", {"text": "y"})], Answer("ok")])
+    planner = ScriptedPlanner(
+        [[Call("add", {"a": 1, "b": 1}), Call("echo", {"text": "y"})], Answer("ok")], recovers=True
+    )
     receipt = await run_loop(planner, rec.tools(), budget=5, approve=approve)
     assert [c.tool for c in asked] == ["add", "echo"]
     assert rec.calls == [("echo", {"text": "y"})]
     assert planner.seen[1][0].declined
     assert [s.tool for s in receipt.steps] == ["echo"]
+
+
+async def test_a_declined_call_ends_a_fixed_plan_on_tool_error_instead_of_answering(rec: Recorder) -> None:
+    async def approve(call: Call) -> bool:
+        return call.tool != "add"
+
+    plan = [Call("echo", {"text": "x"}), Call("add", {"a": 1, "b": 1}), Answer("as if it ran")]
+    receipt = await run_loop(plan, rec.tools(), budget=5, approve=approve)
+    assert receipt.stopped_because is Exit.TOOL_ERROR and receipt.answer is None
+    assert receipt.refusal == "add was declined, so the plan stops here"
+    assert rec.calls == [("echo", {"text": "x"})]
 
 
 async def test_max_rounds(rec: Recorder) -> None:

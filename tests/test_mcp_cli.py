@@ -36,6 +36,7 @@ def venice_agent(*args: str, cwd: Path | None = None) -> subprocess.CompletedPro
     return subprocess.run(
         [str(BIN / "venice-agent"), *args], capture_output=True, text=True, stdin=subprocess.DEVNULL,
         timeout=120, env=env, cwd=cwd, check=False,
+        start_new_session=True,  # no controlling terminal either: consent cannot be asked
     )  # fmt: skip
 
 
@@ -117,10 +118,13 @@ def test_run_calls_mcp_tools_beside_the_built_in_ones(paged_only, tmp_path):
         '{"tool": "echo_2", "text": "hello"}',
     ]
     assert receipt["steps"][2]["result"] == ["paged.json", "plan.json"]
-    # Without --yes and without a terminal, the paid call is declined and never runs.
+    # Without --yes and without a terminal, the paid call is declined and never runs; a plan
+    # cannot do without it, so the run ends there on tool_error (5), never "answered".
     done = venice_agent("run", str(plan), "--mcp-config", str(config), "--json", cwd=tmp_path)
     receipt = json.loads(done.stdout)
-    assert [step["tool"] for step in receipt["steps"]] == ["read_note", "list_files"]
+    assert done.returncode == 5 and receipt["stopped_because"] == "tool_error"
+    assert [step["tool"] for step in receipt["steps"]] == ["read_note"]
+    assert receipt["refusal"] == "echo_2 was declined, so the plan stops here"
 
 
 def test_tools_help_imports_neither_mcp_nor_openai():

@@ -242,6 +242,9 @@ class _Run:
                     break
                 slots.append(Outcome(call, error=refusal))
             elif self.approve is not None and not await self.approve(call):
+                if not recovers:  # a fixed plan cannot do without it: never "answered" as if it ran
+                    check_stop = (Exit.TOOL_ERROR, f"{call.tool} was declined, so the plan stops here")
+                    break
                 slots.append(Outcome(call, error=DECLINED, declined=True))
             else:
                 slots.append(call)
