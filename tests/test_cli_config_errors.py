@@ -26,6 +26,7 @@ def run(tmp_path: Path, base_url: str, *args: str, **env: str) -> subprocess.Com
         cwd=tmp_path,
         env=clean_env(tmp_path, base_url, **env),
         stdin=subprocess.DEVNULL,
+        start_new_session=True,  # no controlling terminal: consent cannot be asked
         timeout=60,
         check=False,
     )
@@ -68,7 +69,9 @@ def test_an_unset_variable_disables_that_server_alone_with_a_warning(tmp_path: P
     with fake_venice(script, tmp_path) as fake:
         done = run(tmp_path, fake.base_url, "--mcp-config", str(config), "--yes", "what time is it?")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "Noon." in done.stdout and "→ get_current_time" in done.stdout
+    # `> answer.txt` would hold the answer and the receipt line only; warnings are on stderr.
+    assert done.stdout.splitlines() == ["Noon.", "stopped: answered · 1 call · 2 rounds"]
+    assert "→ get_current_time" in done.stderr
     assert "notes cannot start: 'headers' uses ${NOTES_TOKEN}, which is not set" in done.stderr
     assert "ready)" not in done.stderr  # the start-up spinner is for terminals only
 

@@ -24,6 +24,7 @@ def ask(tmp_path: Path, script: Any, *args: str, **env: str) -> tuple[subprocess
             cwd=tmp_path,
             env=clean_env(tmp_path, fake.base_url, **env),
             stdin=subprocess.DEVNULL,
+            start_new_session=True,  # no controlling terminal: consent cannot be asked
             timeout=60,
             check=False,
         )
@@ -53,13 +54,13 @@ def test_json_prints_the_receipt_alone_on_stdout(tmp_path: Path) -> None:
 def test_plain_output_streams_the_answer_and_ends_with_the_receipt_line(tmp_path: Path) -> None:
     done, _ = ask(tmp_path, [{"text": "Use [bold]x[/bold] :smile:"}], "hello")
     assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    assert lines[-2:] == [
+    # stdout holds the answer and the receipt line only (`> answer.txt`); the banner is on stderr.
+    assert done.stdout.splitlines() == [
         "Use [bold]x[/bold] :smile:",
         "stopped: answered · 0 calls · 1 round · 15 tokens · cost unknown",
     ]
-    assert "model  fake-model" in done.stdout
-    assert "tools  read_file, list_files, page" in done.stdout
+    assert "model  fake-model" in done.stderr
+    assert "tools  read_file, list_files, page" in done.stderr
 
 
 @pytest.mark.parametrize(
@@ -101,7 +102,7 @@ def test_without_a_terminal_paid_tools_are_refused_and_the_model_is_told(tmp_pat
     assert done.returncode == 0, done.stderr
     assert (
         "skipped charge: it needs your consent, and there is no terminal to ask on (or use --yes)"
-        in done.stdout
+        in done.stderr
     )
     assert "charged 5" not in done.stdout
     tool_message = next(m for m in bodies[1]["messages"] if m["role"] == "tool")
@@ -124,8 +125,9 @@ def test_auto_approve_from_the_environment_counts_when_the_flag_is_absent(tmp_pa
 def test_an_escape_sequence_in_a_tool_result_does_not_reach_the_output_raw(tmp_path: Path) -> None:
     done, bodies = ask(tmp_path, [call("ansi"), {"text": "ok \x1b[5m"}], "--yes", "show it")
     assert done.returncode == 0, done.stderr
-    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
-    assert "before \\x1b[2J\\x1b]0;pwned\\x07\\x1b[31mred after" in done.stdout  # shown, not obeyed
+    shown = done.stdout + done.stderr  # the tool line is on stderr, the answer on stdout
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "before \\x1b[2J\\x1b]0;pwned\\x07\\x1b[31mred after" in done.stderr  # shown, not obeyed
     assert "ok \\x1b[5m" in done.stdout
     tool_message = next(m for m in bodies[1]["messages"] if m["role"] == "tool")
     assert "\x1b[2J" in tool_message["content"]  # the model gets the result as it was
@@ -153,14 +155,35 @@ def test_questions_piped_to_the_repl_are_answered_in_turn(tmp_path: Path) -> Non
             text=True,
             cwd=tmp_path,
             env=clean_env(tmp_path, fake.base_url),
+            start_new_session=True,
             timeout=60,
             check=False,
         )
         bodies = fake.chat_bodies()
     assert done.returncode == 0, done.stderr
-    assert "One [a].\nstopped: answered" in done.stdout and "Two.\nstopped: answered" in done.stdout
+    # Each question is echoed before its answer, so the transcript reads as a conversation.
+    assert "› first\nOne [a].\nstopped: answered" in done.stdout
+    assert "› second\nTwo.\nstopped: answered" in done.stdout
     assert "asks charge" in done.stdout
     assert [m["content"] for m in bodies[1]["messages"] if m["role"] == "user"] == ["first", "second"]
+
+
+def test_a_piped_repl_exits_with_the_status_of_its_last_question(tmp_path: Path) -> None:
+    script = [{"text": "Fine."}, call("list_files", path=".")]
+    with fake_venice(script, tmp_path) as fake:
+        done = subprocess.run(
+            [COMMAND, "--mcp-config", str(mcp_config(tmp_path)), "--budget", "0"],
+            input="first\nsecond\n",
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=clean_env(tmp_path, fake.base_url),
+            start_new_session=True,
+            timeout=60,
+            check=False,
+        )
+    assert "Fine.\nstopped: answered" in done.stdout and "stopped: budget" in done.stdout
+    assert done.returncode == 3, done.stderr  # the last question's: budget
 
 
 def test_a_model_server_that_cannot_be_reached_is_one_line_and_status_7(tmp_path: Path) -> None:
@@ -171,6 +194,7 @@ def test_a_model_server_that_cannot_be_reached_is_one_line_and_status_7(tmp_path
         cwd=tmp_path,
         env=clean_env(tmp_path, "http://127.0.0.1:9/api/v1"),  # the discard port: nobody listens
         stdin=subprocess.DEVNULL,
+        start_new_session=True,  # no controlling terminal: consent cannot be asked
         timeout=60,
         check=False,
     )

@@ -2,13 +2,16 @@
 
 `Consent` decides which calls ask (and handles `--yes`); this only asks, one call at a time,
 saying why: the tool may spend money or change things, or it may send local file contents
-off this machine. The default is no: Enter alone, Ctrl+C and end of input all mean no. With
-no terminal to ask on (cron, CI, a pipe) it refuses and says so, instead of hanging.
+off this machine. The default is no: Enter alone, Ctrl+C and end of input all mean no. It
+asks on the controlling terminal (/dev/tty) whenever there is one, so `venice-agent "q" |
+less` or `… > answer.txt` still asks, and the question stays out of the redirected output.
+With no terminal at all (cron, CI, a service) it refuses and says so, instead of hanging.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TextIO
@@ -30,20 +33,34 @@ LOCAL_DATA = "may send local file contents off this machine"
 AskLine = Callable[[str], Awaitable[str]]
 
 
-def prompt_on(stream: TextIO) -> AskLine:
-    """Ask one line on `stream` (stderr under --json) through prompt_toolkit, imported when due."""
+def prompt_on(stream: TextIO, keys: TextIO | None = None) -> AskLine:
+    """Ask one line on `stream` (stderr under --json), reading `keys` (default stdin), through
+    prompt_toolkit, imported when due."""
 
     async def ask(question: str) -> str:
         from prompt_toolkit import PromptSession
+        from prompt_toolkit.input import create_input
         from prompt_toolkit.output import create_output
 
-        return await PromptSession(output=create_output(stdout=stream)).prompt_async(question)
+        source = create_input(stdin=keys) if keys is not None else None
+        return await PromptSession(input=source, output=create_output(stdout=stream)).prompt_async(question)
 
     return ask
 
 
 def has_terminal(stream: TextIO) -> bool:
     return sys.stdin.isatty() and stream.isatty()
+
+
+def controlling_terminal() -> TextIO | None:
+    """The person's terminal even when stdin or stdout is redirected; None without one."""
+    if sys.platform == "win32":
+        return None
+    try:  # one descriptor, read and written: prompt_toolkit reads its keys from the same fileno
+        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        return None
+    return open(fd, "w", encoding="utf-8", errors="replace", buffering=1)
 
 
 class TerminalApprover:
@@ -56,6 +73,12 @@ class TerminalApprover:
         interactive: bool | None = None,
         ask_line: AskLine | None = None,
     ) -> None:
+        if interactive is None and not has_terminal(console.file):
+            tty = controlling_terminal()  # output or input redirected: ask on the terminal itself
+            if tty is not None:
+                from .render import make_console
+
+                console, ask_line, interactive = make_console(tty), ask_line or prompt_on(tty, tty), True
         self.console = console
         self.interactive = has_terminal(console.file) if interactive is None else interactive
         self.ask_line = ask_line or prompt_on(console.file)

@@ -59,11 +59,14 @@ class Renderer:
     """An event sink that draws one question as it runs.
 
     A spinner shows while waiting for the model's first token and while tools run; it stops
-    before anything else is printed (text, a tool line, a consent prompt).
+    before anything else is printed (text, a tool line, a consent prompt). The answer and the
+    receipt line go to `out` (default: `console`), so a one-shot question can keep stdout for
+    them alone and show its progress on stderr.
     """
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, out: Console | None = None) -> None:
         self.console = console
+        self.out = out or console
         self._status: Any = None  # rich Status, created on first use
         self._running = 0  # tools started and not finished yet
         self._at_line_start = True
@@ -118,8 +121,8 @@ class Renderer:
             self._write(safe(receipt.answer))
         self._end_line()
         if receipt.refusal is not None and receipt.stopped_because is not Exit.ANSWERED:
-            self.console.print(Text(safe(receipt.refusal), style="yellow"), soft_wrap=True)
-        self.console.print(Text(receipt.summary(), style="dim"))
+            self.out.print(Text(safe(receipt.refusal), style="yellow"), soft_wrap=True)
+        self.out.print(Text(receipt.summary(), style="dim"))
 
     def close(self) -> None:
         self._stop_spinner()
@@ -138,13 +141,13 @@ class Renderer:
             )
 
     def _write(self, text: str) -> None:
-        self.console.print(text, end="", markup=False, emoji=False, highlight=False, soft_wrap=True)
-        self.console.file.flush()
+        self.out.print(text, end="", markup=False, emoji=False, highlight=False, soft_wrap=True)
+        self.out.file.flush()
         self._at_line_start = text.endswith("\n")
 
     def _end_line(self) -> None:
         if not self._at_line_start:
-            self.console.print()
+            self.out.print()
             self._at_line_start = True
 
     def _spin(self, message: str) -> None:

@@ -60,6 +60,7 @@ class Repl:
     read_line: ReadLine
     reload: Callable[[], Awaitable[Any]] | None = None
     budget: int | None = None
+    echo: bool = False  # questions read from a pipe are shown before their answers
     last: Receipt | None = None
     commands: dict[str, Callable[[], Awaitable[bool]]] = field(default_factory=dict)
 
@@ -90,6 +91,8 @@ class Repl:
             await self.question(text)
 
     async def question(self, text: str) -> Receipt:
+        if self.echo:
+            self.console.print(Text(f"{PROMPT}{safe(text)}", style="bold"), soft_wrap=True)
         renderer = Renderer(self.console)
         try:
             receipt = await cancellable(self.agent.ask(text, events=renderer, budget=self.budget))
@@ -163,13 +166,18 @@ def history_path() -> Path:
     return user_data_path(APP_NAME, appauthor=False) / HISTORY_FILE
 
 
+def reads_a_pipe() -> bool:
+    """Questions come from a pipe or a file (`venice-agent < questions.txt`), not a person."""
+    return not (sys.stdin.isatty() and sys.stdout.isatty())
+
+
 def terminal_reader(*, save_history: bool) -> ReadLine:
     """`prompt_async` with history (in memory unless asked) and Ctrl+C that clears or leaves.
 
     Without a terminal (`venice-agent < questions.txt`) lines are read plainly, one question
     each, with no prompt drawn and no history kept.
     """
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+    if reads_a_pipe():
         return piped_reader()
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory, InMemoryHistory

@@ -164,8 +164,9 @@ async def run_session(
     spinner: StartupSpinner | None = None,
 ) -> int:
     """The whole program once settings are loaded; returns the exit status."""
-    # Under --json, stdout carries the receipt alone: everything for people goes to stderr.
-    console = make_console(stderr=flags.json_output)
+    # A question asked once keeps stdout for its answer and receipt line (`> answer.txt`), or
+    # for the receipt alone under --json; the banner, tool lines and warnings go to stderr.
+    console = make_console(stderr=question is not None)
     approver = TerminalApprover(console)
     root = flags.root
     async with open_session(
@@ -188,15 +189,20 @@ async def run_session(
         )
         if question is not None:
             return await one_shot(session, question, console, flags)
-        from .repl import Repl, terminal_reader
+        from .repl import Repl, reads_a_pipe, terminal_reader
 
+        piped = reads_a_pipe()
         reader = terminal_reader(save_history=settings.save_history)
-        await Repl(session.agent, console, reader, reload=session.mcp.reload, budget=flags.budget).run()
-        return 0
+        repl = Repl(
+            session.agent, console, reader, reload=session.mcp.reload, budget=flags.budget, echo=piped
+        )
+        await repl.run()
+        # Read from a pipe, the session ends with its last question's status, as a script would.
+        return question_status(session, repl.last) if piped and repl.last is not None else 0
 
 
 async def one_shot(session: Session, question: str, console: Console, flags: Flags) -> int:
-    renderer = Renderer(console)
+    renderer = Renderer(console, console if flags.json_output else make_console())
     try:
         receipt = await cancellable(session.agent.ask(question, events=renderer, budget=flags.budget))
     except asyncio.CancelledError:
