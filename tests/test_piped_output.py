@@ -4,6 +4,7 @@ redirected, against the fake model server and a real stdio MCP server with paid 
 
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,8 @@ from typing import Any
 import pexpect
 
 from cli_support import COMMAND, clean_env, fake_venice, mcp_config
+
+ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\r")
 
 
 def call(name: str, **arguments: Any) -> dict[str, Any]:
@@ -33,7 +36,9 @@ def test_consent_is_asked_on_the_terminal_when_both_output_streams_are_redirecte
     script = [call("charge", amount=5), {"text": "Charged 5."}]
     with fake_venice(script, tmp_path) as fake:
         config = shlex.quote(str(mcp_config(tmp_path)))
-        child = shell(tmp_path, fake.base_url, f"{COMMAND} --mcp-config {config} 'charge 5' >out.txt 2>err.txt")
+        child = shell(
+            tmp_path, fake.base_url, f"{COMMAND} --mcp-config {config} 'charge 5' >out.txt 2>err.txt"
+        )
         child.expect_exact("[y/N]")
         assert 'Run charge({"amount": 5})?' in child.before
         child.sendline("y")
@@ -44,4 +49,28 @@ def test_consent_is_asked_on_the_terminal_when_both_output_streams_are_redirecte
         "Charged 5.",
         "stopped: answered · 1 call · 2 rounds",
     ]
-    assert "charged 5" in (tmp_path / "err.txt").read_text()  # the tool line, with its result
+    errors = (tmp_path / "err.txt").read_text().splitlines()
+    assert '  ✓ {"result": "charged 5"}' in errors  # the tool line, with its result
+    # Piped, nothing is wrapped at 80 columns: the banner's long tools line stays one line.
+    tools = next(line for line in errors if line.startswith("  tools  "))
+    assert len(tools) > 80 and tools.endswith("(9 in all)")
+
+
+def test_on_a_narrow_terminal_long_lines_wrap_under_their_text_not_at_column_0(tmp_path: Path) -> None:
+    with fake_venice([{"text": "Hi."}], tmp_path) as fake:
+        child = pexpect.spawn(
+            COMMAND,
+            ["--mcp-config", str(mcp_config(tmp_path)), "hello"],
+            cwd=str(tmp_path),
+            env=clean_env(tmp_path, fake.base_url),
+            encoding="utf-8",
+            dimensions=(40, 60),
+            timeout=60,
+        )
+        child.expect_exact("stopped: answered")
+        screen = ANSI.sub("", child.before)
+        child.expect(pexpect.EOF)
+    lines = screen.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("  tools  read_file"))
+    assert lines[start + 1].startswith("         ") and lines[start + 1].strip()  # under "read_file"
+    assert "(9 in all)" in " ".join(lines[start : start + 3])

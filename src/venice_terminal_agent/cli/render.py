@@ -35,8 +35,27 @@ RESULT_PREVIEW = 120
 
 
 def make_console(file: IO[str] | None = None, *, stderr: bool = False, width: int | None = None) -> Console:
-    """A console that never interprets what it prints: no markup, no emoji codes, no highlighting."""
-    return Console(file=file, stderr=stderr, width=width, markup=False, emoji=False, highlight=False)
+    """A console that never interprets what it prints: no markup, no emoji codes, no highlighting.
+
+    Into a pipe or a file nothing is wrapped (a URL cut at column 80 is a broken URL); on a
+    terminal, lines wrap at its width, continued under their text (`hanging`)."""
+    console = Console(file=file, stderr=stderr, width=width, markup=False, emoji=False, highlight=False)
+    console.soft_wrap = not console.is_terminal
+    return console
+
+
+def hanging(console: Console, head: str, body: str, style: str | None = None, gap: int = 1) -> None:
+    """`head body` on one line; on a terminal a long body wraps under its own first character."""
+    if console.soft_wrap:  # a pipe or a file: one line, whatever its length
+        console.print(Text(f"{head}{' ' * gap}{body}", style=style or ""), soft_wrap=True)
+        return
+    from rich.cells import cell_len
+
+    indent = " " * (cell_len(head) + gap)
+    lines = Text(body).wrap(console, max(20, console.width - len(indent)))
+    for number, line in enumerate(lines):
+        start = f"{head}{' ' * gap}" if number == 0 else indent
+        console.print(Text(start + line.plain.rstrip(), style=style or ""), soft_wrap=True)
 
 
 def tool_line(name: str, arguments: Any) -> str:
@@ -93,9 +112,7 @@ class Renderer:
         elif isinstance(event, ToolStarted):
             self._stop_spinner()
             self._end_line()
-            self.console.print(
-                Text(tool_line(event.call.tool, event.call.arguments), style="cyan"), soft_wrap=True
-            )
+            hanging(self.console, "→", tool_line(event.call.tool, event.call.arguments)[2:], "cyan")
             self._running += 1
             self._spin(f"running {safe(event.call.tool)}…")
         elif isinstance(event, ToolProgress):
@@ -132,13 +149,9 @@ class Renderer:
     def _show_tool_result(self, event: ToolFinished) -> None:
         self._end_line()
         if event.error is not None:
-            self.console.print(
-                Text(f"  ✗ {preview(event.error, RESULT_PREVIEW)}", style="red"), soft_wrap=True
-            )
+            hanging(self.console, "  ✗", preview(event.error, RESULT_PREVIEW), "red")
         else:
-            self.console.print(
-                Text(f"  ✓ {preview(event.result, RESULT_PREVIEW)}", style="dim"), soft_wrap=True
-            )
+            hanging(self.console, "  ✓", preview(event.result, RESULT_PREVIEW), "dim")
 
     def _write(self, text: str) -> None:
         self.out.print(text, end="", markup=False, emoji=False, highlight=False, soft_wrap=True)
@@ -191,13 +204,13 @@ def banner(
     names = [safe(spec.name) for spec in tools]
     shown = ", ".join(names[:8]) + (f", … ({len(names)} in all)" if len(names) > 8 else "")
     console.print(Text("venice-agent", style="bold"))
-    console.print(Text(f"  model  {safe(model)}"))
-    console.print(Text(f"  apify  {apify}"))
-    console.print(Text(f"  tools  {no_tools or shown or 'none'}"), soft_wrap=bool(no_tools))
+    hanging(console, "  model", safe(model), gap=2)
+    hanging(console, "  apify", apify, gap=2)
+    hanging(console, "  tools", no_tools or shown or "none", gap=2)
     if files:
         console.print(Text(f"  files  {files}"), soft_wrap=True)  # a path broken in two is no path
     if balance_line(balance):
-        console.print(Text(f"  balance  {balance_line(balance)}"))
+        hanging(console, "  balance", balance_line(balance), gap=2)
     if repl:
         console.print(Text("  /help for commands · Ctrl+C cancels a question · Ctrl+D leaves", style="dim"))
 
