@@ -288,6 +288,37 @@ def ask(
     raise typer.Exit(ask_main(question, flags))
 
 
+@app.command()
+def doctor(
+    json_output: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
+    mcp_config: McpConfigOption = None,
+    model: Annotated[str | None, typer.Option(help="Model id to check [env VENICE_MODEL].")] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible API root [env VENICE_BASE_URL].")
+    ] = None,
+    transport: TransportOption = None,
+    tools: ApifyToolsOption = None,
+    db: Annotated[Path | None, typer.Option(help="The store to check [env VENICE_AGENT_DB].")] = None,
+) -> None:
+    """Check the setup: settings files, key, model server, model, each MCP server, Node, store.
+
+    A checklist of ✓ and ✗, with one line of advice under each ✗. Exit status: 0 when every
+    check passes, 2 otherwise.
+    """
+    from .ask_cmd import Flags
+    from .doctor_cmd import doctor_main
+
+    flags = Flags(
+        model=model,
+        base_url=base_url,
+        transport=transport.value if transport else None,
+        tools=tools,
+        mcp_config=mcp_config,
+        db=db,
+    )
+    raise typer.Exit(doctor_main(flags, json_output=json_output))
+
+
 # --- `venice-agent tools list` / `tools call` (MCP servers; bodies in tools_cmd.py) ---
 
 tools_app = typer.Typer(

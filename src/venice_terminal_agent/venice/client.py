@@ -308,6 +308,11 @@ class VeniceClient:
                 self._listing = []
         return ModelFacts.from_listing(self._listing, model)
 
+    async def list_models(self) -> list[Any]:
+        """The server's models (`GET /models`): Venice's carry `model_spec.capabilities`."""
+        models = await self._get_data("models")
+        return models if isinstance(models, list) else []
+
     async def _get_data(self, path: str) -> Any:
         """`data` of a GET, or None when the server does not have that route (not Venice)."""
         from openai._response import http_response_types

@@ -1,0 +1,214 @@
+"""`venice-agent doctor`: what the agent would use, and whether each part works.
+
+A short checklist, ✓ or ✗, with one line of advice under each ✗: the settings files in use,
+the key (masked), the model server, the model and whether it calls functions, each MCP server
+(started or not, its tools, how long it took), Node where a server needs it, and the store
+when one is configured. Exit status 0 only when every check passes; `--json` for scripts.
+It starts the same servers with the same settings as asking would, and asks nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..receipt import USAGE_ERROR_STATUS
+from ..wording import plural
+from .text import safe
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    advice: str | None = None  # one line, only for a failed check
+
+
+def doctor_main(flags: Any, *, json_output: bool) -> int:
+    checks = asyncio.run(run_checks(flags))
+    if json_output:
+        report = {"ok": all(check.ok for check in checks), "checks": [asdict(check) for check in checks]}
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        width = max(len(check.name) for check in checks)
+        for check in checks:
+            print(f"{'✓' if check.ok else '✗'} {check.name:<{width}}  {safe(check.detail)}")
+            if not check.ok and check.advice:
+                print(f"  {' ' * width}  → {safe(check.advice)}")
+    return 0 if all(check.ok for check in checks) else USAGE_ERROR_STATUS
+
+
+async def run_checks(flags: Any) -> list[Check]:
+    from ..config import VENICE_KEY_HELP, ConfigError
+    from ..tools.mcp_config import default_config_path, load_servers
+    from .ask_cmd import settings_from
+
+    checks = [_settings_files(flags, default_config_path())]
+    try:
+        settings = settings_from(flags)
+    except ConfigError as error:
+        return [*checks, Check("settings", False, error.message, "fix the setting named above")]
+    try:
+        servers = load_servers(settings, flags.mcp_config)
+    except ConfigError as error:
+        checks.append(Check("mcp config", False, error.message, "fix the MCP config file named above"))
+        servers = []
+    key = settings.venice_api_key.get_secret_value().strip() if settings.venice_api_key else ""
+    checks.append(
+        Check("key", True, f"VENICE_API_KEY set ({mask(key)})")
+        if key
+        else Check("key", False, "VENICE_API_KEY is not set", VENICE_KEY_HELP)
+    )
+    model_checks = _model_checks(settings, key) if key else _no_model()
+    mcp_checks = _mcp_checks(servers, settings)
+    found = await asyncio.gather(model_checks, mcp_checks)
+    checks += found[0] + found[1] + _node_checks(servers) + await _store_check(settings)
+    return checks
+
+
+def mask(secret: str) -> str:
+    """Enough of a key to tell two apart, never enough to use: `sk-…b2c4`."""
+    if len(secret) <= 8:
+        return "…" * bool(secret)
+    return f"{secret[:3]}…{secret[-4:]}"
+
+
+def _settings_files(flags: Any, user_config: Path) -> Check:
+    env = Path(".env")
+    parts = [f".env: {env.resolve()}" if env.is_file() else ".env: none in this folder"]
+    if flags.mcp_config is not None:
+        parts.append(f"MCP servers: {flags.mcp_config} (--mcp-config)")
+    elif user_config.is_file():
+        parts.append(f"MCP servers: {user_config}")
+    else:
+        parts.append(f"MCP servers: Apify (no {user_config})")
+    parts.append(f"user config folder: {user_config.parent}")
+    return Check("settings", True, " · ".join(parts))
+
+
+async def _no_model() -> list[Check]:
+    return [Check("model", False, "not checked: no key", "set VENICE_API_KEY first")]
+
+
+async def _model_checks(settings: Any, key: str) -> list[Check]:
+    from ..errors import ModelError
+    from ..venice.client import VeniceClient
+
+    where = settings.venice_base_url
+    async with VeniceClient(key, base_url=where) as client:
+        try:
+            models = await client.list_models()
+        except ModelError as error:
+            advice = "check VENICE_API_KEY" if error.status in (401, 403) else "check VENICE_BASE_URL"
+            return [Check("model server", False, f"{where}: {error.message}", advice)]
+        served = plural(len(models), "model") if models else "no model list"
+        checks = [Check("model server", True, f"{where} answers ({served})")]
+        try:
+            model = await client.resolve_model(settings.venice_model)
+        except ModelError as error:
+            return [*checks, Check("model", False, error.message, "pass --model or set VENICE_MODEL")]
+    spec = next((m for m in models if isinstance(m, dict) and m.get("id") == model), None)
+    calls = ((spec or {}).get("model_spec") or {}).get("capabilities", {}).get("supportsFunctionCalling")
+    if calls is False:
+        advice = "choose a model that supports function calling (--model or VENICE_MODEL)"
+        return [*checks, Check("model", False, f"{model} does not support function calling", advice)]
+    said = "supports function calling" if calls else "function calling not stated by the server"
+    return [*checks, Check("model", True, f"{model}, {said}")]
+
+
+async def _mcp_checks(servers: list[Any], settings: Any) -> list[Check]:
+    if not servers:
+        return []
+    import mcp.client.stdio  # noqa: F401 - imported before the clock starts: times are the servers'
+
+    from ..tools.mcp_toolbox import McpToolbox
+
+    started = time.monotonic()
+    took: dict[str, float] = {}
+
+    def timed(status: Any) -> None:
+        if status.state in ("ready", "failed"):
+            took.setdefault(status.name, time.monotonic() - started)
+
+    checks = []
+    async with McpToolbox.open(
+        servers, max_result_chars=settings.max_tool_result_chars, on_status=timed
+    ) as box:
+        for status in box.servers:
+            seconds = f"{took.get(status.name, time.monotonic() - started):.2f} s"
+            if status.state == "ready":
+                detail = f"started, {plural(status.tools, 'tool')}, {seconds} ({status.transport})"
+                checks.append(Check(f"mcp {status.name}", True, detail))
+            else:
+                reason, _, hint = (status.error or "did not start").partition("; ")
+                checks.append(Check(f"mcp {status.name}", False, f"{reason} ({seconds})", hint or None))
+    return checks
+
+
+def _node_checks(servers: list[Any]) -> list[Check]:
+    needing = [s for s in servers if s.needs_node or Path(s.command or "").name in ("npx", "node")]
+    if not needing:
+        return []
+    names = ", ".join(server.name for server in needing)
+    least = max((server.needs_node or 0) for server in needing)
+    node = shutil.which("node")
+    if node is None:
+        return [
+            Check(
+                "node",
+                False,
+                f"no `node` on PATH (needed by {names})",
+                "install Node.js from https://nodejs.org",
+            )
+        ]
+    try:
+        version = subprocess.run(
+            [node, "--version"], capture_output=True, text=True, timeout=10, check=False
+        ).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return [Check("node", False, f"{node} --version failed ({error})", "reinstall Node.js")]
+    major = int(version.lstrip("v").split(".")[0]) if version.lstrip("v")[:1].isdigit() else 0
+    if least and major < least:
+        advice = f"install Node.js {least} or later and put it first on PATH"
+        return [Check("node", False, f"{version or 'unknown version'} at {node}, needed by {names}", advice)]
+    return [Check("node", True, f"{version} at {node} (needed by {names})")]
+
+
+async def _store_check(settings: Any) -> list[Check]:
+    if not settings.venice_agent_db:
+        return []  # the agent keeps nothing unless asked; the chat bot's default store is its own
+    from ..errors import StoreError
+    from ..store import Store
+
+    path, missing = _store_path(settings.venice_agent_db)
+    if missing is not None:
+        return [missing]
+    if path is None:
+        return [Check("store", True, f"{settings.venice_agent_db} (created on first use)")]
+    try:
+        async with Store(path, create=False):
+            pass
+    except StoreError as error:
+        return [Check("store", False, error.message, "move the file away or choose another --db")]
+    return [Check("store", True, str(path))]
+
+
+def _store_path(chosen: str) -> tuple[Path | None, Check | None]:
+    """The existing store file to open, or None when it is yet to be created (or cannot be)."""
+    path = Path(chosen).expanduser()
+    if path.exists():
+        return path, None
+    folder = path.parent
+    if folder.is_dir() and os.access(folder, os.W_OK):
+        return None, None
+    return None, Check(
+        "store", False, f"{path}: its folder is missing or not writable", "choose another --db"
+    )

@@ -1,0 +1,81 @@
+"""`venice-agent doctor`: the real CLI as a process, against the fake model server and real
+stdio MCP servers; a checklist that passes only when every part works."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from cli_support import COMMAND, PYTHON, clean_env, fake_venice
+
+KEY = "sk-test-abcdef1234"
+
+
+def doctor(tmp_path: Path, base_url: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [COMMAND, "doctor", *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=clean_env(tmp_path, base_url, VENICE_API_KEY=KEY, **env),
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        timeout=90,
+        check=False,
+    )
+
+
+def config(tmp_path: Path, **servers: dict) -> Path:
+    path = tmp_path / "mcp.json"
+    time_server = {"command": PYTHON, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
+    path.write_text(json.dumps({"mcpServers": {"time": time_server, **servers}}))
+    return path
+
+
+def test_every_check_passes_and_the_key_is_masked(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("SAVE_HISTORY=0\n")
+    with fake_venice([], tmp_path) as fake:
+        done = doctor(tmp_path, fake.base_url, "--mcp-config", str(config(tmp_path)), "--db", "runs.db")
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert all(line.startswith("✓ ") for line in lines), lines
+    text = "\n".join(lines)
+    assert f".env: {tmp_path / '.env'}" in text and f"MCP servers: {tmp_path / 'mcp.json'}" in text
+    assert "VENICE_API_KEY set (sk-…1234)" in text and KEY not in text
+    assert f"{fake.base_url} answers (1 model)" in text
+    assert "fake-model, supports function calling" in text
+    assert "✓ mcp time" in text and "started, 2 tools" in text
+    assert "runs.db (created on first use)" in text
+
+
+def test_a_server_that_cannot_start_fails_the_doctor_with_advice_also_as_json(tmp_path: Path) -> None:
+    ghost = {"command": "no-such-mcp-server"}
+    with fake_venice([], tmp_path) as fake:
+        done = doctor(tmp_path, fake.base_url, "--mcp-config", str(config(tmp_path, ghost=ghost)), "--json")
+    assert done.returncode == 2, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    checks = {check["name"]: check for check in report["checks"]}
+    assert report["ok"] is False and checks["mcp time"]["ok"] is True
+    assert checks["mcp ghost"]["ok"] is False
+    assert "`no-such-mcp-server` was not found" in checks["mcp ghost"]["detail"]
+    assert checks["mcp ghost"]["advice"].startswith("check 'command' in the MCP config")
+
+
+def test_a_node_too_old_for_a_server_that_needs_it_is_named_with_what_to_install(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    node = bin_dir / "node"
+    node.write_text("#!/bin/sh\necho v16.20.0\n")
+    node.chmod(0o755)
+    path = f"{bin_dir}{os.pathsep}{Path(PYTHON).parent}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    env = {"PATH": path, "APIFY_TOKEN": "apify-test", "APIFY_MCP_TRANSPORT": "stdio"}
+    with fake_venice([], tmp_path) as fake:
+        done = doctor(tmp_path, fake.base_url, **env)
+    assert done.returncode == 2
+    lines = done.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("✗ node"))
+    assert f"v16.20.0 at {node}, needed by apify" in lines[at]
+    assert lines[at + 1].strip() == "→ install Node.js 22 or later and put it first on PATH"
+    assert "apify-test" not in done.stdout
