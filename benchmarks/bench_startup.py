@@ -1,4 +1,4 @@
-"""How long `venice-agent --help` takes to start, against a bare `python -c pass`.
+"""How long `venice-agent --help` and `doctor --help` take to start, against a bare `python -c pass`.
 
 Both run as fresh processes, alternating, in the same environment; medians are compared.
 `venice-agent run` (a plan, offline) is shown too. Also checked: neither command imports the
@@ -8,7 +8,7 @@ openai or mcp SDKs (the unit test `tests/test_cli_imports.py` checks the same).
 
 `--warm` lets Python cache bytecode (in a temporary folder) as an installed package would;
 by default the environment decides (PYTHONDONTWRITEBYTECODE=1 here: every run compiles).
-Target: `--help` within 0.15 s of `python -c pass`.
+Target: `--help` and `doctor --help` within 0.15 s of `python -c pass`.
 """
 
 from __future__ import annotations
@@ -74,6 +74,7 @@ def main() -> int:
         commands = {
             "python -c pass": [PYTHON, "-c", "pass"],
             "venice-agent --help": [COMMAND, "--help"],
+            "venice-agent doctor --help": [COMMAND, "doctor", "--help"],
             "venice-agent run examples/tour.json": [COMMAND, "run", "examples/tour.json"],
         }
         for command in commands.values():  # one untimed run each (fills the cache under --warm)
@@ -83,7 +84,9 @@ def main() -> int:
             for name, command in commands.items():
                 times[name].append(timed(command, env))
         heavy = {"openai", "mcp"}
-        help_sdks = loaded(["venice-agent", "--help"], env) & heavy
+        help_sdks = (
+            loaded(["venice-agent", "--help"], env) | loaded(["venice-agent", "doctor", "--help"], env)
+        ) & heavy
         run_sdks = loaded(["venice-agent", "run", "examples/tour.json"], env) & heavy
 
     wall = {name: statistics.median(sample[0] for sample in samples) for name, samples in times.items()}
@@ -98,9 +101,11 @@ def main() -> int:
         more = "" if name == base else f"(+{wall[name] - wall[base]:.3f})"
         more_cpu = "" if name == base else f"(+{cpu[name] - cpu[base]:.3f})"
         print(f"  {name:38} {wall[name]:.3f} {more:10} s   {cpu[name]:.3f} {more_cpu:10} s")
-    print(f"  SDKs imported by --help: {sorted(help_sdks) or 'none'}; by run: {sorted(run_sdks) or 'none'}")
-    over = wall["venice-agent --help"] - wall[base]
-    print(f"  --help over bare python: {over:.3f} s wall (target ≤ {TARGET} s)")
+    print(
+        f"  SDKs imported by the helps: {sorted(help_sdks) or 'none'}; by run: {sorted(run_sdks) or 'none'}"
+    )
+    over = max(wall["venice-agent --help"], wall["venice-agent doctor --help"]) - wall[base]
+    print(f"  --help and doctor --help over bare python: {over:.3f} s wall at most (target ≤ {TARGET} s)")
     return 0 if over <= TARGET and not help_sdks and not run_sdks else 1
 
 

@@ -115,6 +115,21 @@ def test_version_and_completion_are_options_of_the_command_itself() -> None:
     assert "--install-completion" in invoke("--help").stdout
 
 
+def test_the_shell_completes_command_names_and_options() -> None:
+    import subprocess
+
+    from cli_support import COMMAND
+
+    def complete(*words: str) -> list[str]:
+        env = {"_VENICE_AGENT_COMPLETE": "complete_bash", "COMP_WORDS": " ".join(["venice-agent", *words])}
+        env["COMP_CWORD"] = str(len(words))
+        done = subprocess.run([COMMAND], env=env, capture_output=True, text=True, timeout=60, check=False)
+        return done.stdout.split()
+
+    assert complete("do") == ["doctor"]
+    assert complete("doctor", "--j") == ["--json"]
+
+
 def test_json_needs_a_question(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VENICE_API_KEY", "k")
     assert "--json needs a question" in one_line_error(invoke("--json"))

@@ -29,3 +29,10 @@ def test_help_imports_neither_openai_nor_mcp_nor_the_terminal_libraries() -> Non
 def test_ask_help_imports_neither_openai_nor_mcp() -> None:
     modules = modules_after_running("ask", "--help")
     assert modules.isdisjoint({"openai", "mcp"})
+
+
+def test_doctor_help_is_as_light_as_the_main_help() -> None:
+    modules = modules_after_running("doctor", "--help")
+    assert "typer" in modules
+    heavy = {"openai", "mcp", "httpx2", "prompt_toolkit", "rich", "pydantic", "pydantic_settings", "asyncio"}
+    assert modules.isdisjoint(heavy), modules & heavy
