@@ -1,0 +1,76 @@
+"""`uv run pytest` on a fresh machine: the npm servers install themselves once, through the
+same script `.ci/run` uses; without npm the run ends with one line naming what was skipped."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+
+
+def fresh_clone(tmp_path: Path) -> Path:
+    """The script and the lock file, as a fresh clone has them, and no `.tools`."""
+    (tmp_path / "tests" / "node").mkdir(parents=True)
+    for name in ("install", "package.json", "package-lock.json"):
+        shutil.copy2(TESTS / "node" / name, tmp_path / "tests" / "node" / name)
+    return tmp_path / "tests" / "node" / "install"
+
+
+def fake_npm(folder: Path) -> Path:
+    """An `npm` that records its arguments and creates node_modules, as `npm ci` would."""
+    folder.mkdir()
+    npm = folder / "npm"
+    npm.write_text(f'#!/bin/sh\necho "$@" >> {folder / "calls"}\nmkdir -p node_modules\n')
+    npm.chmod(0o755)
+    return folder
+
+
+def test_the_servers_are_installed_once_and_without_npm_it_says_so(tmp_path: Path) -> None:
+    install = fresh_clone(tmp_path)
+    basics = tmp_path / "basics"  # what the script needs, and no npm
+    basics.mkdir()
+    for tool in ("sh", "dirname", "cmp", "cp", "rm", "mkdir"):
+        (basics / tool).symlink_to(shutil.which(tool) or tool)
+    bare = {"PATH": str(basics)}
+    done = subprocess.run([str(install)], capture_output=True, text=True, env=bare, check=False)
+    assert (done.returncode, done.stderr.strip()) == (
+        3,
+        "npm is not on this machine (install Node.js and npm)",
+    )
+
+    tools = fake_npm(tmp_path / "fakebin")
+    env = {"PATH": f"{tools}{os.pathsep}{os.environ['PATH']}"}
+    for _ in range(2):
+        done = subprocess.run([str(install)], capture_output=True, text=True, env=env, check=False)
+        assert done.returncode == 0, done.stderr
+    assert (tools / "calls").read_text().splitlines() == ["ci --no-audit --no-fund --loglevel=error"]
+    assert (tmp_path / ".tools" / "node" / "node_modules").is_dir()
+
+
+def test_a_run_with_skipped_tests_ends_with_one_line_saying_why(tmp_path: Path) -> None:
+    (tmp_path / "test_needs.py").write_text(
+        "import pytest\n\n"
+        "def test_a():\n    pytest.skip('npm test servers are not installed (Node 22 missing)')\n\n"
+        "def test_b():\n    pytest.skip('npm test servers are not installed (Node 22 missing)')\n\n"
+        "def test_c():\n    pytest.skip('redis-server is not installed')\n\n"
+        "def test_d():\n    pass\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(TESTS)}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (
+        "skipped 3 tests: 2 npm test servers are not installed (Node 22 missing); "
+        "1 redis-server is not installed"
+    ) in done.stdout.splitlines()
