@@ -104,7 +104,7 @@ class Renderer:
         elif isinstance(event, TextDiscarded):
             self._stop_spinner()
             self._end_line()
-            self.console.print(Text("(the reply was cut; retrying…)", style="dim"))
+            self.out.print(Text("(the reply was cut; retrying…)", style="dim"))  # beside the cut text
             self._streamed = False
         elif isinstance(event, ConsentAsked):
             self._stop_spinner()
