@@ -70,7 +70,10 @@ def test_an_unset_variable_disables_that_server_alone_with_a_warning(tmp_path: P
         done = run(tmp_path, fake.base_url, "--mcp-config", str(config), "--yes", "what time is it?")
     assert done.returncode == 0, done.stdout + done.stderr
     # `> answer.txt` would hold the answer and the receipt line only; warnings are on stderr.
-    assert done.stdout.splitlines() == ["Noon.", "stopped: answered · 1 call · 2 rounds"]
+    assert done.stdout.splitlines() == [
+        "Noon.",
+        "stopped: answered · 1 call · 2 rounds · 30 tokens · cost unknown",
+    ]
     assert "→ get_current_time" in done.stderr
     assert "notes cannot start: 'headers' uses ${NOTES_TOKEN}, which is not set" in done.stderr
     assert "ready)" not in done.stderr  # the start-up spinner is for terminals only

@@ -291,9 +291,9 @@ def test_after_a_file_is_read_a_read_only_mcp_tool_asks_and_without_a_terminal_i
     ]
     done, bodies = ask(tmp_path, script, "--root", str(tmp_path / "box"), "what is in my notes?")
     assert done.returncode == 0, done.stderr
-    assert f"files  read_file and list_files see {tmp_path / 'box'}" in done.stdout
+    assert f"files  read_file and list_files see {tmp_path / 'box'}" in done.stderr  # the banner
     refused = "skipped get_current_time: it may send local file contents off this machine; that needs a terminal or --yes"
-    assert done.stdout.count("skipped get_current_time") == 1 and refused in done.stdout
+    assert done.stderr.count("skipped get_current_time") == 1 and refused in done.stderr
     tool_messages = [m["content"] for m in bodies[3]["messages"] if m["role"] == "tool"]
     assert "meet at noon" in tool_messages[1] and "declined" in tool_messages[2]
     done, _ = ask(tmp_path, script, "--root", str(tmp_path / "box"), "--yes", "--json", "notes?")
@@ -306,7 +306,7 @@ def test_no_files_leaves_the_file_tools_out(tmp_path: Path, how: tuple[str, ...]
     env = {} if how else {"FILE_TOOLS": "0"}
     done, bodies = ask(tmp_path, script, *how, "read my notes", **env)
     assert done.returncode == 0, done.stderr
-    assert "files  off (--no-files)" in done.stdout
+    assert "files  off (--no-files)" in done.stderr
     assert [t["function"]["name"] for t in bodies[0]["tools"] if "file" in t["function"]["name"]] == []
     assert "no tool named 'read_file'" in bodies[1]["messages"][-1]["content"]
 
@@ -323,5 +323,5 @@ def test_the_apify_line_says_apify_did_not_start_and_the_prompt_has_no_apify_rul
         )  # fmt: skip
         bodies = fake.chat_bodies()
     assert done.returncode == 0, done.stderr
-    assert "apify  did not start" in done.stdout and "authenticated" not in done.stdout
+    assert "apify  did not start" in done.stderr and "authenticated" not in done.stderr
     assert "Apify's tools:" not in bodies[0]["messages"][0]["content"]

@@ -47,7 +47,7 @@ def test_consent_is_asked_on_the_terminal_when_both_output_streams_are_redirecte
     assert child.exitstatus == 0, (tmp_path / "err.txt").read_text()
     assert (tmp_path / "out.txt").read_text().splitlines() == [
         "Charged 5.",
-        "stopped: answered · 1 call · 2 rounds",
+        "stopped: answered · 1 call · 2 rounds · 30 tokens · cost unknown",
     ]
     errors = (tmp_path / "err.txt").read_text().splitlines()
     assert '  ✓ {"result": "charged 5"}' in errors  # the tool line, with its result
