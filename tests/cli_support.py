@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 TESTS = Path(__file__).resolve().parent
 PYTHON = sys.executable
 COMMAND = str(Path(PYTHON).parent / "venice-agent")
@@ -93,3 +95,15 @@ def clean_env(folder: Path, base_url: str, **extra: str) -> dict[str, str]:
     }
     env.update(extra)
     return env
+
+
+def in_read_only_folder(folder: Path, command: list[str]) -> list[str]:
+    """`command` run where `folder` is mounted read-only (a user and mount namespace of its own),
+    so even root cannot write in it; on a machine without namespaces the test cannot run."""
+    probe = subprocess.run(["unshare", "-rm", "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)(
+            f"unshare -rm cannot make a mount namespace here: {probe.stderr.decode().strip()}"
+        )
+    script = 'mount --bind -o ro "$1" "$1" && shift && exec "$@"'
+    return ["unshare", "-rm", "sh", "-c", script, "sh", str(folder), *command]

@@ -13,6 +13,7 @@ from subprocess import PIPE
 
 import pytest
 
+from cli_support import in_read_only_folder
 from venice_terminal_agent.testing.fake_venice import FakeVenice
 
 BIN = Path(sys.executable).parent
@@ -278,18 +279,6 @@ def test_chat_in_a_real_terminal(work: Path) -> None:
     finally:
         child.close()
     assert child.exitstatus == 0
-
-
-def in_read_only_folder(folder: Path, command: list[str]) -> list[str]:
-    """`command` run where `folder` is mounted read-only (a user and mount namespace of its own),
-    so even root cannot write in it; on a machine without namespaces the test cannot run."""
-    probe = subprocess.run(["unshare", "-rm", "true"], capture_output=True, check=False)
-    if probe.returncode != 0:
-        (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)(
-            f"unshare -rm cannot make a mount namespace here: {probe.stderr.decode().strip()}"
-        )
-    script = 'mount --bind -o ro "$1" "$1" && shift && exec "$@"'
-    return ["unshare", "-rm", "sh", "-c", script, "sh", str(folder), *command]
 
 
 def test_a_store_in_a_read_only_folder_or_at_a_folder_is_one_line_and_status_2(work: Path) -> None:

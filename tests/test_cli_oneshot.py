@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from cli_support import COMMAND, clean_env, fake_venice, mcp_config
+from cli_support import COMMAND, clean_env, fake_venice, in_read_only_folder, mcp_config
 
 
 def ask(tmp_path: Path, script: Any, *args: str, **env: str) -> tuple[subprocess.CompletedProcess[str], list]:
@@ -325,3 +325,38 @@ def test_the_apify_line_says_apify_did_not_start_and_the_prompt_has_no_apify_rul
     assert done.returncode == 0, done.stderr
     assert "apify  did not start" in done.stderr and "authenticated" not in done.stderr
     assert "Apify's tools:" not in bodies[0]["messages"][0]["content"]
+
+
+def test_a_server_that_fails_to_start_is_one_line_whatever_the_width(tmp_path: Path) -> None:
+    why = "cannot connect to the database at postgres://127.0.0.1:5432/notes: the password was rejected"
+    crash = f"import sys; sys.stderr.write({why!r} + '\\n'); sys.exit(1)"
+    config = tmp_path / "failing.json"
+    config.write_text(
+        json.dumps({"mcpServers": {"notes": {"command": sys.executable, "args": ["-c", crash]}}})
+    )
+    with fake_venice([{"text": "fine"}] * 2, tmp_path) as fake:
+        for columns in ("40", "300"):
+            done = subprocess.run(
+                [COMMAND, "--mcp-config", str(config), "hi"], capture_output=True, text=True, cwd=tmp_path,
+                timeout=60, check=False, env=clean_env(tmp_path, fake.base_url, COLUMNS=columns),
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            lines = done.stderr.splitlines()
+            assert len(lines) == 1 and lines[0].startswith("venice-agent: notes did not start"), lines
+            assert lines[0].endswith(why)
+
+
+def test_a_store_the_agent_cannot_open_is_one_warning_line_and_the_answer_stands(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    with fake_venice([{"text": "the answer"}], tmp_path) as fake:
+        command = [COMMAND, "--mcp-config", str(mcp_config(tmp_path)), "--db", str(locked / "runs.db"), "hi"]
+        done = subprocess.run(in_read_only_folder(locked, command), capture_output=True, text=True,
+                              cwd=tmp_path, timeout=60, check=False,
+                              env=clean_env(tmp_path, fake.base_url, COLUMNS="40"))  # fmt: skip
+    assert done.returncode == 0 and "the answer\nstopped: answered" in done.stdout, done.stderr
+    warning = (
+        f"venice-agent: the run was not recorded: cannot open the store {locked / 'runs.db'}: the folder "
+        f"{locked} is not writable (the store keeps its journal next to the file); choose another --db"
+    )
+    assert done.stdout.splitlines()[-1] == warning  # after the receipt line, whole on one line

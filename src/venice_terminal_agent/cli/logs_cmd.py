@@ -114,6 +114,7 @@ class RecordingAgent:
             from rich.text import Text
 
             self.console.print(
-                Text(f"venice-agent: the run was not recorded: {safe(str(error))}", style="yellow")
+                Text(f"venice-agent: the run was not recorded: {safe(str(error))}", style="yellow"),
+                soft_wrap=True,  # one line whatever the width: a line wrapped by Rich reads as two
             )
         return receipt

@@ -131,7 +131,7 @@ class Repl:
         try:
             await self.reload()
         except Exception as error:  # a server gone away: say so, keep the old catalogue
-            self.console.print(Text(f"reload failed: {safe(str(error))}", style="red"))
+            self.console.print(Text(f"reload failed: {safe(str(error))}", style="red"), soft_wrap=True)
             return True
         after = {spec.name for spec in self.agent.tools.specs()}
         added, gone = sorted(after - before), sorted(before - after)
