@@ -360,3 +360,21 @@ def test_a_store_the_agent_cannot_open_is_one_warning_line_and_the_answer_stands
         f"{locked} is not writable (the store keeps its journal next to the file); choose another --db"
     )
     assert done.stdout.splitlines()[-1] == warning  # after the receipt line, whole on one line
+
+
+def test_a_hung_tool_in_a_question_ends_at_mcp_call_timeout_and_the_model_is_told(tmp_path: Path) -> None:
+    config = tmp_path / "hung.json"
+    paged = str(Path(__file__).parent / "servers" / "paged.py")
+    config.write_text(json.dumps({"mcpServers": {"paged": {"command": sys.executable, "args": [paged]}}}))
+    with fake_venice([call("hang"), {"text": "it did not answer"}], tmp_path) as fake:
+        done = subprocess.run(
+            [COMMAND, "--mcp-config", str(config), "--yes", "--json", "wait for it"], capture_output=True,
+            text=True, cwd=tmp_path, timeout=60, check=False,
+            env=clean_env(tmp_path, fake.base_url, MCP_CALL_TIMEOUT="0.5"),
+        )  # fmt: skip
+        bodies = fake.chat_bodies()
+    assert done.returncode == 0, done.stderr
+    receipt = json.loads(done.stdout)
+    reason = "paged did not answer the call to hang within 0.5 s (the per-call timeout, MCP_CALL_TIMEOUT)"
+    assert receipt["steps"][0]["error"].startswith(reason)
+    assert reason in next(m["content"] for m in bodies[1]["messages"] if m["role"] == "tool")

@@ -169,3 +169,17 @@ def test_tools_list_json_names_each_renamed_tool_s_original(tmp_path):
     done = venice_agent("tools", "list", "--mcp-config", str(config), "--json")
     tools = {tool["name"]: tool for tool in json.loads(done.stdout)["tools"]}
     assert tools["a__echo_0"]["original_name"] == "echo_0" and tools["b__echo_0"]["server"] == "b"
+
+
+def test_a_hung_tool_ends_at_mcp_call_timeout_with_the_real_reason(paged_only: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VENICE_", "APIFY_"))}
+    done = subprocess.run(
+        [str(BIN / "venice-agent"), "tools", "call", "hang", "--mcp-config", str(paged_only), "--yes"],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120, check=False,
+        env={**env, "MCP_CALL_TIMEOUT": "0.5"},
+    )  # fmt: skip
+    assert done.returncode == 5, done.stderr
+    assert "paged did not answer the call to hang within 0.5 s (the per-call timeout, MCP_CALL_TIMEOUT)" in (
+        done.stderr
+    )
+    assert "Traceback" not in done.stderr

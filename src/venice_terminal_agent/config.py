@@ -18,6 +18,7 @@ VENICE_BASE_URL = "https://api.venice.ai/api/v1"
 APIFY_MCP_URL = "https://mcp.apify.com"
 VENICE_KEY_HELP = "set VENICE_API_KEY (environment or .env); get a key at https://venice.ai/settings/api"
 APIFY_TOKEN_HELP = "set APIFY_TOKEN; get one at https://console.apify.com/settings/integrations"
+MCP_CALL_TIMEOUT = 300.0  # seconds an MCP tool call may take before it ends with that reason
 
 
 class Settings(BaseSettings):
@@ -37,6 +38,7 @@ class Settings(BaseSettings):
 
     max_rounds: int = Field(default=12, ge=1, le=40)
     max_tool_result_chars: int = Field(default=20_000, ge=1_000)
+    mcp_call_timeout: float = Field(default=MCP_CALL_TIMEOUT, gt=0)
     auto_approve_tools: bool = False
     file_tools: bool = True  # FILE_TOOLS=0 (or --no-files) leaves read_file and list_files out
     save_history: bool = False

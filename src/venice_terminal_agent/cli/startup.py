@@ -116,6 +116,7 @@ async def open_session(
             hooks=hooks,
             sign_in=terminal_sign_in(),
             on_status=spinner.server if spinner is not None else None,
+            call_timeout=settings.mcp_call_timeout,
         ) as mcp:
             client, model, facts = await model_task
             if spinner is not None:

@@ -153,6 +153,7 @@ async def _call(
         max_result_chars=settings.max_tool_result_chars,
         on_status=_progress(False),
         sign_in=terminal_sign_in(),
+        call_timeout=settings.mcp_call_timeout,
     ) as box:
         for failure in box.failures:
             typer.echo(f"venice-agent tools call: {safe(failure)}", err=True)
@@ -224,22 +225,27 @@ def run_with_mcp(
     from ..config import ConfigError
 
     try:
-        _settings, servers = _servers(McpFlags(mcp_config=mcp_config))
+        settings, servers = _servers(McpFlags(mcp_config=mcp_config))
     except ConfigError as error:
         return _fail("run", str(error))
-    return asyncio.run(_run(steps, builtins, budget, events, pager, servers, yes))
+    return asyncio.run(_run(steps, builtins, budget, events, pager, servers, yes, settings.mcp_call_timeout))
 
 
 async def _run(
-    steps: Any, builtins: Any, budget: int, events: Any, pager: Any, servers: list[Any], yes: bool
-) -> Receipt:
+    steps: Any, builtins: Any, budget: int, events: Any, pager: Any, servers: list[Any], yes: bool,
+    call_timeout: float,
+) -> Receipt:  # fmt: skip
     from ..loop import run_loop
     from ..tools.base import CombinedToolbox
     from ..tools.mcp_toolbox import McpToolbox
     from .login_cmd import terminal_sign_in
 
     async with McpToolbox.open(
-        servers, pager=pager, on_status=_progress(False), sign_in=terminal_sign_in()
+        servers,
+        pager=pager,
+        on_status=_progress(False),
+        sign_in=terminal_sign_in(),
+        call_timeout=call_timeout,
     ) as box:
         for failure in box.failures:
             typer.echo(f"venice-agent run: {safe(failure)}", err=True)

@@ -129,7 +129,7 @@ def error_reason(code: int, message: str, *, server: str, tool: str, timeout: fl
     text = _PREFIX.sub("", message or "").strip()
     if code == REQUEST_TIMEOUT and "timed out" in text.lower():
         limit = f" within {timeout:g} s" if timeout is not None else ""
-        return f"{server} did not answer the call to {tool}{limit} (the per-call timeout); it may still be running there"
+        return f"{server} did not answer the call to {tool}{limit} (the per-call timeout, MCP_CALL_TIMEOUT); it may still be running there"
     if code == CONNECTION_CLOSED:
         return f"{server} closed the connection during the call to {tool} (the server stopped or crashed)"
     if code == METHOD_NOT_FOUND:

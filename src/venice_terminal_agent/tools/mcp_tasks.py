@@ -83,7 +83,7 @@ async def call_as_task(
             await asyncio.wait_for(asyncio.shield(cancel), CANCEL_TIMEOUT)
         if isinstance(error, TimeoutError):  # ours; the SDK's own timeout is an MCPError
             raise ToolError(
-                f"{tool} (a task) did not finish within {limit:g} s (the per-call timeout); it was cancelled"
+                f"{tool} (a task) did not finish within {limit:g} s (the per-call timeout, MCP_CALL_TIMEOUT); it was cancelled"
             ) from None
         raise
     finally:

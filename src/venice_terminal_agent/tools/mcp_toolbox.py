@@ -15,6 +15,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from ..config import MCP_CALL_TIMEOUT
 from ..wording import plural
 from .base import ToolError, ToolSpec
 from .catalogue import Catalogue, Listing
@@ -24,7 +25,7 @@ from .mcp_session import ServerSession, ServerStatus, SessionHooks, ToolListErro
 from .pager import Pager
 
 DEFAULT_STARTUP_TIMEOUT = 30.0
-DEFAULT_CALL_TIMEOUT = 300.0
+DEFAULT_CALL_TIMEOUT = MCP_CALL_TIMEOUT
 DEFAULT_MAX_RESULT_CHARS = 20_000
 
 
