@@ -27,6 +27,8 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
+from ..scrub import well_formed_all
+
 INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")  # as mcp.client.stdio on POSIX
 EXIT_GRACE = 2.0  # seconds for a server to leave after its stdin closes, then SIGTERM, then SIGKILL
 MAX_LINE = 256 * 1024 * 1024  # one JSON-RPC message per line; results can be large
@@ -181,20 +183,9 @@ def parse_message(line: bytes) -> Any | None:
         pass
     try:
         data = json.loads(line.decode("utf-8", errors="replace"))
-        return adapter.validate_python(_whole(data), by_name=False)
+        return adapter.validate_python(well_formed_all(data), by_name=False)
     except ValueError:
         return None
-
-
-def _whole(value: Any) -> Any:
-    """`value` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
-    if isinstance(value, str):
-        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    if isinstance(value, list):
-        return [_whole(item) for item in value]
-    if isinstance(value, dict):
-        return {_whole(key): _whole(item) for key, item in value.items()}
-    return value
 
 
 async def _stop(process: subprocess.Popen[bytes]) -> None:
