@@ -1,70 +1,24 @@
 """`venice-agent "question"` (one answer, then exit) and bare `venice-agent` (the REPL).
 
-Settings come from flags > environment > `.env` > defaults; a flag left at None was not
-given. Any settings problem is one line on stderr and exit status 2, never a traceback.
+Any settings problem is one line on stderr and exit status 2, never a traceback. The parts
+(model, MCP servers, tools) come from the composition root, `runtime.py`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import signal
 import sys
-from collections.abc import Awaitable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from ..config import ConfigError, Settings, load_settings
+from ..config import ConfigError, Settings
 from ..errors import VeniceAgentError
-from ..receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Exit, Receipt
+from ..receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Exit
+from .runtime import Flags, load, settings_from
+from .terminal import cancellable, cancelled_receipt, fail
 
-T = TypeVar("T")
+__all__ = ["Flags", "ask_main", "settings_from"]
 
-
-@dataclass(frozen=True)
-class Flags:
-    """The command line as given; None (or False for switches) means not given."""
-
-    model: str | None = None
-    base_url: str | None = None
-    transport: str | None = None
-    tools: str | None = None
-    mcp_config: Path | None = None
-    max_rounds: int | None = None
-    budget: int | None = None
-    yes: bool = False
-    save_history: bool = False
-    json_output: bool = False
-    db: Path | None = None  # keep questions and receipts in this store (`venice-agent logs`)
-    verbose: bool = False  # MCP servers' log messages on stderr
-    max_usd: float | None = None
-    session_max_usd: float | None = None
-    root: Path | None = None  # the folder read_file and list_files see
-    no_files: bool = False  # leave the file tools out
-
-
-def settings_from(flags: Flags) -> Settings:
-    """Flags over the environment over `.env` over defaults; `ConfigError` for a bad value."""
-    return load_settings(
-        venice_model=flags.model,
-        venice_base_url=flags.base_url,
-        apify_mcp_transport=flags.transport,
-        apify_mcp_tools=flags.tools,
-        max_rounds=flags.max_rounds,
-        # `or None`: a switch left off must not override AUTO_APPROVE_TOOLS=1 from the environment.
-        auto_approve_tools=flags.yes or None,
-        save_history=flags.save_history or None,
-        venice_agent_db=str(flags.db) if flags.db is not None else None,
-        venice_agent_verbose=flags.verbose or None,
-        max_usd=flags.max_usd,
-        session_max_usd=flags.session_max_usd,
-        file_tools=False if flags.no_files else None,  # off only when asked: FILE_TOOLS=0 counts too
-    )
-
-
-def fail(message: str, status: int = USAGE_ERROR_STATUS) -> int:
-    print(f"venice-agent: {message}", file=sys.stderr)
-    return status
+NO_FUNCTION_CALLING = "none: /models says this model cannot call tools, so questions run without them"
 
 
 def ask_main(question: str | None, flags: Flags) -> int:
@@ -78,13 +32,10 @@ def ask_main(question: str | None, flags: Flags) -> int:
     if flags.mcp_config is not None and not flags.mcp_config.is_file():
         return fail(f"--mcp-config {flags.mcp_config}: no such file")
     try:
-        settings = settings_from(flags)
+        settings, servers = load(flags)
         settings.require_venice_key()
-        from ..tools.mcp_config import load_servers
-
-        servers = load_servers(settings, flags.mcp_config)
     except ConfigError as error:
-        return fail(str(error))
+        return fail(error.message)
 
     from .head_start import head_start
     from .render import make_console
@@ -98,47 +49,78 @@ def ask_main(question: str | None, flags: Flags) -> int:
     ).start()
     servers, started = head_start(servers)  # they boot while the SDKs import below
     try:
-        return _run(settings, flags, question, servers, spinner)
+        return asyncio.run(run_session(settings, flags, question, servers, spinner))
+    except VeniceAgentError as error:  # e.g. the model server failed before the first question
+        return fail(error.message, error.exit_status)
+    except KeyboardInterrupt:  # Ctrl+C during start-up: nothing was asked yet
+        return fail("interrupted", EXIT_STATUS[Exit.CANCELLED])
     finally:
         spinner.stop()
         for server in started:
             server.discard()
 
 
-def _run(settings: Settings, flags: Flags, question: str | None, servers: list[Any], spinner: Any) -> int:
-    from .startup import run_session
+async def run_session(
+    settings: Settings, flags: Flags, question: str | None, servers: list[Any], spinner: Any = None
+) -> int:
+    """The whole program once settings are loaded; returns the exit status."""
+    from rich.text import Text
 
-    try:
-        return asyncio.run(run_session(settings, flags, question, servers, spinner))
-    except VeniceAgentError as error:  # e.g. the model server failed before the first question
-        return fail(error.message, error.exit_status)
-    except KeyboardInterrupt:  # Ctrl+C during start-up: nothing was asked yet
-        print("venice-agent: interrupted", file=sys.stderr)
-        return EXIT_STATUS[Exit.CANCELLED]
+    from ..venice.models import balance
+    from .approver import TerminalApprover
+    from .render import Renderer, banner, make_console, receipt_json
+    from .runtime import open_runtime
+    from .text import files_line, safe
+
+    # A question asked once keeps stdout for its answer and receipt line (`> answer.txt`), or
+    # for the receipt alone under --json; the banner, tool lines and warnings go to stderr.
+    console = make_console(stderr=question is not None)
+    # Warnings go to stderr always: `venice-agent "q" > answer.txt` holds the answer alone.
+    warnings = console if console.stderr else make_console(stderr=True)
+
+    def warn(message: str) -> None:
+        warnings.print(Text(f"venice-agent: {safe(message)}", style="yellow"), soft_wrap=True)
+
+    async with open_runtime(settings, servers, root=flags.root, spinner=spinner) as runtime:
+        for failure in runtime.mcp.failures:
+            warn(failure)
+        base = runtime.agent(runtime.consented(TerminalApprover(console)))
+        agent = runtime.recording(base, warn)
+        banner(
+            console,
+            model=runtime.model or "",
+            apify=runtime.apify,
+            tools=agent.tools.specs() if base.calls_functions else [],
+            repl=question is None,
+            balance=balance(runtime.client.headers),
+            files=files_line(settings.file_tools, flags.root),
+            no_tools=None if base.calls_functions else NO_FUNCTION_CALLING,
+        )
+        if question is None:
+            from .repl import Repl
+            from .terminal import reads_a_pipe, terminal_reader
+
+            piped = reads_a_pipe()
+            reader = terminal_reader(save_history=settings.save_history)
+            repl = Repl(agent, console, reader, reload=runtime.mcp.reload, budget=flags.budget, echo=piped)
+            await repl.run()
+            # Read from a pipe, the session ends with its last question's status, as a script would.
+            return status(runtime, repl.last) if piped and repl.last is not None else 0
+        renderer = Renderer(console, console if flags.json_output else make_console())
+        try:
+            receipt = await cancellable(agent.ask(question, events=renderer, budget=flags.budget))
+        except asyncio.CancelledError:
+            receipt = cancelled_receipt()
+            renderer.finish(receipt)
+        renderer.close()
+        if flags.json_output:
+            sys.stdout.write(receipt_json(receipt) + "\n")
+            sys.stdout.flush()
+        return status(runtime, receipt)
 
 
-async def cancellable(work: Awaitable[T]) -> T:
-    """Run `work` as a task that Ctrl+C cancels (instead of killing the whole program).
-
-    The agent absorbs the cancellation and hands back a `cancelled` receipt with the
-    conversation rolled back, so the caller carries on (the REPL returns to its prompt).
-    """
-    task = asyncio.ensure_future(work)
-    loop = asyncio.get_running_loop()
-    previous = signal.getsignal(signal.SIGINT)
-    try:
-        loop.add_signal_handler(signal.SIGINT, task.cancel)
-        installed = True
-    except (NotImplementedError, RuntimeError, ValueError):
-        installed = False  # not the main thread, or no signals here: Ctrl+C keeps its default
-    try:
-        return await task
-    finally:
-        if installed:
-            loop.remove_signal_handler(signal.SIGINT)
-            signal.signal(signal.SIGINT, previous)  # asyncio.run's own handler, back in place
-
-
-def cancelled_receipt() -> Receipt:
-    """For a question cancelled before the agent could even start it."""
-    return Receipt(steps=(), stopped_because=Exit.CANCELLED, refusal="cancelled before an answer")
+def status(runtime: Any, receipt: Any) -> int:
+    """The exit status of a question; a key refused on the first request is a setup error."""
+    if receipt.stopped_because is Exit.MODEL_ERROR and runtime.client.key_rejected:
+        return USAGE_ERROR_STATUS
+    return receipt.exit_status

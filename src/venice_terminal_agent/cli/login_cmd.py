@@ -10,30 +10,13 @@ ahead of time (it is asked for explicitly, so it prints the URL even without a t
 from __future__ import annotations
 
 import asyncio
-import sys
 from typing import Any
 
 import typer
 
 from ..receipt import USAGE_ERROR_STATUS
-from .approver import has_terminal
+from .terminal import show_and_open
 from .text import safe
-
-
-async def show_and_open(server: str, url: str) -> None:
-    typer.echo(f"Sign in to {safe(server)} in your browser: {url}", err=True)
-    import webbrowser
-
-    # In a thread: a browser command may wait until it is closed, and the redirect it brings
-    # back is served by this event loop.
-    await asyncio.to_thread(webbrowser.open, url)
-
-
-def terminal_sign_in() -> Any:
-    """Who completes a browser sign-in in a session: the person at the terminal, or nobody."""
-    from ..tools.mcp_auth import SignIn
-
-    return SignIn(open_url=show_and_open if has_terminal(sys.stderr) else None)
 
 
 def _server(flags: Any, name: str) -> Any:

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from ..costs import usd
 from ..receipt import USAGE_ERROR_STATUS
@@ -89,32 +87,3 @@ def _line(run) -> str:
     if outcome:
         lines.append(f"    < {preview(outcome, 100)}")
     return "\n".join(lines)
-
-
-class RecordingAgent:
-    """The terminal agent, keeping each question and its receipt in the store at `db`.
-
-    Only made when the user asked (`--db` or VENICE_AGENT_DB). A store that cannot be used is
-    said once per question on `console` and the answer stands: recording never fails a question.
-    """
-
-    def __init__(self, agent: Any, db: str | os.PathLike[str], console: Any) -> None:
-        self.agent, self.db, self.console = agent, db, console
-
-    def __getattr__(self, name: str) -> Any:  # tools, clear, history, ... are the agent's own
-        return getattr(self.agent, name)
-
-    async def ask(self, question: str, **options: Any) -> Any:
-        from ..store import StoreError, record_agent_run
-
-        receipt = await self.agent.ask(question, **options)
-        try:
-            await record_agent_run(self.db, question, receipt)
-        except StoreError as error:
-            from rich.text import Text
-
-            self.console.print(
-                Text(f"venice-agent: the run was not recorded: {safe(str(error))}", style="yellow"),
-                soft_wrap=True,  # one line whatever the width: a line wrapped by Rich reads as two
-            )
-        return receipt

@@ -8,11 +8,8 @@ prompt, Ctrl+D, or /quit leaves. The prompt history stays in memory unless --sav
 from __future__ import annotations
 
 import asyncio
-import sys
-import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 from rich.console import Console
@@ -20,13 +17,9 @@ from rich.text import Text
 
 from ..events import EventSink
 from ..receipt import Receipt
-from .ask_cmd import cancellable, cancelled_receipt
 from .render import Renderer, balance_line, receipt_json, tools_table
+from .terminal import PROMPT, ReadLine, cancellable, cancelled_receipt
 from .text import safe
-
-APP_NAME = "venice-agent"
-HISTORY_FILE = "history"
-PROMPT = "› "
 
 HELP = """\
 /help     this list
@@ -48,9 +41,6 @@ class Asker(Protocol):
     ) -> Receipt: ...
 
     def clear(self) -> None: ...
-
-
-ReadLine = Callable[[], Awaitable[str]]  # raises EOFError to leave
 
 
 @dataclass
@@ -158,75 +148,3 @@ class Repl:
 
     async def _quit(self) -> bool:
         return False
-
-
-def history_path() -> Path:
-    from platformdirs import user_data_path
-
-    return user_data_path(APP_NAME, appauthor=False) / HISTORY_FILE
-
-
-def reads_a_pipe() -> bool:
-    """Questions come from a pipe or a file (`venice-agent < questions.txt`), not a person."""
-    return not (sys.stdin.isatty() and sys.stdout.isatty())
-
-
-def terminal_reader(*, save_history: bool) -> ReadLine:
-    """`prompt_async` with history (in memory unless asked) and Ctrl+C that clears or leaves.
-
-    Without a terminal (`venice-agent < questions.txt`) lines are read plainly, one question
-    each, with no prompt drawn and no history kept.
-    """
-    if reads_a_pipe():
-        return piped_reader()
-    from prompt_toolkit import PromptSession
-    from prompt_toolkit.history import FileHistory, InMemoryHistory
-    from prompt_toolkit.key_binding import KeyBindings
-
-    if save_history:
-        path = history_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        history: Any = FileHistory(str(path))
-    else:
-        history = InMemoryHistory()
-
-    keys = KeyBindings()
-
-    @keys.add("c-c")
-    def _interrupt(event: Any) -> None:
-        buffer = event.app.current_buffer
-        if buffer.text:
-            buffer.reset()  # Ctrl+C with something typed: start the line over
-        else:
-            event.app.exit(exception=KeyboardInterrupt())  # on an empty prompt: leave
-
-    session: Any = PromptSession(history=history, key_bindings=keys)
-
-    async def read_line() -> str:
-        return await session.prompt_async(PROMPT)
-
-    return read_line
-
-
-def piped_reader() -> ReadLine:
-    """Lines from a pipe or a file, read on a daemon thread so Ctrl+C never waits on it."""
-    loop = asyncio.get_running_loop()
-    lines: asyncio.Queue[str | None] = asyncio.Queue()
-
-    def pump() -> None:
-        try:
-            for line in sys.stdin:
-                loop.call_soon_threadsafe(lines.put_nowait, line)
-            loop.call_soon_threadsafe(lines.put_nowait, None)
-        except (RuntimeError, OSError, ValueError):
-            pass  # the program is leaving (loop closed) or stdin went away
-
-    threading.Thread(target=pump, name="stdin lines", daemon=True).start()
-
-    async def read_line() -> str:
-        line = await lines.get()
-        if line is None:
-            raise EOFError
-        return line
-
-    return read_line

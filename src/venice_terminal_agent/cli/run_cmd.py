@@ -44,16 +44,16 @@ def run_plan(
         return USAGE_ERROR_STATUS
 
     pager = Pager(plan.page_chars or DEFAULT_PAGE_CHARS)
-    tools = builtin_toolbox(root, pager)
     limit = budget if budget is not None else plan.budget if plan.budget is not None else DEFAULT_BUDGET
     show = None if json_output else _show_step
     if mcp_config is None:  # offline: built-in tools only (all read-only), no MCP import
-        receipt = asyncio.run(run_loop(plan.steps, Consent(tools), limit, events=show, pager=pager))
+        tools = Consent(builtin_toolbox(root, pager))
+        receipt = asyncio.run(run_loop(plan.steps, tools, limit, events=show, pager=pager))
     else:
         from .tools_cmd import run_with_mcp
 
         outcome = run_with_mcp(
-            plan.steps, tools, limit, events=show, pager=pager, mcp_config=mcp_config, yes=yes
+            plan.steps, limit, events=show, pager=pager, root=root, mcp_config=mcp_config, yes=yes
         )
         if isinstance(outcome, int):
             return outcome

@@ -114,20 +114,14 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
             return await _listen(options, users, bot, spec, "commands (no model)", "none (file tools only)")
 
     from ..tools.mcp_config import load_servers
-    from .approver import TerminalApprover
-    from .render import make_console
-    from .startup import open_session
+    from .runtime import open_runtime
 
-    console = make_console(stderr=True)
     servers = load_servers(settings, options.mcp_config)
-    approver = TerminalApprover(console)
-    async with open_session(
-        settings, servers, console=console, approver=approver, root=options.root
-    ) as session:
-        base = session.agent
-        raw = base.tools.tools  # under the session's consent wrapper: each chat gets its own below
-        tools = raw if options.yes else ReadOnlyTools(raw)
-        left_out = [spec.name for spec in base.tools.specs() if not spec.read_only]
+    async with open_runtime(settings, servers, root=options.root) as runtime:
+        for failure in runtime.mcp.failures:
+            print(f"venice-agent serve: {failure}", file=sys.stderr)
+        tools = runtime.tools if options.yes else ReadOnlyTools(runtime.tools)
+        left_out = [spec.name for spec in runtime.tools.specs() if not spec.read_only]
         paid = (
             f"offered ({len(left_out)}, --yes)"
             if options.yes
@@ -135,28 +129,13 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
         )
 
         def agent_for(chat: str) -> Any:
-            from ..agent import Agent
-            from ..consent import Consent
-
             # Nobody can be asked over HTTP: without --yes only read-only tools are offered, and
             # once a chat read a file its MCP calls are refused (the local-data rule) unless --yes.
-            return Agent(
-                base.client,
-                Consent(tools, auto_approve=options.yes),
-                model=base.model,
-                max_rounds=base.max_rounds,
-                max_tool_result_chars=base.max_tool_result_chars,
-                temperature=base.temperature,
-                pager=base.pager,
-                system_prompt=base.system_prompt,
-                facts=base.facts,  # prices and limits, read once for the whole service
-                max_usd=base.max_usd,
-                session_max_usd=base.session_max_usd,
-                max_completion_tokens=base.max_completion_tokens,
-            )
+            # The model's prices and limits were read once, for the whole service.
+            return runtime.agent(runtime.consented(tools=tools, auto_approve=options.yes))
 
         async with Bot(store=store, agent=agent_for, calls_per_window=options.calls) as bot:
-            return await _listen(options, users, bot, spec, f"the model {session.model}", paid)
+            return await _listen(options, users, bot, spec, f"the model {runtime.model}", paid)
 
 
 class ReadOnlyTools:

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import signal
 import sys
+import threading
 import traceback
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
 
 from ..errors import CRASH_STATUS
-from ..receipt import USAGE_ERROR_STATUS
+from ..receipt import USAGE_ERROR_STATUS, Exit, Receipt
+from .text import safe
 
+T = TypeVar("T")
 TRACEBACK_ENV = "VENICE_AGENT_TRACEBACK"
+APP_NAME = "venice-agent"
+HISTORY_FILE = "history"
+PROMPT = "› "
+
+ReadLine = Callable[[], Awaitable[str]]  # raises EOFError at the end of the input
 
 
 def fail(message: str, status: int = USAGE_ERROR_STATUS, *, command: str = "venice-agent") -> int:
@@ -27,3 +40,119 @@ def crash(error: BaseException) -> int:
     return fail(
         f"internal error, this is a bug in venice-agent: {reason}; please report it{where}", CRASH_STATUS
     )
+
+
+async def cancellable(work: Awaitable[T]) -> T:
+    """Run `work` as a task that Ctrl+C cancels (instead of killing the whole program).
+
+    The agent absorbs the cancellation and hands back a `cancelled` receipt with the
+    conversation rolled back, so the caller carries on (the REPL returns to its prompt).
+    """
+    task = asyncio.ensure_future(work)
+    loop = asyncio.get_running_loop()
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        loop.add_signal_handler(signal.SIGINT, task.cancel)
+        installed = True
+    except (NotImplementedError, RuntimeError, ValueError):
+        installed = False  # not the main thread, or no signals here: Ctrl+C keeps its default
+    try:
+        return await task
+    finally:
+        if installed:
+            loop.remove_signal_handler(signal.SIGINT)
+            signal.signal(signal.SIGINT, previous)  # asyncio.run's own handler, back in place
+
+
+def cancelled_receipt() -> Receipt:
+    """For a question cancelled before the agent could even start it."""
+    return Receipt(steps=(), stopped_because=Exit.CANCELLED, refusal="cancelled before an answer")
+
+
+def history_path() -> Path:
+    from platformdirs import user_data_path
+
+    return user_data_path(APP_NAME, appauthor=False) / HISTORY_FILE
+
+
+def reads_a_pipe() -> bool:
+    """Questions come from a pipe or a file (`venice-agent < questions.txt`), not a person."""
+    return not (sys.stdin.isatty() and sys.stdout.isatty())
+
+
+def terminal_reader(*, save_history: bool) -> ReadLine:
+    """`prompt_async` with history (in memory unless asked) and Ctrl+C that clears or leaves.
+
+    Without a terminal (`venice-agent < questions.txt`) lines are read plainly, one question
+    each, with no prompt drawn and no history kept.
+    """
+    if reads_a_pipe():
+        return piped_reader()
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import FileHistory, InMemoryHistory
+    from prompt_toolkit.key_binding import KeyBindings
+
+    if save_history:
+        path = history_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        history: Any = FileHistory(str(path))
+    else:
+        history = InMemoryHistory()
+
+    keys = KeyBindings()
+
+    @keys.add("c-c")
+    def _interrupt(event: Any) -> None:
+        buffer = event.app.current_buffer
+        if buffer.text:
+            buffer.reset()  # Ctrl+C with something typed: start the line over
+        else:
+            event.app.exit(exception=KeyboardInterrupt())  # on an empty prompt: leave
+
+    session: Any = PromptSession(history=history, key_bindings=keys)
+
+    async def read_line() -> str:
+        return await session.prompt_async(PROMPT)
+
+    return read_line
+
+
+def piped_reader() -> ReadLine:
+    """Lines (without their newline) from a pipe or a file, read on a daemon thread so Ctrl+C
+    never waits on it. The one reader of piped input, for the REPL and for `chat`."""
+    loop = asyncio.get_running_loop()
+    lines: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def pump() -> None:
+        try:
+            for line in sys.stdin:
+                loop.call_soon_threadsafe(lines.put_nowait, line.rstrip("\r\n"))
+            loop.call_soon_threadsafe(lines.put_nowait, None)
+        except (RuntimeError, OSError, ValueError):
+            pass  # the program is leaving (loop closed) or stdin went away
+
+    threading.Thread(target=pump, name="stdin lines", daemon=True).start()
+
+    async def read_line() -> str:
+        line = await lines.get()
+        if line is None:
+            raise EOFError
+        return line
+
+    return read_line
+
+
+async def show_and_open(server: str, url: str) -> None:
+    print(f"Sign in to {safe(server)} in your browser: {url}", file=sys.stderr, flush=True)
+    import webbrowser
+
+    # In a thread: a browser command may wait until it is closed, and the redirect it brings
+    # back is served by this event loop.
+    await asyncio.to_thread(webbrowser.open, url)
+
+
+def terminal_sign_in() -> Any:
+    """Who completes a browser sign-in in a session: the person at the terminal, or nobody."""
+    from ..tools.mcp_auth import SignIn
+
+    return SignIn(open_url=show_and_open if sys.stdin.isatty() and sys.stderr.isatty() else None)

@@ -34,11 +34,9 @@ class McpFlags:
 
 def _servers(flags: McpFlags) -> tuple[Any, list[Any]]:
     """Settings and server configs; `ConfigError` said by the caller."""
-    from ..config import load_settings
-    from ..tools.mcp_config import load_servers
+    from .runtime import Flags, load
 
-    settings = load_settings(apify_mcp_transport=flags.transport, apify_mcp_tools=flags.tools)
-    return settings, load_servers(settings, flags.mcp_config)
+    return load(Flags(transport=flags.transport, tools=flags.tools, mcp_config=flags.mcp_config))
 
 
 def _progress(quiet: bool) -> Callable[[Any], None] | None:
@@ -68,15 +66,10 @@ def list_tools(flags: McpFlags, *, json_output: bool) -> int:
 
 
 async def _list(servers: list[Any], settings: Any, json_output: bool) -> int:
-    from ..tools.mcp_toolbox import McpToolbox
-    from .login_cmd import terminal_sign_in
+    from .runtime import open_runtime
 
-    async with McpToolbox.open(
-        servers,
-        max_result_chars=settings.max_tool_result_chars,
-        on_status=_progress(json_output),
-        sign_in=terminal_sign_in(),
-    ) as box:
+    async with open_runtime(settings, servers, model=False, on_status=_progress(json_output)) as runtime:
+        box = runtime.mcp
         statuses, specs = box.servers, box.specs()
         originals = {spec.name: box.original_name(spec.name) for spec in specs}
     if json_output:
@@ -145,16 +138,10 @@ async def _call(
     size: int | None,
 ) -> int:
     from ..tools.base import ToolError
-    from ..tools.mcp_toolbox import McpToolbox
-    from .login_cmd import terminal_sign_in
+    from .runtime import open_runtime
 
-    async with McpToolbox.open(
-        servers,
-        max_result_chars=settings.max_tool_result_chars,
-        on_status=_progress(False),
-        sign_in=terminal_sign_in(),
-        call_timeout=settings.mcp_call_timeout,
-    ) as box:
+    async with open_runtime(settings, servers, model=False, on_status=_progress(False)) as runtime:
+        box = runtime.mcp
         for failure in box.failures:
             typer.echo(f"venice-agent tools call: {safe(failure)}", err=True)
         if name not in box:
@@ -219,7 +206,7 @@ def consent(tools: Any, yes: bool) -> Any:
 
 
 def run_with_mcp(
-    steps: Any, builtins: Any, budget: int, *, events: Any, pager: Any, mcp_config: Path, yes: bool
+    steps: Any, budget: int, *, events: Any, pager: Any, root: Path | None, mcp_config: Path, yes: bool
 ) -> Receipt | int:
     """`venice-agent run PLAN --mcp-config FILE`: the plan on built-in and MCP tools together."""
     from ..config import ConfigError
@@ -228,26 +215,27 @@ def run_with_mcp(
         settings, servers = _servers(McpFlags(mcp_config=mcp_config))
     except ConfigError as error:
         return _fail("run", str(error))
-    return asyncio.run(_run(steps, builtins, budget, events, pager, servers, yes, settings.mcp_call_timeout))
+    return asyncio.run(_run(steps, budget, events, pager, root, settings, servers, yes))
 
 
 async def _run(
-    steps: Any, builtins: Any, budget: int, events: Any, pager: Any, servers: list[Any], yes: bool,
-    call_timeout: float,
-) -> Receipt:  # fmt: skip
+    steps: Any,
+    budget: int,
+    events: Any,
+    pager: Any,
+    root: Path | None,
+    settings: Any,
+    servers: list[Any],
+    yes: bool,
+) -> Receipt:
     from ..loop import run_loop
-    from ..tools.base import CombinedToolbox
-    from ..tools.mcp_toolbox import McpToolbox
-    from .login_cmd import terminal_sign_in
+    from .runtime import open_runtime
 
-    async with McpToolbox.open(
-        servers,
-        pager=pager,
-        on_status=_progress(False),
-        sign_in=terminal_sign_in(),
-        call_timeout=call_timeout,
-    ) as box:
-        for failure in box.failures:
+    progress = _progress(False)
+    async with open_runtime(
+        settings, servers, model=False, root=root, pager=pager, on_status=progress
+    ) as runtime:
+        for failure in runtime.mcp.failures:
             typer.echo(f"venice-agent run: {safe(failure)}", err=True)
-        tools = consent(CombinedToolbox(builtins, box), yes)
+        tools = consent(runtime.tools, yes)
         return await run_loop(steps, tools, budget, events=events, pager=pager)

@@ -28,19 +28,10 @@ from starlette.routing import Route
 
 from ..events import Event, TextDelta, TextDiscarded, ToolFinished, ToolStarted
 from ..store_schema import StoreError
-from .sse import EventStream
+from .sse import EventStream, Refused, reply_json
 
 MAX_BODY = 32 * 1024
 MAX_CHAT_NAME = 200
-
-
-class Refused(Exception):
-    """A request answered with an error status and one line, before anything runs."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 def error(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
@@ -168,17 +159,6 @@ async def _respond(bot: Any, text: str, chat: str, events: Any, run_timeout: flo
             return await bot.respond(text, chat, events=events)
     except TimeoutError:
         raise Refused(504, f"the reply took longer than {run_timeout:g} s and was stopped") from None
-
-
-def reply_json(reply: Any) -> dict[str, Any]:
-    return {
-        "text": reply.text,
-        "status": reply.status,
-        "left": reply.left,
-        "repeated": reply.repeated,
-        "retry_after": reply.retry_after,
-        "receipt": None if reply.receipt is None else reply.receipt.to_dict(),
-    }
 
 
 def _event_json(event: Event) -> tuple[str, dict[str, Any]] | None:

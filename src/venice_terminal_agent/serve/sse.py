@@ -31,6 +31,26 @@ def sse(name: str, data: dict[str, Any]) -> bytes:
     return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
+class Refused(Exception):
+    """A request answered with an error status and one line, before anything runs."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def reply_json(reply: Any) -> dict[str, Any]:
+    return {
+        "text": reply.text,
+        "status": reply.status,
+        "left": reply.left,
+        "repeated": reply.repeated,
+        "retry_after": reply.retry_after,
+        "receipt": None if reply.receipt is None else reply.receipt.to_dict(),
+    }
+
+
 class EventStream:
     """An ASGI response: `run(sink)` is the reply; `convert(event)` names the events to send."""
 
@@ -41,8 +61,6 @@ class EventStream:
         self.convert = convert
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        from .app import Refused, reply_json
-
         queue: asyncio.Queue[Item] = asyncio.Queue()
 
         def sink(event: Any) -> None:

@@ -20,8 +20,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..config import APIFY_TOKEN_HELP, ConfigError, Settings
 from ..policy import APIFY_ANONYMOUS_TOOLS
-from .mcp_config import DOWNLOAD_STARTUP_TIMEOUT, ServerConfig
 from .oauth_store import TokenFile
+from .server_config import DOWNLOAD_STARTUP_TIMEOUT, ServerConfig
 
 APIFY_PACKAGE = "@apify/actors-mcp-server"
 NODE_MAJOR = 22

@@ -21,71 +21,22 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
-from urllib.parse import parse_qsl, urlsplit
+from typing import Any
 
 from ..config import ConfigError, Settings
-from .mcp_results import redact
+from .apify import apify_server, is_apify_command, is_apify_url
+from .server_config import DOWNLOAD_STARTUP_TIMEOUT, ServerConfig
 
 APP_NAME = "venice-agent"
 CONFIG_FILE = "mcp.json"
 DOWNLOADERS = {"npx", "uvx", "bunx", "pnpx"}  # their first run downloads the server: give it time
-DOWNLOAD_STARTUP_TIMEOUT = 120.0
 # The keys of an entry's `oauth` object: the names the MCP conformance suite hands to clients.
 OAUTH_KEYS = {
     "grant_type", "client_id", "client_secret", "private_key_pem", "signing_algorithm", "scope",
     "client_metadata_url", "idp_issuer", "idp_client_id", "idp_id_token", "idp_token_endpoint",
 }  # fmt: skip
-OAUTH_SECRETS = {"client_secret", "private_key_pem", "idp_id_token"}
 _PLACEHOLDER = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-@dataclass(frozen=True)
-class ServerConfig:
-    """One MCP server: a command to start (stdio), a URL (Streamable HTTP), or an object in memory."""
-
-    name: str
-    command: str | None = None
-    args: tuple[str, ...] = field(default=(), repr=False)  # may hold `${TOKEN}` values: see `where`
-    env: Mapping[str, str] = field(default_factory=dict, repr=False)  # may hold tokens: never shown
-    cwd: str | None = None
-    url: str | None = field(default=None, repr=False)  # may carry `?token=`: see `where`
-    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
-    oauth: Mapping[str, str] | None = field(default=None, repr=False)  # DESIGN §1; holds secrets
-    trusted: bool = False
-    apify: bool = False
-    needs_node: int | None = None  # the least Node.js major version the command needs
-    startup_timeout: float | None = None  # overrides the session's (a first `npx` run downloads)
-    hidden: tuple[str, ...] = field(default=(), repr=False)  # values read from `${NAME}`: secrets
-    in_memory: Any = field(default=None, repr=False)  # an MCP server object, run in this process
-    # A stdio server the caller already spawned (cli/head_start.py): a Transport over its pipes.
-    started: Any = field(default=None, repr=False, compare=False)
-    # Why this server cannot start (a `${NAME}` that is not set): it fails at once with this
-    # reason, said like any start-up failure, and the other servers go on.
-    unavailable: str | None = None
-
-    @property
-    def transport(self) -> Literal["stdio", "http", "memory"]:
-        if self.in_memory is not None:
-            return "memory"
-        return "http" if self.url else "stdio"
-
-    @property
-    def where(self) -> str:
-        """The command line or URL, without secrets, for messages."""
-        if self.in_memory is not None:
-            return "in memory"
-        if self.url:
-            return self.url.split("?", 1)[0]
-        return redact(" ".join([self.command or "", *self.args]).strip(), self.secret_values()) or ""
-
-    def secret_values(self) -> list[str]:
-        """What must never appear in a message: header, env and `${NAME}` values, URL query values."""
-        values = [*self.headers.values(), *self.env.values(), *self.hidden]
-        values += [value for key, value in (self.oauth or {}).items() if key in OAUTH_SECRETS]
-        return values + [value for _, value in parse_qsl(urlsplit(self.url or "").query)]
 
 
 def all_secrets(settings: Settings, servers: Iterable[ServerConfig]) -> list[str]:
@@ -109,8 +60,6 @@ def load_servers(settings: Settings, mcp_config: Path | None = None) -> list[Ser
         found = default_config_path()
         path = found if found.is_file() else None
     if path is None:
-        from .apify import apify_server
-
         return [apify_server(settings)]
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -158,8 +107,6 @@ def parse_servers(
 def _server(
     name: str, entry: dict[str, Any], where: str, settings: Settings, environ: Mapping[str, str]
 ) -> ServerConfig:
-    from .apify import apify_server, is_apify_command, is_apify_url
-
     kind = entry.get("type") or entry.get("transport")
     if kind in ("sse",):
         raise ConfigError(

@@ -1,0 +1,222 @@
+"""The one composition root: settings and flags in; the model client, the MCP servers and one
+toolbox out. `ask`, `chat`, `run`, `tools` and `serve` all assemble their parts here.
+
+Settings come from flags > environment > `.env` > defaults; a flag left at None was not given.
+The model is resolved while the MCP servers start (both are slow and independent), and
+everything opened is closed on the way out, whatever happened in between. Consent is decided
+in one place, `consent.Consent`, wrapped around the toolbox by `Runtime.consented`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+from ..config import Settings, load_settings
+from .text import safe
+
+ANONYMOUS_APIFY = (
+    "anonymous Apify tools only (set APIFY_TOKEN or run venice-agent login apify for Actors and your account)"
+)
+SIGNED_IN_APIFY = "signed in with OAuth (venice-agent logout apify signs out)"
+
+
+@dataclass(frozen=True)
+class Flags:
+    """The command line as given; None (or False for switches) means not given."""
+
+    model: str | None = None
+    base_url: str | None = None
+    transport: str | None = None
+    tools: str | None = None
+    mcp_config: Path | None = None
+    max_rounds: int | None = None
+    budget: int | None = None
+    yes: bool = False
+    save_history: bool = False
+    json_output: bool = False
+    db: Path | None = None  # keep questions and receipts in this store (`venice-agent logs`)
+    verbose: bool = False  # MCP servers' log messages on stderr
+    max_usd: float | None = None
+    session_max_usd: float | None = None
+    root: Path | None = None  # the folder read_file and list_files see
+    no_files: bool = False  # leave the file tools out
+
+
+def settings_from(flags: Flags) -> Settings:
+    """Flags over the environment over `.env` over defaults; `ConfigError` for a bad value."""
+    return load_settings(
+        venice_model=flags.model,
+        venice_base_url=flags.base_url,
+        apify_mcp_transport=flags.transport,
+        apify_mcp_tools=flags.tools,
+        max_rounds=flags.max_rounds,
+        # `or None`: a switch left off must not override AUTO_APPROVE_TOOLS=1 from the environment.
+        auto_approve_tools=flags.yes or None,
+        save_history=flags.save_history or None,
+        venice_agent_db=str(flags.db) if flags.db is not None else None,
+        venice_agent_verbose=flags.verbose or None,
+        max_usd=flags.max_usd,
+        session_max_usd=flags.session_max_usd,
+        file_tools=False if flags.no_files else None,  # off only when asked: FILE_TOOLS=0 counts too
+    )
+
+
+def load(flags: Flags) -> tuple[Settings, list[Any]]:
+    """Settings and the MCP server configs (`--mcp-config`, else mcp.json, else Apify);
+    `ConfigError` for anything wrong with either."""
+    from ..tools.mcp_config import load_servers
+
+    settings = settings_from(flags)
+    return settings, load_servers(settings, flags.mcp_config)
+
+
+@dataclass
+class Runtime:
+    """What a command works with. `tools` is the one toolbox: built-ins and MCP together,
+    without consent (`consented` wraps it)."""
+
+    settings: Settings
+    servers: list[Any]
+    tools: Any  # CombinedToolbox(built-ins, MCP)
+    mcp: Any  # the MCP toolbox: `.reload()`, `.servers`, `.failures`
+    pager: Any  # the one Pager shared by the loop, the MCP toolbox and the `page` tool
+    client: Any = None  # VeniceClient, when the command talks to a model
+    model: str | None = None
+    facts: Any = None  # the model's prices and limits, read once
+
+    @property
+    def apify(self) -> str:
+        """The Apify line of the banner, tied to the servers that really started."""
+        return apify_mode(self.settings, self.servers, self.mcp.servers)
+
+    def consented(self, approver: Any = None, *, tools: Any = None, auto_approve: bool | None = None) -> Any:
+        """The toolbox (or `tools`) behind the one consent wrapper."""
+        from ..consent import Consent
+
+        yes = self.settings.auto_approve_tools if auto_approve is None else auto_approve
+        return Consent(self.tools if tools is None else tools, approver=approver, auto_approve=yes)
+
+    def agent(self, tools: Any) -> Any:
+        """An `Agent` on this runtime's model with `tools` (a new conversation each time)."""
+        from ..agent import Agent, system_prompt
+
+        settings = self.settings
+        return Agent(
+            self.client,
+            tools,
+            model=self.model or "",
+            max_rounds=settings.max_rounds,
+            max_tool_result_chars=settings.max_tool_result_chars,
+            temperature=settings.venice_temperature,
+            pager=self.pager,
+            facts=self.facts,
+            max_usd=settings.max_usd,
+            session_max_usd=settings.session_max_usd,
+            max_completion_tokens=settings.max_completion_tokens,
+            system_prompt=system_prompt(apify=uses_apify(self.servers, self.mcp.servers))
+            + self.mcp.instructions_prompt(),
+        )
+
+    def recording(self, agent: Any, warn: Callable[[str], None]) -> Any:
+        """`agent`, recording each run in the store when the user asked for one (opt-in only)."""
+        if not self.settings.venice_agent_db:
+            return agent
+        from ..recording import RecordingAgent
+
+        return RecordingAgent(agent, self.settings.venice_agent_db, warn)
+
+
+def apify_mode(settings: Settings, servers: list[Any], statuses: list[Any] | None = None) -> str:
+    """The banner's `apify` line, tied to the servers that really started (`statuses`)."""
+    apify = [server for server in servers if getattr(server, "apify", False)]
+    if not apify:
+        names = ", ".join(safe(server.name) for server in servers)
+        return f"not used (MCP servers: {names})"
+    if statuses is not None and not uses_apify(servers, statuses):
+        return "did not start: no Apify tools this session (the line above says why)"
+    if settings.apify_token_value() is None:
+        if any(server.oauth is not None for server in apify):
+            return SIGNED_IN_APIFY
+        return ANONYMOUS_APIFY
+    return "authenticated"
+
+
+def uses_apify(servers: list[Any], statuses: list[Any]) -> bool:
+    """An Apify server is among those that started."""
+    started = {status.name for status in statuses if status.state == "ready"}
+    return any(getattr(server, "apify", False) and server.name in started for server in servers)
+
+
+@asynccontextmanager
+async def open_runtime(
+    settings: Settings,
+    servers: list[Any],
+    *,
+    model: bool = True,
+    root: str | os.PathLike[str] | None = None,
+    pager: Any = None,
+    on_status: Callable[[Any], None] | None = None,
+    spinner: Any = None,
+) -> AsyncIterator[Runtime]:
+    """Open the MCP servers (and, with `model`, resolve the model meanwhile); close all after.
+
+    Both SDKs take most of a second to import. Stdio servers were spawned before that
+    (`head_start`) and boot meanwhile in their own processes; a stdio server that could not
+    be spawned early needs mcp to start, so mcp is imported first, then openai.
+    """
+    from ..tools.base import CombinedToolbox
+    from ..tools.builtin import builtin_toolbox
+    from ..tools.mcp_session import SessionHooks
+    from ..tools.mcp_toolbox import McpToolbox
+    from ..tools.pager import Pager
+    from .terminal import terminal_sign_in
+
+    key = settings.require_venice_key() if model else None
+    if any(server.transport == "stdio" and getattr(server, "started", None) is None for server in servers):
+        import_module("mcp.client.stdio")  # spawning this server needs it: first, then openai (above)
+    pager = pager if pager is not None else Pager(settings.max_tool_result_chars)
+    opened: list[Any] = []
+
+    async def discover() -> tuple[Any, str, Any]:
+        from ..tools.mcp_config import all_secrets
+        from ..venice.client import VeniceClient  # imports openai: by now the servers are booting
+
+        secrets = all_secrets(settings, servers)  # masked in any error the model server echoes
+        client = VeniceClient(key or "", base_url=settings.venice_base_url, secrets=secrets)
+        opened.append(client)
+        name = await client.resolve_model(settings.venice_model)
+        facts = await client.model_facts(name)  # prices, output limit: once
+        if spinner is not None:
+            spinner.model_found()
+        return client, name, facts
+
+    model_task = asyncio.create_task(discover()) if model else None
+    try:
+        async with McpToolbox.open(
+            servers,
+            max_result_chars=settings.max_tool_result_chars,
+            pager=pager,
+            on_status=spinner.server if spinner is not None else on_status,
+            hooks=SessionHooks(verbose=settings.venice_agent_verbose),
+            sign_in=terminal_sign_in(),
+            call_timeout=settings.mcp_call_timeout,
+        ) as box:
+            client, name, facts = await model_task if model_task is not None else (None, None, None)
+            if spinner is not None:
+                spinner.stop()  # before anything else is printed
+            tools = CombinedToolbox(builtin_toolbox(root, pager, files=settings.file_tools), box)
+            yield Runtime(settings, servers, tools, box, pager, client, name, facts)
+    finally:
+        if model_task is not None:
+            if not model_task.done():
+                model_task.cancel()
+            await asyncio.gather(model_task, return_exceptions=True)
+        for client in opened:
+            await client.aclose()
