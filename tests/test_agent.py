@@ -147,6 +147,17 @@ async def test_a_read_only_tool_runs_even_when_the_approver_says_no() -> None:
     assert [s.result for s in receipt.steps] == ["free"] and asked == []
 
 
+async def test_an_approver_that_raises_is_a_no() -> None:
+    async def broken(call, spec) -> bool:
+        raise RuntimeError("the terminal went away")
+
+    script = [calls(("charge", {"amount": 5})), {"text": "Nothing was charged."}]
+    async with agent_on(script, approver=broken) as (fake, agent):
+        receipt = await agent.ask("charge me")
+    assert receipt.stopped_because is Exit.ANSWERED and receipt.steps == ()  # charge never ran
+    assert "declined" in json.loads(fake.chat_requests[1]["messages"][3]["content"])["error"]
+
+
 async def test_auto_approve_runs_paid_tools_without_asking() -> None:
     async with agent_on([calls(("charge", {"amount": 1})), {"text": "ok"}], auto_approve=True) as (_, agent):
         receipt = await agent.ask("charge")

@@ -80,7 +80,9 @@ async def scenario(replies: list, budget: int, max_rounds: int, consent: bool) -
             agent = Agent(client, tools(), model="m", budget=budget, max_rounds=max_rounds, approver=approver)
             before = copy.deepcopy(agent.history)
             receipt = await agent.ask("go")
-    assert receipt.stopped_because in set(Exit) - {Exit.CANCELLED}
+    assert receipt.stopped_because is not Exit.CANCELLED  # nothing cancelled it: it stopped by itself
+    if receipt.stopped_because is Exit.BUDGET:
+        assert receipt.calls == budget  # the budget ends a model's run only once it is spent
     assert receipt.calls <= budget and receipt.rounds <= max_rounds
     assert all(seen.status != 400 for seen in fake.requests), [
         s.body for s in fake.requests if s.status == 400

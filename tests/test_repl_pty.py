@@ -223,4 +223,3 @@ def test_json_output_is_not_for_the_repl(tmp_path: Path) -> None:
         term = Terminal(tmp_path, fake, "--json")
         term.expect("--json needs a question")
         assert term.finish() == 2
-        assert json.dumps  # the receipt JSON is tested in test_cli_oneshot
