@@ -15,8 +15,9 @@ import pytest
 from cli_support import clean_env, fake_venice, mcp_config
 from serve_support import redis_server, served
 from venice_terminal_agent.bot import Bot
-from venice_terminal_agent.store_protocol import StoreUnavailable, open_store
+from venice_terminal_agent.store_protocol import StoreUnavailable
 from venice_terminal_agent.store_redis import RedisStore
+from venice_terminal_agent.stores import open_store
 
 SSE = {"Accept": "text/event-stream"}
 

@@ -11,30 +11,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import StoreError
-
-
-@dataclass
-class ChatDump:
-    chat: str
-    last_message: str | None = None
-    last_reply: str | None = None
-    created: float | None = None
-    updated: float | None = None
-    owner: str | None = None
-    ledger: list[tuple[float, int]] = field(default_factory=list)  # (at, calls), oldest first
-    messages: list[dict[str, Any]] = field(default_factory=list)  # at, text, reply, kind, receipt
-
-    @property
-    def last_exit(self) -> str | None:
-        """How the chat's last run ended (said again with a repeated message)."""
-        for message in reversed(self.messages):
-            if message["kind"] == "run" and message.get("receipt"):
-                return str(message["receipt"]["stopped_because"])
-        return None
+from .store_protocol import ChatDump
 
 
 @dataclass(frozen=True)
@@ -48,7 +29,8 @@ class Copied:
 async def copy_store(source: str, destination: str) -> Copied:
     """Copy every chat of `source` into `destination` (each an SQLite file or a Redis URL)."""
     from .store import Store
-    from .store_protocol import is_redis_url, open_store
+    from .store_protocol import is_redis_url
+    from .stores import open_store
 
     if source == destination:
         raise StoreError("the source and the destination are the same store")

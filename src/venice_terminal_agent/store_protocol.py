@@ -3,17 +3,18 @@ embedded default) and Redis (`store_redis.RedisStore`, for many processes sharin
 
 A reply is reserved, then settled: `begin_reply` atomically answers a repeat, says how long to
 wait, or reserves calls; `finish_reply` records the exchange and settles the reservation at
-what the run spent. `open_store("redis://…")` picks Redis; anything else is an SQLite file.
+what the run spent. `stores.open_store("redis://…")` picks Redis; anything else is an SQLite file.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .errors import StoreError, StoreUnavailable
 from .receipt import Receipt
-from .store import Store, Ticket
+from .store import Ticket
 
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
@@ -54,18 +55,28 @@ class ChatStore(Protocol):
     async def owner(self, chat: str) -> str | None: ...
 
 
+@dataclass
+class ChatDump:
+    chat: str
+    last_message: str | None = None
+    last_reply: str | None = None
+    created: float | None = None
+    updated: float | None = None
+    owner: str | None = None
+    ledger: list[tuple[float, int]] = field(default_factory=list)  # (at, calls), oldest first
+    messages: list[dict[str, Any]] = field(default_factory=list)  # at, text, reply, kind, receipt
+
+    @property
+    def last_exit(self) -> str | None:
+        """How the chat's last run ended (said again with a repeated message)."""
+        for message in reversed(self.messages):
+            if message["kind"] == "run" and message.get("receipt"):
+                return str(message["receipt"]["stopped_because"])
+        return None
+
+
 def is_redis_url(spec: str | os.PathLike[str]) -> bool:
     return str(spec).startswith(REDIS_SCHEMES)
-
-
-def open_store(spec: str | os.PathLike[str] | None, *, hold: float = 600.0) -> ChatStore:
-    """The store named by `spec` (not opened yet): a Redis URL, else an SQLite file (None:
-    memory). `hold`: seconds a Redis reservation outlives a process that died holding it."""
-    if spec is not None and is_redis_url(spec):
-        from .store_redis import RedisStore
-
-        return RedisStore(str(spec), hold=hold)
-    return Store(spec)
 
 
 def shown(spec: str | os.PathLike[str]) -> str:
@@ -77,4 +88,4 @@ def shown(spec: str | os.PathLike[str]) -> str:
     return text.replace(f":{password}@", ":***@", 1) if password else text
 
 
-__all__ = ["ChatStore", "StoreError", "StoreUnavailable", "is_redis_url", "open_store", "shown"]
+__all__ = ["ChatDump", "ChatStore", "StoreError", "StoreUnavailable", "is_redis_url", "shown"]

@@ -18,15 +18,12 @@ reached is a `StoreUnavailable` (the API answers 503); nothing is reserved then.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .receipt import Receipt
 from .store import KEEP_LEDGER, Ticket
-from .store_protocol import StoreUnavailable, shown
+from .store_protocol import ChatDump, StoreUnavailable, shown
 from .store_schema import StoreError
-
-if TYPE_CHECKING:
-    from .store_copy import ChatDump
 
 PREFIX = "venice-agent:"
 MAX_MESSAGES = 1000
@@ -226,8 +223,6 @@ class RedisStore:
 
     async def export_chats(self) -> list[ChatDump]:
         """Every chat in this Redis (under the prefix), for `store copy`."""
-        from .store_copy import ChatDump
-
         client, names = self._client(), set()
         for kind in ("chat", "messages", "ledger", "owner"):
             async for key in client.scan_iter(match=f"{self.prefix}{kind}:*", count=500):

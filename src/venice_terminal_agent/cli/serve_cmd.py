@@ -95,8 +95,8 @@ def serve_main(options: ServeOptions) -> int:
 
 async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: Any) -> int:
     from ..bot import Bot
-    from ..store_protocol import open_store
     from ..store_schema import resolve_db_path
+    from ..stores import open_store
 
     spec = options.store or settings.venice_agent_db
     if spec is None:
