@@ -76,8 +76,8 @@ MUTANTS = [
     Mutant(
         "a bug of ours passes for a model error (the client catches everything)",
         "venice/client.py",
-        "            except ModelError as problem:  # only the SDK's failures, translated in `_stream`\n",
-        "            except Exception as error:\n                problem = describe(error, self.base_url)\n",
+        "            except ModelError as error:  # only the SDK's failures, translated in `_stream`\n",
+        "            except Exception as error:  # every failure, ours too\n                error = describe(error)\n",
         ("tests/test_errors.py",),
     ),
     Mutant(
