@@ -14,7 +14,7 @@ from venice_terminal_agent import Exit, ToolError
 from venice_terminal_agent.agent import Agent
 from venice_terminal_agent.consent import Consent
 from venice_terminal_agent.events import ConsentAsked, ConsentGiven, Finished, TextDelta
-from venice_terminal_agent.testing import FakeVenice
+from venice_terminal_agent.testing import MockVenice
 from venice_terminal_agent.testing.checks import problem
 from venice_terminal_agent.tools.base import CombinedToolbox, FunctionToolbox
 from venice_terminal_agent.tools.builtin import builtin_toolbox
@@ -49,9 +49,9 @@ def calls(*pairs, same_index: bool = False) -> dict:
 
 @asynccontextmanager
 async def agent_on(script, tools=None, **options):
-    async with FakeVenice(script) as fake:
+    async with MockVenice(script) as fake:
         policy = RetryPolicy(sleep=no_wait, jitter=lambda: 0.5)
-        async with VeniceClient("k", fake.base_url, retry=policy) as client:
+        async with VeniceClient("k", fake.base_url, retry=policy, http_client=fake.http_client()) as client:
             yield fake, Agent(client, tools or toolbox(), model="fake-model", **options)
 
 

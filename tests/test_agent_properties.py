@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from venice_terminal_agent import Exit, ToolError
 from venice_terminal_agent.agent import Agent
-from venice_terminal_agent.testing import FakeVenice
+from venice_terminal_agent.testing import MockVenice
 from venice_terminal_agent.testing.checks import problem
 from venice_terminal_agent.tools.base import FunctionToolbox
 from venice_terminal_agent.venice import RetryPolicy, VeniceClient
@@ -74,9 +74,9 @@ async def scenario(replies: list, budget: int, max_rounds: int, consent: bool) -
     async def approver(call, spec, why) -> bool:
         return consent
 
-    async with FakeVenice({"replies": [*replies, {"text": "warm"}], "loop": True}) as fake:
+    async with MockVenice({"replies": [*replies, {"text": "warm"}], "loop": True}) as fake:
         policy = RetryPolicy(sleep=no_wait, jitter=lambda: 0.5)
-        async with VeniceClient("k", fake.base_url, retry=policy) as client:
+        async with VeniceClient("k", fake.base_url, retry=policy, http_client=fake.http_client()) as client:
             agent = Agent(client, tools(), model="m", budget=budget, max_rounds=max_rounds, approver=approver)
             before = copy.deepcopy(agent.history)
             receipt = await agent.ask("go")

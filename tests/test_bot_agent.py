@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from venice_terminal_agent import Bot, Exit
 from venice_terminal_agent.agent import Agent
-from venice_terminal_agent.testing import FakeVenice
+from venice_terminal_agent.testing import MockVenice
 from venice_terminal_agent.tools.base import FunctionToolbox
 from venice_terminal_agent.venice import RetryPolicy, VeniceClient
 
@@ -34,9 +34,9 @@ async def test_the_model_plans_within_what_is_left_and_repeats_never_reach_it() 
         {"text": "d and e found; f not looked up."},  # the partial answer, without tools
     ]
     now = [10_000.0]
-    async with FakeVenice(script) as fake:
+    async with MockVenice(script) as fake:
         policy = RetryPolicy(sleep=no_wait, jitter=lambda: 0.5)
-        async with VeniceClient("k", fake.base_url, retry=policy) as client:
+        async with VeniceClient("k", fake.base_url, retry=policy, http_client=fake.http_client()) as client:
             tools = FunctionToolbox({"lookup": lookup}, read_only={"lookup"})
             agent = Agent(client, tools, model="fake-model")
             async with Bot(agent=agent, clock=lambda: now[0]) as bot:

@@ -14,7 +14,7 @@ from cli_support import clean_env, fake_venice
 from venice_terminal_agent import errors
 from venice_terminal_agent.agent import Agent
 from venice_terminal_agent.receipt import EXIT_STATUS, Exit
-from venice_terminal_agent.testing import FakeVenice
+from venice_terminal_agent.testing import MockVenice
 from venice_terminal_agent.tools.base import FunctionToolbox
 from venice_terminal_agent.venice import RetryPolicy, VeniceClient
 from venice_terminal_agent.venice.stream import Assembler
@@ -71,8 +71,10 @@ async def no_sleep(seconds: float) -> None:
 
 @pytest.mark.usefixtures("planted_bug")
 async def test_a_bug_in_the_assembler_goes_up_as_it_is_and_is_not_retried() -> None:
-    async with FakeVenice([{"text": "hello"}, {"text": "again"}]) as fake:
-        async with VeniceClient("k", fake.base_url, retry=RetryPolicy(sleep=no_sleep)) as client:
+    async with MockVenice([{"text": "hello"}, {"text": "again"}]) as fake:
+        async with VeniceClient(
+            "k", fake.base_url, retry=RetryPolicy(sleep=no_sleep), http_client=fake.http_client()
+        ) as client:
             agent = Agent(client, FunctionToolbox({}), model="m")
             with pytest.raises(KeyError, match="planted"):
                 await agent.ask("hi")  # not a receipt that says model_error

@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 import pytest
 
 from venice_terminal_agent.events import TextDelta, TextDiscarded
-from venice_terminal_agent.testing import FakeVenice
+from venice_terminal_agent.testing import FakeVenice, MockVenice
 from venice_terminal_agent.venice import ModelError, NoModelError, RetryPolicy, VeniceClient
 from venice_terminal_agent.venice.errors import body_message, retry_after
 
@@ -31,8 +31,10 @@ async def served(script, *, attempts: int = 3, clock=None):
     policy = RetryPolicy(attempts=attempts, sleep=sleeps, jitter=lambda: 0.5)
     if clock is not None:
         policy.clock = clock
-    async with FakeVenice(script) as fake:
-        async with VeniceClient("test-key", fake.base_url, retry=policy) as client:
+    async with MockVenice(script) as fake:
+        async with VeniceClient(
+            "test-key", fake.base_url, retry=policy, http_client=fake.http_client()
+        ) as client:
             yield fake, client, sleeps
 
 
@@ -106,14 +108,25 @@ async def test_no_retry_storm_past_the_failure_window() -> None:
     script = {"replies": [{"status": 500}], "loop": True}
     sleeps = Sleeps()
     policy = RetryPolicy(attempts=3, sleep=sleeps, clock=lambda: 1000.0, max_failures_in_window=4)
-    async with FakeVenice(script) as fake:
-        async with VeniceClient("k", fake.base_url, retry=policy) as client:
+    async with MockVenice(script) as fake:
+        async with VeniceClient("k", fake.base_url, retry=policy, http_client=fake.http_client()) as client:
             with pytest.raises(ModelError, match="gave up after 3 attempts"):
                 await client.complete("m", USER)
             with pytest.raises(ModelError, match="not retrying: 5 failed requests in 30 s") as caught:
                 await client.complete("m", USER)
     assert caught.value.status == 500
     assert len(fake.chat_requests) == 5  # 3 for the first question, 2 more, then it stopped
+
+
+async def test_the_failure_window_belongs_to_the_client_not_to_the_shared_policy() -> None:
+    policy = RetryPolicy(attempts=5, sleep=Sleeps(), clock=lambda: 1000.0, max_failures_in_window=2)
+    async with MockVenice([{"status": 500}] * 3 + [{"status": 500}, {"text": "fine"}]) as fake:
+        async with VeniceClient("k", fake.base_url, retry=policy, http_client=fake.http_client()) as busy:
+            with pytest.raises(ModelError, match="not retrying: 3 failed requests"):
+                await busy.complete("m", USER)
+        async with VeniceClient("k", fake.base_url, retry=policy, http_client=fake.http_client()) as fresh:
+            turn = await fresh.complete("m", USER)  # its own first failure: retried
+    assert turn.text == "fine"
 
 
 async def test_a_retry_after_too_long_is_not_waited_for() -> None:

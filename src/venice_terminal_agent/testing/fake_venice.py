@@ -59,60 +59,30 @@ import asyncio
 import json
 import signal
 import sys
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import h11
 
-from . import checks, replies
+from . import replies
+from .scripted import Answer, Scripted, Seen
 
 HOST = "127.0.0.1"
-Headers = list[tuple[str, str]]
+__all__ = ["HOST", "FakeVenice", "Seen", "main"]
 
 
-@dataclass
-class Seen:
-    """One request the server received, and the status it answered (0: none yet)."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-    status: int = 0
-
-
-class FakeVenice:
+class FakeVenice(Scripted):
     """The server; `async with` starts it on a free port (see the module docstring)."""
 
     def __init__(self, script: Any = (), *, port: int = 0, record: Path | None = None) -> None:
-        self.script = replies.load_script(list(script) if isinstance(script, tuple) else script)
+        super().__init__(script, record=record)
         self.port = port
-        self.record = record
-        self.requests: list[Seen] = []
-        self.exhausted: str | None = None  # why the script ran out, once it has
-        self._next = 0
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
     @property
     def base_url(self) -> str:
         return f"http://{HOST}:{self.port}/api/v1"
-
-    @property
-    def chat_requests(self) -> list[Any]:
-        return [seen.body for seen in self.requests if seen.path.endswith("/chat/completions")]
-
-    @property
-    def remaining(self) -> int:
-        return len(self.script["replies"]) - self._next
-
-    def add(self, *more: dict[str, Any]) -> None:
-        """Append replies to the script (checked like the script's own)."""
-        for reply in more:
-            replies.check_reply(reply, len(self.script["replies"]) + 1)
-            self.script["replies"].append(reply)
 
     async def start(self) -> FakeVenice:
         self._server = await asyncio.start_server(self._connection, HOST, self.port)
@@ -131,8 +101,8 @@ class FakeVenice:
 
     async def __aexit__(self, kind: object, error: object, trace: object) -> None:
         await self.stop()
-        if kind is None and self.exhausted:
-            raise AssertionError(f"fake_venice: {self.exhausted}")
+        if kind is None:
+            self.check_finished()
 
     # HTTP -----------------------------------------------------------------------------
 
@@ -143,7 +113,10 @@ class FakeVenice:
         conn = h11.Connection(h11.SERVER)
         try:
             while (request := await _read(conn, reader)) is not None:
-                await self._respond(conn, reader, writer, *request)
+                head, raw = request
+                headers = {k.decode().lower(): v.decode() for k, v in head.headers}
+                _, answer = self.answer(head.method.decode(), head.target.decode(), headers, raw)
+                await _send(conn, reader, writer, answer)
                 if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
                     break
                 conn.start_next_cycle()
@@ -155,123 +128,42 @@ class FakeVenice:
             self._tasks.discard(task)
             writer.close()
 
-    async def _respond(
-        self, conn: h11.Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-        request: h11.Request, raw: bytes,
-    ) -> None:  # fmt: skip
-        method, path = request.method.decode(), request.target.decode().split("?")[0]
-        headers = {k.decode().lower(): v.decode() for k, v in request.headers}
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = raw.decode("utf-8", "replace")
-        seen = Seen(method, path, headers, body)
-        self.requests.append(seen)
-        try:
-            failing = self.script.get("models_error")
-            if method == "GET" and "/models" in path and failing:
-                seen.status = await _send_json(conn, writer, failing["status"], replies.error_body(failing))
-            elif method == "GET" and path.endswith("/models/traits"):
-                data = {"data": replies.traits_of(self.script), "object": "list", "type": "text"}
-                seen.status = await _send_json(conn, writer, 200, data)
-            elif method == "GET" and path.endswith("/models"):
-                extra = [(k, str(v)) for k, v in self.script.get("headers", {}).items()]
-                seen.status = await _send_json(conn, writer, 200, replies.models_body(self.script), extra)
-            elif method == "POST" and path.endswith("/chat/completions"):
-                await self._chat(conn, reader, writer, seen)
-            else:
-                seen.status = await _send_json(conn, writer, 404, {"error": f"no route {method} {path}"})
-        finally:
-            if self.record is not None:
-                with self.record.open("a", encoding="utf-8") as out:
-                    out.write(json.dumps(_recordable(seen), default=str) + "\n")
 
-    async def _chat(
-        self, conn: h11.Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, seen: Seen
-    ) -> None:
-        seen.status = await self._play(conn, reader, writer, seen.body)
-
-    async def _play(
-        self, conn: h11.Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, body: Any
-    ) -> int:
-        found = checks.problem(body)
-        if found is not None:
-            return await _send_json(conn, writer, 400, checks.details(found))
-        reply = self._take()
-        if reply is None:
-            return await _send_json(
-                conn, writer, 500, {"error": self.exhausted}, [("x-should-retry", "false")]
-            )
-        number = self._next
-        headers = self._headers(number) + [(k, str(v)) for k, v in reply.get("headers", {}).items()]
-        await asyncio.sleep(reply.get("delay", 0))
-        if "status" in reply:
-            return await _send_json(conn, writer, reply["status"], replies.error_body(reply), headers)
-        created, model = int(time.time()), body["model"]
-        if not body.get("stream"):
-            whole = replies.completion(reply, model=model, number=number, created=created)
-            return await _send_json(conn, writer, 200, whole, headers)
-        usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        parts = replies.chunks(reply, model=model, number=number, usage=usage, created=created)
+async def _send(
+    conn: h11.Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, answer: Answer
+) -> None:
+    await asyncio.sleep(answer.delay)
+    if answer.events is None:
+        payload = json.dumps(answer.body).encode()
+        head = [("content-type", "application/json"), ("content-length", str(len(payload))), *answer.headers]
         writer.write(
-            conn.send(
-                h11.Response(status_code=200, headers=[("content-type", "text/event-stream"), *headers])
-            )
+            conn.send(h11.Response(status_code=answer.status, headers=head))
+            + conn.send(h11.Data(data=payload))
+            + conn.send(h11.EndOfMessage())
         )
-        events = [b"data: " + json.dumps(part).encode() + b"\n\n" for part in parts]
-        if not reply.get("chunk_delay"):
-            events = [b"".join(events)]  # no pause between chunks: one write, as a busy server would
-        for i, event in enumerate(events):
-            if i:
-                await asyncio.sleep(reply["chunk_delay"])
-            writer.write(conn.send(h11.Data(data=event)))
-            await writer.drain()
-        if reply.get("hang"):
-            await reader.read()  # until the client goes away (or the server stops)
-            return 200  # the response is unfinished, so the connection closes
-        if reply.get("drop"):
-            writer.transport.abort()
-            return 200
-        if "cut" in reply:
-            writer.write(conn.send(h11.EndOfMessage()))
-            await writer.drain()
-            return 200
-        writer.write(conn.send(h11.Data(data=b"data: [DONE]\n\n")) + conn.send(h11.EndOfMessage()))
         await writer.drain()
-        return 200
-
-    def _take(self) -> dict[str, Any] | None:
-        script = self.script["replies"]
-        if self._next >= len(script) and self.script.get("loop") and script:
-            self._next = 0
-        if self._next >= len(script):
-            self.exhausted = f"chat request {len(self.chat_requests)} came after the script's {len(script)} replies ran out"
-            return None
-        self._next += 1
-        return script[self._next - 1]
-
-    def _headers(self, number: int) -> Headers:
-        now = int(time.time())
-        venice = {
-            "x-ratelimit-limit-requests": "500",
-            "x-ratelimit-remaining-requests": str(max(0, 500 - number)),
-            "x-ratelimit-reset-requests": str(now + 60),
-            "x-ratelimit-limit-tokens": "1000000",
-            "x-ratelimit-remaining-tokens": "999000",
-            "x-ratelimit-reset-tokens": "60",
-            "x-ratelimit-type": "api_key",
-            "cf-ray": f"fake-{number}",
-            "x-venice-version": "fake",
-        }
-        return [*venice.items(), *((k, str(v)) for k, v in self.script.get("headers", {}).items())]
-
-
-def _recordable(seen: Seen) -> dict[str, Any]:
-    """A request as written to the record file: the API key itself is never written down."""
-    headers = dict(seen.headers)
-    if "authorization" in headers:
-        headers["authorization"] = f"<{len(headers['authorization'])} characters, not recorded>"
-    return {**seen.__dict__, "headers": headers}
+        return
+    writer.write(conn.send(h11.Response(status_code=answer.status, headers=answer.headers)))
+    events = answer.events
+    if not answer.chunk_delay:
+        events = [b"".join(events)]  # no pause between chunks: one write, as a busy server would
+    for i, event in enumerate(events):
+        if i:
+            await asyncio.sleep(answer.chunk_delay)
+        writer.write(conn.send(h11.Data(data=event)))
+        await writer.drain()
+    if answer.hang:
+        await reader.read()  # until the client goes away (or the server stops)
+        return  # the response is unfinished, so the connection closes
+    if answer.drop:
+        writer.transport.abort()
+        return
+    if answer.cut:  # the response ends cleanly, but without a finish reason or [DONE]
+        writer.write(conn.send(h11.EndOfMessage()))
+        await writer.drain()
+        return
+    writer.write(conn.send(h11.Data(data=answer.done)) + conn.send(h11.EndOfMessage()))
+    await writer.drain()
 
 
 async def _read(conn: h11.Connection, reader: asyncio.StreamReader) -> tuple[h11.Request, bytes] | None:
@@ -290,20 +182,6 @@ async def _read(conn: h11.Connection, reader: asyncio.StreamReader) -> tuple[h11
             return request, bytes(body)
         elif isinstance(event, h11.ConnectionClosed):
             return None
-
-
-async def _send_json(
-    conn: h11.Connection, writer: asyncio.StreamWriter, status: int, data: Any, headers: Headers | None = None
-) -> int:
-    payload = json.dumps(data).encode()
-    head = [("content-type", "application/json"), ("content-length", str(len(payload))), *(headers or [])]
-    writer.write(
-        conn.send(h11.Response(status_code=status, headers=head))
-        + conn.send(h11.Data(data=payload))
-        + conn.send(h11.EndOfMessage())
-    )
-    await writer.drain()
-    return status
 
 
 # The command ----------------------------------------------------------------------------

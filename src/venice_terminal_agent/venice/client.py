@@ -10,6 +10,12 @@ Retries are ours, not the SDK's (`max_retries=0`): the SDK's sleep cannot be inj
 (`TextDiscarded`), and it does not count failures across requests. Venice blocks a client
 for 30 s after more than 20 failed requests in 30 s, so failures are counted in a sliding
 window and retrying stops well before that.
+
+Why not stamina: its `retry_context` with an `on=` hook could return our wait (Retry-After
+included) and has a test mode, but the two things this loop does around each attempt would
+stay outside it anyway: withdrawing text an attempt already showed, and counting failures
+across requests (one client's `FailureWindow`, not per call). What is left is a dozen lines
+(`complete`, `_wait`); a dependency would not make them shorter or clearer.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import random
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -51,20 +57,28 @@ class RetryPolicy:
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
     clock: Callable[[], float] = time.monotonic
     jitter: Callable[[], float] = random.random
-    failures: deque[float] = field(default_factory=deque)
 
     def backoff(self, attempt: int) -> float:
         """Delay before attempt `attempt + 1` when the server did not say how long."""
         delay = min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
         return delay * (0.75 + 0.5 * self.jitter())
 
-    def failed(self) -> int:
+
+class FailureWindow:
+    """The failed requests of one client in the last `seconds`: state, kept apart from the
+    policy (which is configuration, and may be shared)."""
+
+    def __init__(self, seconds: float, clock: Callable[[], float]) -> None:
+        self.seconds, self.clock = seconds, clock
+        self.times: deque[float] = deque()
+
+    def add(self) -> int:
         """Count one failure; how many fell in the window."""
         now = self.clock()
-        self.failures.append(now)
-        while self.failures and self.failures[0] < now - self.window:
-            self.failures.popleft()
-        return len(self.failures)
+        self.times.append(now)
+        while self.times and self.times[0] < now - self.seconds:
+            self.times.popleft()
+        return len(self.times)
 
 
 def complete_or_raise(turn: Completion) -> Completion:
@@ -94,7 +108,10 @@ class VeniceClient:
         discovery_timeout: float = DISCOVERY_TIMEOUT,
         venice_parameters: bool | None = None,
         secrets: Iterable[str] = (),
+        http_client: Any = None,
     ) -> None:
+        """`http_client`: an `httpx2.AsyncClient` to send requests with (the SDK's own if None);
+        tests give one on `testing.MockVenice`'s transport to run without a socket."""
         import httpx2
         from openai import AsyncOpenAI
 
@@ -103,6 +120,7 @@ class VeniceClient:
         self.secrets = (api_key, *secrets)
         self.base_url = base_url.rstrip("/")
         self.retry = retry or RetryPolicy()
+        self.failures = FailureWindow(self.retry.window, self.retry.clock)
         host = urlsplit(self.base_url).hostname or ""
         # OpenAI's own API refuses unknown fields; everybody else ignores or wants this.
         self.venice_parameters = (
@@ -110,7 +128,9 @@ class VeniceClient:
         )
         # A dead host fails fast (connect); a slow model may think, but not fall silent (read).
         limits = httpx2.Timeout(timeout, connect=connect_timeout)
-        self._openai = AsyncOpenAI(api_key=api_key, base_url=self.base_url, max_retries=0, timeout=limits)
+        self._openai = AsyncOpenAI(
+            api_key=api_key, base_url=self.base_url, max_retries=0, timeout=limits, http_client=http_client
+        )
         self.discovery_timeout = discovery_timeout
         self.answered = False  # a chat request has succeeded
         # The first chat request was refused 401/403: the key is the user's setup to fix (exit
@@ -239,7 +259,7 @@ class VeniceClient:
 
     def _wait(self, problem: ModelError, attempt: int) -> float:
         """Seconds to wait before the next attempt, or raise `problem` to give up."""
-        in_window = self.retry.failed()
+        in_window = self.failures.add()
         if not problem.retryable:
             raise problem
         tries = plural(attempt, "attempt")

@@ -1,0 +1,166 @@
+"""The fake Venice's brain, without a wire: which reply a request gets, and what was seen.
+
+Shared by the socket server (`fake_venice.FakeVenice`, for subprocess and terminal tests) and
+the in-process transport (`mock_venice.MockVenice`, an `httpx2.MockTransport` handler): both
+check requests the same way (`checks`), play the same script (`replies`) and record the same
+`Seen` list, so a test moves between them by changing one line.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import checks, replies
+
+Headers = list[tuple[str, str]]
+
+
+@dataclass
+class Seen:
+    """One request the server received, and the status it answered (0: none yet)."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    status: int = 0
+
+
+@dataclass
+class Answer:
+    """What to send back: a JSON body, or (`events`) a stream of server-sent events."""
+
+    status: int
+    headers: Headers
+    body: Any = None
+    events: list[bytes] | None = None
+    delay: float = 0.0  # before the response starts
+    chunk_delay: float = 0.0  # between events (otherwise all of them go in one write)
+    hang: bool = False  # after the events the stream stays open, sending nothing more
+    drop: bool = False  # after the events the connection is cut
+    cut: bool = False  # after the events the response ends, without [DONE]
+    done: bytes = field(default=b"data: [DONE]\n\n")
+
+
+class Scripted:
+    """A script being played, request by request (see `fake_venice` for the script format)."""
+
+    def __init__(self, script: Any = (), *, record: Path | None = None) -> None:
+        self.script = replies.load_script(list(script) if isinstance(script, tuple) else script)
+        self.record = record
+        self.requests: list[Seen] = []
+        self.exhausted: str | None = None  # why the script ran out, once it has
+        self._next = 0
+
+    @property
+    def chat_requests(self) -> list[Any]:
+        return [seen.body for seen in self.requests if seen.path.endswith("/chat/completions")]
+
+    @property
+    def remaining(self) -> int:
+        return len(self.script["replies"]) - self._next
+
+    def add(self, *more: dict[str, Any]) -> None:
+        """Append replies to the script (checked like the script's own)."""
+        for reply in more:
+            replies.check_reply(reply, len(self.script["replies"]) + 1)
+            self.script["replies"].append(reply)
+
+    def check_finished(self) -> None:
+        """Raise `AssertionError` if a request came after the script ran out."""
+        if self.exhausted:
+            raise AssertionError(f"fake_venice: {self.exhausted}")
+
+    def answer(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> tuple[Seen, Answer]:
+        """The reply to one request; the request is recorded in `requests` (and `record`)."""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        seen = Seen(method, path.split("?")[0], headers, body)
+        self.requests.append(seen)
+        path = seen.path
+        failing = self.script.get("models_error")
+        if method == "GET" and "/models" in path and failing:
+            answer = Answer(failing["status"], [], replies.error_body(failing))
+        elif method == "GET" and path.endswith("/models/traits"):
+            data = {"data": replies.traits_of(self.script), "object": "list", "type": "text"}
+            answer = Answer(200, [], data)
+        elif method == "GET" and path.endswith("/models"):
+            extra = [(k, str(v)) for k, v in self.script.get("headers", {}).items()]
+            answer = Answer(200, extra, replies.models_body(self.script))
+        elif method == "POST" and path.endswith("/chat/completions"):
+            answer = self._chat(body)
+        else:
+            answer = Answer(404, [], {"error": f"no route {method} {path}"})
+        seen.status = answer.status
+        if self.record is not None:
+            with self.record.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(_recordable(seen), default=str) + "\n")
+        return seen, answer
+
+    def _chat(self, body: Any) -> Answer:
+        found = checks.problem(body)
+        if found is not None:
+            return Answer(400, [], checks.details(found))
+        reply = self._take()
+        if reply is None:
+            return Answer(500, [("x-should-retry", "false")], {"error": self.exhausted})
+        number = self._next
+        headers = self._headers(number) + [(k, str(v)) for k, v in reply.get("headers", {}).items()]
+        delay = float(reply.get("delay", 0))
+        if "status" in reply:
+            return Answer(reply["status"], headers, replies.error_body(reply), delay=delay)
+        created, model = int(time.time()), body["model"]
+        if not body.get("stream"):
+            whole = replies.completion(reply, model=model, number=number, created=created)
+            return Answer(200, headers, whole, delay=delay)
+        usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        parts = replies.chunks(reply, model=model, number=number, usage=usage, created=created)
+        return Answer(
+            200,
+            [("content-type", "text/event-stream"), *headers],
+            events=[b"data: " + json.dumps(part).encode() + b"\n\n" for part in parts],
+            delay=delay,
+            chunk_delay=float(reply.get("chunk_delay", 0)),
+            hang=bool(reply.get("hang")),
+            drop=bool(reply.get("drop")),
+            cut="cut" in reply,
+        )
+
+    def _take(self) -> dict[str, Any] | None:
+        script = self.script["replies"]
+        if self._next >= len(script) and self.script.get("loop") and script:
+            self._next = 0
+        if self._next >= len(script):
+            self.exhausted = f"chat request {len(self.chat_requests)} came after the script's {len(script)} replies ran out"
+            return None
+        self._next += 1
+        return script[self._next - 1]
+
+    def _headers(self, number: int) -> Headers:
+        now = int(time.time())
+        venice = {
+            "x-ratelimit-limit-requests": "500",
+            "x-ratelimit-remaining-requests": str(max(0, 500 - number)),
+            "x-ratelimit-reset-requests": str(now + 60),
+            "x-ratelimit-limit-tokens": "1000000",
+            "x-ratelimit-remaining-tokens": "999000",
+            "x-ratelimit-reset-tokens": "60",
+            "x-ratelimit-type": "api_key",
+            "cf-ray": f"fake-{number}",
+            "x-venice-version": "fake",
+        }
+        return [*venice.items(), *((k, str(v)) for k, v in self.script.get("headers", {}).items())]
+
+
+def _recordable(seen: Seen) -> dict[str, Any]:
+    """A request as written to the record file: the API key itself is never written down."""
+    headers = dict(seen.headers)
+    if "authorization" in headers:
+        headers["authorization"] = f"<{len(headers['authorization'])} characters, not recorded>"
+    return {**seen.__dict__, "headers": headers}
