@@ -40,16 +40,16 @@ class Mutant:
 MUTANTS = [
     Mutant(
         "an approver that raises is taken as a yes",
-        "agent.py",
-        "approved = False  # an approver that fails says no",
-        "approved = True  # an approver that fails says no",
-        ("tests/test_agent.py",),
+        "consent.py",
+        "                # question is not an answer and goes on up.\n                approved = False\n",
+        "                # question is not an answer and goes on up.\n                approved = True\n",
+        ("tests/test_agent.py", "tests/test_consent.py"),
     ),
     Mutant(
         "after a success the failure count is not reset",
         "loop.py",
-        "                self.failed_tool = None\n                continue\n",
-        "                continue\n",
+        "        self.failing = set(failing)\n",
+        "        self.failing |= set(failing)\n",
         ("tests/test_loop.py",),
     ),
     Mutant(
@@ -96,10 +96,10 @@ MUTANTS = [
     ),
     Mutant(
         "a read-only tool asks for consent",
-        "agent.py",
-        "if spec is not None and spec.read_only:",
-        "if spec is not None and spec.read_only and False:",
-        ("tests/test_agent.py",),
+        "consent.py",
+        "        if spec is not None and spec.read_only:\n            return None\n",
+        "        if spec is not None and spec.read_only and False:\n            return None\n",
+        ("tests/test_agent.py", "tests/test_consent.py"),
     ),
     Mutant(
         "an unknown page id gives an empty page",
