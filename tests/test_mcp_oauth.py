@@ -108,7 +108,7 @@ def test_hosted_apify_is_anonymous_until_signed_in(monkeypatch, tmp_path):
     signed_in = apify_server(settings)
     assert signed_in.url == "https://mcp.apify.com" and signed_in.oauth == {}
 
-    from venice_terminal_agent.cli.startup import ANONYMOUS_APIFY, SIGNED_IN_APIFY, apify_mode
+    from venice_terminal_agent.cli.runtime import ANONYMOUS_APIFY, SIGNED_IN_APIFY, apify_mode
 
     assert apify_mode(settings, [signed_in]) == SIGNED_IN_APIFY
     assert apify_mode(settings, [anonymous]) == ANONYMOUS_APIFY

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from venice_terminal_agent.cli.startup import ANONYMOUS_APIFY, apify_mode, uses_apify
+from venice_terminal_agent.cli.runtime import ANONYMOUS_APIFY, apify_mode, uses_apify
 
 from venice_terminal_agent.agent import APIFY_RULES, SYSTEM_PROMPT, Agent, system_prompt
 from venice_terminal_agent.config import load_settings
