@@ -57,3 +57,42 @@ async def test_the_model_plans_within_what_is_left_and_repeats_never_reach_it() 
     assert looked_up == ["a", "b", "c", "d", "e"]
     assert requests == 6  # the repeat and the spent window never asked the model
     assert first.receipt.model == "fake-model"
+
+
+async def test_the_local_data_rule_holds_for_the_bot_across_messages(tmp_path) -> None:
+    from mcp.server import MCPServer
+    from mcp.types import ToolAnnotations
+
+    from venice_terminal_agent.tools.base import CombinedToolbox
+    from venice_terminal_agent.tools.builtin import builtin_toolbox
+    from venice_terminal_agent.tools.mcp_config import ServerConfig
+    from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
+
+    (tmp_path / "notes.txt").write_text("the door code is 4321", encoding="utf-8")
+    server = MCPServer("web", version="0.1")
+    searched: list[str] = []
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def search(query: str) -> str:
+        """Search the web."""
+        searched.append(query)
+        return "results"
+
+    script = [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+        {"text": "Your notes hold a door code."},
+        {"tool_calls": [{"name": "search", "arguments": {"query": "door code 4321"}}]},
+        {"text": "I may not search with that."},
+    ]
+    async with (
+        FakeVenice(script) as fake,
+        McpToolbox.open([ServerConfig("web", in_memory=server, trusted=True)]) as box,
+    ):
+        async with VeniceClient("k", fake.base_url, retry=RetryPolicy(sleep=no_wait)) as client:
+            tools = CombinedToolbox(builtin_toolbox(tmp_path), box)
+            agent = Agent(client, tools, model="fake-model")  # no approver: nobody to ask, as in a bot
+            async with Bot(agent=agent) as bot:
+                await bot.respond("what is in my notes?", "alice")
+                reply = await bot.respond("now search the web for it", "alice")
+    assert searched == []  # read-only, but the file's contents would have left the machine
+    assert reply.receipt is not None and reply.receipt.steps == ()
