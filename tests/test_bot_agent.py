@@ -85,10 +85,12 @@ async def test_the_local_data_rule_holds_for_the_bot_across_messages(tmp_path) -
         {"text": "I may not search with that."},
     ]
     async with (
-        FakeVenice(script) as fake,
+        MockVenice(script) as fake,
         McpToolbox.open([ServerConfig("web", in_memory=server, trusted=True)]) as box,
     ):
-        async with VeniceClient("k", fake.base_url, retry=RetryPolicy(sleep=no_wait)) as client:
+        async with VeniceClient(
+            "k", fake.base_url, retry=RetryPolicy(sleep=no_wait), http_client=fake.http_client()
+        ) as client:
             tools = CombinedToolbox(builtin_toolbox(tmp_path), box)
             agent = Agent(client, tools, model="fake-model")  # no approver: nobody to ask, as in a bot
             async with Bot(agent=agent) as bot:

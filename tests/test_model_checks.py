@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from venice_terminal_agent.cli.runtime import ANONYMOUS_APIFY, apify_mode, uses_apify
-
 from venice_terminal_agent.agent import APIFY_RULES, SYSTEM_PROMPT, Agent, system_prompt
+from venice_terminal_agent.cli.runtime import ANONYMOUS_APIFY, apify_mode, uses_apify
 from venice_terminal_agent.config import load_settings
 from venice_terminal_agent.events import Notice
 from venice_terminal_agent.testing import FakeVenice
