@@ -27,6 +27,7 @@ from .store_schema import StoreError
 
 PREFIX = "venice-agent:"
 MAX_MESSAGES = 1000
+MAX_CONNECTIONS = 64  # per process
 
 BEGIN = """
 local now, limit, window = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -117,13 +118,17 @@ class RedisStore:
 
         # One quick retry: a pooled connection that died with a restarted Redis is replaced at
         # once, and a Redis that is down is said in well under a second, not after backoffs.
-        self._redis = redis.Redis.from_url(
+        # Past MAX_CONNECTIONS busy at once, a request waits its turn instead of failing.
+        pool = redis.BlockingConnectionPool.from_url(
             self.url,
+            max_connections=MAX_CONNECTIONS,
+            timeout=10,
             socket_connect_timeout=2,
             socket_timeout=10,
             retry=Retry(NoBackoff(), 1),
             decode_responses=True,
         )
+        self._redis = redis.Redis(connection_pool=pool)
         self._begin = self._redis.register_script(BEGIN)
         self._finish = self._redis.register_script(FINISH)
         try:
@@ -135,7 +140,7 @@ class RedisStore:
     async def close(self) -> None:
         if self._redis is not None:
             redis, self._redis = self._redis, None
-            await redis.aclose()
+            await redis.aclose(close_connection_pool=True)
 
     async def ping(self) -> None:
         await self._call(self._client().ping())
