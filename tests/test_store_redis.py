@@ -158,3 +158,11 @@ async def test_redis_stopped_means_503_and_nothing_spent_until_it_is_back(tmp_pa
 async def test_serve_refuses_to_start_on_a_redis_nobody_runs(tmp_path: Path) -> None:
     with pytest.raises(StoreUnavailable, match=r"^redis://127\.0\.0\.1:9/0: cannot reach Redis \("):
         await RedisStore("redis://127.0.0.1:9/0").open()
+
+
+async def test_more_requests_at_once_than_connections_wait_their_turn(tmp_path: Path) -> None:
+    async with redis_server(tmp_path / "redis") as redis, RedisStore(redis.url) as store:
+        tickets = await asyncio.gather(*(
+            store.begin_reply(f"c{number}", "hi", now=1.0, limit=5, window=3600, wanted=1) for number in range(300)
+        ))  # fmt: skip
+        assert {ticket.reserved for ticket in tickets} == {1}
