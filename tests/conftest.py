@@ -3,10 +3,17 @@
 Before the first test, the pinned npm servers are installed into `.tools/node` when missing
 or out of date (`tests/node/install`, the script `.ci/run` runs too). A run that skipped tests
 ends with one line saying how many and why, visible even under `-q`, which hides the reasons.
+
+No test talks to anything but this machine: every socket `connect` to an internet address
+fails the test that made it, whatever library made it (openai, httpx2, mcp, asyncio); loopback
+(127.0.0.0/8, ::1) and Unix sockets only. Child processes are not covered: commands that might
+dial out run against loopback stand-ins.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import socket
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -42,3 +49,37 @@ def _reason(report: Any) -> str:
     longrepr = report.longrepr
     text = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
     return text.removeprefix("Skipped: ")
+
+
+_connect = socket.socket.connect
+_connect_ex = socket.socket.connect_ex
+
+
+class NetworkRefused(OSError):
+    """A test tried to reach another machine."""
+
+
+def _check(sock: socket.socket, address: Any) -> None:
+    if sock.family not in (socket.AF_INET, socket.AF_INET6):
+        return  # Unix sockets and socket pairs stay on this machine
+    host = address[0] if isinstance(address, tuple) else address
+    try:
+        loopback = ipaddress.ip_address(str(host).split("%")[0]).is_loopback
+    except ValueError:
+        loopback = str(host) == "localhost"
+    if not loopback:
+        raise NetworkRefused(f"tests reach 127.0.0.1 only; a test tried to connect to {address!r}")
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> None:
+    _check(self, address)
+    return _connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
+    _check(self, address)
+    return _connect_ex(self, address)
+
+
+socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
+socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]

@@ -114,3 +114,23 @@ def test_the_command_says_a_crash_is_a_bug_in_one_line_with_status_1(tmp_path: P
     )
     assert "Traceback" not in done.stderr
     assert done.stdout == ""  # no receipt passing the bug off as model_error
+
+
+HELP_PROBE = """
+import sys
+import venice_terminal_agent.receipt as receipt
+receipt.EXIT_STATUS[receipt.Exit.BUDGET] = 33  # a table changed in one place only
+sys.argv = ["venice-agent", *sys.argv[1:]]
+from venice_terminal_agent.cli.app import main
+main()
+"""
+
+
+@pytest.mark.parametrize("command", [["--help"], ["ask", "--help"], ["run", "--help"]])
+def test_help_texts_take_their_exit_statuses_from_the_table(command: list[str]) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", HELP_PROBE, *command], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    assert "33 budget" in text and "3 budget" not in text.replace("33 budget", "")

@@ -15,6 +15,7 @@ from typing import Any
 
 from .consent import Approver, Consent
 from .costs import Cap
+from .defaults import MAX_ROUNDS, PAGE_CHARS, QUESTION_BUDGET
 from .errors import ConfigError
 from .events import Event, EventSink, Finished, Notice, ignore
 from .loop import run_loop
@@ -24,7 +25,7 @@ from .tools.pager import Pager
 from .venice.models import ModelFacts, deprecation
 from .venice.planner import ChatModel, LLMPlanner
 
-DEFAULT_BUDGET = 10  # tool calls per question
+DEFAULT_BUDGET = QUESTION_BUDGET  # tool calls per question
 MAX_ROUNDS_RANGE = range(1, 41)
 
 SYSTEM_PROMPT = """\
@@ -66,11 +67,11 @@ class Agent:
         tools: Toolbox,
         *,
         model: str,
-        max_rounds: int = 12,
+        max_rounds: int = MAX_ROUNDS,
         budget: int = DEFAULT_BUDGET,
         approver: Approver | None = None,
         auto_approve: bool = False,
-        max_tool_result_chars: int = 20_000,
+        max_tool_result_chars: int = PAGE_CHARS,
         temperature: float | None = None,
         system_prompt: str = SYSTEM_PROMPT,
         pager: Pager | None = None,
@@ -138,6 +139,7 @@ class Agent:
     def clear(self) -> None:
         """Back to just the system prompt; no local file contents are in it any more."""
         del self.history[1:]
+        self.pager.clear()  # the pages of a forgotten conversation are of no use to anyone
         self.tools.forget_local_data()
 
     async def ask(
@@ -149,6 +151,7 @@ class Agent:
         partial answer when it ends `budget`, `max_rounds` or `repeated_call` with one; any
         other end leaves it as it was (rollback)."""
         emit = events or ignore
+        pages = self.pager.next_id  # pages cut from here on belong to this question
         working = [*self.history, {"role": "user", "content": question}]
         specs = {spec.name: spec for spec in self.tools.specs()} if self.calls_functions else {}
 
@@ -206,5 +209,6 @@ class Agent:
             self.history.extend(working[len(self.history) :])
         else:
             self.tools.local_data = local_data  # rolled back: what was read left with it
+            self.pager.forget(since=pages)  # and so did the pages of its results
         emit(Finished(receipt))
         return receipt

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .commands import CommandPlanner, help_text, results_text
+from .defaults import CALLS_PER_WINDOW, WINDOW_SECONDS
 from .events import EventSink
 from .loop import run_loop
 from .receipt import Exit, Receipt
@@ -33,7 +34,7 @@ from .tools.builtin import FileTools
 from .tools.pager import DEFAULT_PAGE_CHARS, Pager
 from .wording import all_of, plural, verb
 
-MAX_CHATS_KEPT = 1024  # conversations whose pages stay in memory (least recently used dropped)
+MAX_CHATS_KEPT = 1024  # conversations whose pages and agents stay in memory (least recently used dropped)
 
 
 class AskingAgent(Protocol):
@@ -76,8 +77,8 @@ class Bot:
         *,
         db: str | os.PathLike[str] | None = None,
         clock: Callable[[], float] | None = None,
-        calls_per_window: int = 5,
-        window: float = 3600.0,
+        calls_per_window: int = CALLS_PER_WINDOW,
+        window: float = WINDOW_SECONDS,
         agent: AskingAgent | Callable[[str], AskingAgent] | None = None,
         root: str | os.PathLike[str] | None = None,
         page_chars: int = DEFAULT_PAGE_CHARS,
@@ -105,8 +106,9 @@ class Bot:
         self._file_box = FunctionToolbox(file_tools, read_only=file_tools)
         self._file_names = list(file_tools)
         self._chats: OrderedDict[str, tuple[Pager, Toolbox]] = OrderedDict()
-        self._agents: dict[str, AskingAgent] = {}
-        self._agent_locks: dict[int, asyncio.Lock] = {}
+        # One agent (a conversation) and its lock per chat, capped like `_chats`.
+        self._agents: OrderedDict[str, tuple[AskingAgent, asyncio.Lock]] = OrderedDict()
+        self._shared_lock = asyncio.Lock()  # for one agent given to every chat
         self._opening = asyncio.Lock()
         self._opened = False
 
@@ -235,18 +237,25 @@ class Bot:
         return Reply(f"{body.rstrip()}\n{status}", None, status, 0, retry_after=retry_after)
 
     async def _ask_agent(self, chat: str, text: str, budget: int, events: EventSink | None) -> Receipt:
-        agent = self._agent_for(chat)
+        agent, lock = self._agent_for(chat)
         # One conversation per agent: two questions at once would interleave its history.
-        lock = self._agent_locks.setdefault(id(agent), asyncio.Lock())
         async with lock:
             return await agent.ask(text, events=events, budget=budget)
 
-    def _agent_for(self, chat: str) -> AskingAgent:
+    def _agent_for(self, chat: str) -> tuple[AskingAgent, asyncio.Lock]:
         if hasattr(self.agent, "ask"):
-            return self.agent  # type: ignore[return-value]
-        if chat not in self._agents:
-            self._agents[chat] = self.agent(chat)  # type: ignore[operator,misc]
-        return self._agents[chat]
+            return self.agent, self._shared_lock  # type: ignore[return-value]
+        kept = self._agents.get(chat)
+        if kept is not None:
+            self._agents.move_to_end(chat)
+            return kept
+        kept = self._agents[chat] = (self.agent(chat), asyncio.Lock())  # type: ignore[operator,misc]
+        if len(self._agents) > MAX_CHATS_KEPT:
+            # The least recently used chat whose question is not running is forgotten.
+            idle = next((name for name, (_, lock) in self._agents.items() if not lock.locked()), None)
+            if idle is not None and idle != chat:
+                del self._agents[idle]
+        return kept
 
     def _command_planner(self, text: str, toolbox: Toolbox) -> CommandPlanner:
         names = self._tool_names(toolbox)

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from .defaults import MAX_ROUNDS, PAGE_CHARS
 from .errors import ConfigError
 
 VENICE_BASE_URL = "https://api.venice.ai/api/v1"
@@ -36,8 +37,8 @@ class Settings(BaseSettings):
     apify_mcp_tools: str | None = None
     apify_mcp_url: str = APIFY_MCP_URL
 
-    max_rounds: int = Field(default=12, ge=1, le=40)
-    max_tool_result_chars: int = Field(default=20_000, ge=1_000)
+    max_rounds: int = Field(default=MAX_ROUNDS, ge=1, le=40)
+    max_tool_result_chars: int = Field(default=PAGE_CHARS, ge=1_000)
     mcp_call_timeout: float = Field(default=MCP_CALL_TIMEOUT, gt=0)
     auto_approve_tools: bool = False
     file_tools: bool = True  # FILE_TOOLS=0 (or --no-files) leaves read_file and list_files out

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from .defaults import PLAN_BUDGET
 from .events import (
     EventSink,
     Finished,
@@ -105,7 +106,7 @@ def as_planner(plan: Planner | Iterable[Call | Answer]) -> Planner:
 async def run_loop(
     plan: Planner | Iterable[Call | Answer],
     tools: Toolbox | Mapping[str, Callable[..., Any]] | None = None,
-    budget: int = 5,
+    budget: int = PLAN_BUDGET,
     *,
     max_rounds: int | None = None,
     approve: Approve | None = None,

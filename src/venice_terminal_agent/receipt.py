@@ -44,6 +44,13 @@ EXIT_STATUS: dict[Exit, int] = {
 USAGE_ERROR_STATUS = 2
 
 
+def exit_statuses(*exits: Exit) -> str:
+    """`0 answered, 3 budget, …` for help texts, from `EXIT_STATUS` (every exit when none given),
+    so no help text copies the table by hand."""
+    chosen = sorted(exits or EXIT_STATUS, key=EXIT_STATUS.__getitem__)
+    return ", ".join(f"{EXIT_STATUS[exit]} {exit}" for exit in chosen)
+
+
 def canonical_json(value: Any) -> str:
     """One spelling for equal JSON values, so argument order never matters."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)

@@ -96,9 +96,13 @@ class SqliteWorker:
                     except queue.Empty:
                         break
                 self._run_batch(db, batch)
-                _send_back(batch)
                 if batch[-1].kind == "close":
+                    # Closed before anyone hears it is: the WAL is folded into the file, so a
+                    # copy taken right after `close()` holds every write.
+                    db.close()
+                    _send_back(batch)
                     return
+                _send_back(batch)
         finally:
             db.close()
 

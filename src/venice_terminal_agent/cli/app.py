@@ -15,6 +15,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+from ..defaults import CALLS_PER_WINDOW, MAX_ROUNDS, PLAN_BUDGET, QUESTION_BUDGET
+from ..receipt import USAGE_ERROR_STATUS, Exit, exit_statuses
+
+USAGE = f"{USAGE_ERROR_STATUS} a usage or configuration error"
+LOOP_EXITS = (Exit.ANSWERED, Exit.REPEATED_CALL, Exit.BUDGET, Exit.TOOL_ERROR)
+
 if TYPE_CHECKING:  # the annotations only; importing click itself would slow `--help` down
     from typer._click import Context, HelpFormatter
 
@@ -140,8 +146,7 @@ app = typer.Typer(
     ),
     epilog=(
         "Settings: a flag wins over the environment, which wins over .env, which wins over the "
-        "default (README, Configuration). Exit status: 0 answered, 3 budget, 4 repeated_call, "
-        "5 tool_error, 6 max_rounds, 7 model_error, 8 cost_cap, 130 cancelled, 2 a usage or configuration error."
+        f"default (README, Configuration). Exit status: {exit_statuses()}, {USAGE}."
     ),
     subcommand_metavar="[QUESTION] | COMMAND [ARGS]...",
     no_args_is_help=False,
@@ -191,7 +196,9 @@ def run(
     plan: Annotated[str, typer.Argument(help="A JSON plan file, or - to read it from stdin.")],
     budget: Annotated[
         int | None,
-        typer.Option(min=0, help="Most tool calls the run may make [default: the plan's, else 5]."),
+        typer.Option(
+            min=0, help=f"Most tool calls the run may make [default: the plan's, else {PLAN_BUDGET}]."
+        ),
     ] = None,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print the receipt alone, as JSON, on stdout.")
@@ -207,13 +214,7 @@ def run(
         bool, typer.Option("--yes", "-y", help="Run MCP tools that need consent without asking.")
     ] = False,
 ) -> None:
-    """Run a plan of tool calls on the built-in tools, offline; show each step and why it stopped.
-
-    With --mcp-config the plan may also call MCP tools; those not known to be read-only ask
-    first (or run with --yes).
-
-    Exit status: 0 answered, 3 budget, 4 repeated_call, 5 tool_error, 2 a bad plan.
-    """
+    # The help text is `run.__doc__`, below: its exit statuses come from EXIT_STATUS.
     from .run_cmd import run_plan
 
     raise typer.Exit(
@@ -221,12 +222,20 @@ def run(
     )
 
 
+run.__doc__ = f"""Run a plan of tool calls on the built-in tools, offline; show each step and why it stopped.
+
+    With --mcp-config the plan may also call MCP tools; those not known to be read-only ask
+    first (or run with --yes).
+
+    Exit status: {exit_statuses(*LOOP_EXITS)}, {USAGE_ERROR_STATUS} a bad plan.
+    """
+
+
 @app.command(
     hidden=True,  # `venice-agent "question"` reaches it; its options head the main help
     epilog=(
         "Flags win over the environment, which wins over .env, which wins over the defaults. "
-        "Exit status of a question: 0 answered, 3 budget, 4 repeated_call, 5 tool_error, "
-        "6 max_rounds, 7 model_error, 8 cost_cap, 130 cancelled, 2 a usage or configuration error."
+        f"Exit status of a question: {exit_statuses()}, {USAGE}."
     ),
 )
 def ask(
@@ -248,11 +257,13 @@ def ask(
     mcp_config: McpConfigOption = None,
     max_rounds: Annotated[
         int | None,
-        typer.Option(min=1, max=40, help="Most model rounds per question [env MAX_ROUNDS; default: 12]."),
+        typer.Option(
+            min=1, max=40, help=f"Most model rounds per question [env MAX_ROUNDS; default: {MAX_ROUNDS}]."
+        ),
     ] = None,
     budget: Annotated[
         int | None,
-        typer.Option(min=0, help="Most tool calls per question [default: 10]."),
+        typer.Option(min=0, help=f"Most tool calls per question [default: {QUESTION_BUDGET}]."),
     ] = None,
     yes: Annotated[
         bool,
@@ -457,7 +468,9 @@ def chat(
     offline: Annotated[
         bool, typer.Option("--offline", help="Plan from commands even when VENICE_API_KEY is set.")
     ] = False,
-    calls: Annotated[int, typer.Option(min=0, help="Tool calls per conversation in any rolling hour.")] = 5,
+    calls: Annotated[
+        int, typer.Option(min=0, help="Tool calls per conversation in any rolling hour.")
+    ] = CALLS_PER_WINDOW,
     root: RootOption = None,
     mcp_config: Annotated[
         Path | None,
@@ -518,7 +531,9 @@ def serve(
         Path | None,
         typer.Option(help="Lines 'USER TOKEN': every request needs 'Authorization: Bearer TOKEN'."),
     ] = None,
-    calls: Annotated[int, typer.Option(min=0, help="Tool calls per chat in any rolling hour.")] = 5,
+    calls: Annotated[
+        int, typer.Option(min=0, help="Tool calls per chat in any rolling hour.")
+    ] = CALLS_PER_WINDOW,
     root: RootOption = None,
     offline: Annotated[
         bool, typer.Option("--offline", help="Plan from commands even when VENICE_API_KEY is set.")

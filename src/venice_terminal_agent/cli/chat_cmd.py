@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..defaults import CALLS_PER_WINDOW
 from ..errors import VeniceAgentError
 from ..receipt import USAGE_ERROR_STATUS
 from .runtime import Flags, settings_from
@@ -30,7 +31,7 @@ class ChatOptions:
     db: Path | None = None
     root: Path | None = None
     offline: bool = False
-    calls: int = 5
+    calls: int = CALLS_PER_WINDOW
     mcp_config: Path | None = None
     yes: bool = False
     no_files: bool = False

@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from ..consent import Consent
+from ..defaults import PLAN_BUDGET
 from ..events import Event, ToolFinished, ToolStarted
 from ..loop import run_loop
 from ..plans import PlanError, parse_plan
@@ -18,7 +19,7 @@ from ..tools.builtin import builtin_toolbox
 from ..tools.pager import DEFAULT_PAGE_CHARS, Pager
 from .text import preview, safe
 
-DEFAULT_BUDGET = 5
+DEFAULT_BUDGET = PLAN_BUDGET
 
 
 def run_plan(

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ConfigError, load_settings
+from ..defaults import CALLS_PER_WINDOW
 from ..receipt import USAGE_ERROR_STATUS
 from ..tools.base import ToolSpec
 
@@ -30,7 +31,7 @@ class ServeOptions:
     port: int = 8080
     store: str | None = None  # an SQLite file or redis://…; None: the default file
     token_file: Path | None = None
-    calls: int = 5
+    calls: int = CALLS_PER_WINDOW
     root: Path | None = None
     offline: bool = False
     mcp_config: Path | None = None

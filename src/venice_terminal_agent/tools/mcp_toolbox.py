@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..config import MCP_CALL_TIMEOUT
+from ..defaults import PAGE_CHARS
 from ..wording import plural
 from .base import ToolError, ToolSpec
 from .catalogue import Catalogue, Listing
@@ -26,7 +27,7 @@ from .pager import Pager
 
 DEFAULT_STARTUP_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = MCP_CALL_TIMEOUT
-DEFAULT_MAX_RESULT_CHARS = 20_000
+DEFAULT_MAX_RESULT_CHARS = PAGE_CHARS
 
 
 class McpToolbox:

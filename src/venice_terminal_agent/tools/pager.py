@@ -7,21 +7,40 @@ nothing is lost.
 
 from __future__ import annotations
 
+from ..defaults import PAGE_CHARS
 from .base import ToolError
 
-DEFAULT_PAGE_CHARS = 20_000
+DEFAULT_PAGE_CHARS = PAGE_CHARS  # its name before defaults.py
+MAX_KEPT_CHARS = 20_000_000  # the most page text one pager holds (about 40 MB); oldest go first
 
 
 class Pager:
     """Keeps the pages of one run (or one conversation); ids start at 1 and never repeat."""
 
-    def __init__(self, page_chars: int = DEFAULT_PAGE_CHARS) -> None:
+    def __init__(self, page_chars: int = DEFAULT_PAGE_CHARS, *, max_chars: int = MAX_KEPT_CHARS) -> None:
         if page_chars < 100:
             raise ValueError("page_chars must be at least 100")
         self.page_chars = page_chars
-        self._pages: dict[int, str] = {}
+        self.max_chars = max_chars
+        self._pages: dict[int, str] = {}  # oldest first
+        self._kept = 0  # characters in `_pages`
         self._next_id = 1
         self._issued: set[str] = set()  # pages handed out (their notes make them longer than a page)
+        self._dropped = 0  # ids up to this one were dropped (to save memory, or by `forget`)
+
+    @property
+    def next_id(self) -> int:
+        """The id the next page will get: a mark for `forget(since=...)`."""
+        return self._next_id
+
+    def clear(self) -> None:
+        """Drop every page (the conversation they belong to was cleared)."""
+        self.forget(since=1)
+
+    def forget(self, *, since: int) -> None:
+        """Drop the pages whose id is `since` or more (a question rolled back)."""
+        for page_id in [page_id for page_id in self._pages if page_id >= since]:
+            self._drop(page_id)
 
     def __len__(self) -> int:
         return len(self._pages)
@@ -38,14 +57,30 @@ class Pager:
         for number, (page_id, chunk) in enumerate(zip(ids, chunks, strict=True), start=1):
             self._pages[page_id] = chunk + self._footer(number, total, ids, len(text))
         self._issued.update(self._pages[page_id] for page_id in ids)
-        return self._pages[ids[0]]
+        self._kept += sum(len(self._pages[page_id]) for page_id in ids)
+        first = self._pages[ids[0]]
+        while self._kept > self.max_chars and len(self._pages) > 1:
+            oldest = next(iter(self._pages))
+            self._drop(oldest)
+            self._dropped = max(self._dropped, oldest)
+        return first
 
     def get(self, page_id: int) -> str:
         try:
             return self._pages[int(page_id)]
         except (KeyError, TypeError, ValueError):
             known = f"ids {min(self._pages)} to {max(self._pages)}" if self._pages else "none yet"
+            if isinstance(page_id, int) and 0 < page_id <= self._dropped:
+                raise ToolError(
+                    f"page {page_id} was dropped to save memory (only the latest pages are kept; "
+                    f"known: {known}); run the tool again for it"
+                ) from None
             raise ToolError(f"no page with id {page_id!r} (known: {known})") from None
+
+    def _drop(self, page_id: int) -> None:
+        page = self._pages.pop(page_id)
+        self._kept -= len(page)
+        self._issued.discard(page)
 
     def _footer(self, number: int, total: int, ids: list[int], length: int) -> str:
         rest = ids[number:]
