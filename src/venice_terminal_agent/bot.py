@@ -100,7 +100,7 @@ class Bot:
         self._extra_names = [] if tools is None else list(tools) if isinstance(tools, Mapping) else None
         self._files = FileTools(root)
         # files=False (--no-files): no built-in tool reads local files.
-        file_tools = (
+        file_tools: dict[str, Callable[..., Any]] = (
             {"read_file": self._files.read_file, "list_files": self._files.list_files} if files else {}
         )
         self._file_box = FunctionToolbox(file_tools, read_only=file_tools)

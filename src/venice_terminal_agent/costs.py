@@ -38,7 +38,7 @@ def add_usage(total: Mapping[str, Any], more: Mapping[str, Any]) -> dict[str, An
 
 def tokens(usage: Mapping[str, Any]) -> int:
     total = usage.get("total_tokens")
-    if _number(total):
+    if isinstance(total, int | float) and _number(total):
         return int(total)
     return int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0)
 
@@ -81,7 +81,7 @@ def server_cost(usage: Mapping[str, Any]) -> float | None:
     cost = usage.get("cost")
     if isinstance(cost, Mapping) and _number(cost.get("usd")):
         return float(cost["usd"])
-    return float(cost) if _number(cost) else None
+    return float(cost) if isinstance(cost, int | float) and _number(cost) else None
 
 
 def round_cost(usage: Mapping[str, Any], prices: Prices | None) -> float | None:
@@ -125,7 +125,7 @@ def usd(amount: float) -> str:
 
 def _usd(price: Any) -> float | None:
     value = price.get("usd") if isinstance(price, Mapping) else price
-    return float(value) if _number(value) and value >= 0 else None
+    return float(value) if isinstance(value, int | float) and _number(value) and value >= 0 else None
 
 
 def _number(value: Any) -> bool:

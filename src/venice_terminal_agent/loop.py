@@ -100,7 +100,7 @@ Approve = Callable[[Call], Awaitable[bool]]
 
 def as_planner(plan: Planner | Iterable[Call | Answer]) -> Planner:
     # A duck-typed check: `isinstance` on a runtime Protocol walks its attributes each time.
-    return plan if callable(getattr(plan, "next", None)) else StepsPlanner(plan)  # type: ignore[return-value]
+    return plan if callable(getattr(plan, "next", None)) else StepsPlanner(plan)  # type: ignore[return-value,arg-type]
 
 
 async def run_loop(

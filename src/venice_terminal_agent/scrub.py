@@ -23,8 +23,8 @@ def redact(text: str | None, secrets: Iterable[str]) -> str | None:
     """`text` with each secret (and a bearer header's bare token) replaced by `***`."""
     if not text:
         return text
-    parts = {part for secret in secrets for part in (secret, secret.removeprefix("Bearer "))}
-    parts = sorted((part for part in parts if len(part) >= MIN_SECRET), key=len, reverse=True)
+    found = {part for secret in secrets for part in (secret, secret.removeprefix("Bearer "))}
+    parts = sorted((part for part in found if len(part) >= MIN_SECRET), key=len, reverse=True)
     for part in parts:
         text = text.replace(part, MASK)
     if text.endswith("…"):  # a line cut short may end in the start of a secret

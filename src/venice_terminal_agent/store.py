@@ -230,7 +230,7 @@ class Store:
                 " FROM runs ORDER BY id DESC LIMIT ?",
                 (limit,),
             )
-            return [RunRecord(*row[:9], json.loads(row[9])) for row in reversed(rows.fetchall())]
+            return [_record(row) for row in reversed(rows.fetchall())]
 
         return await self._worker.read(work)
 
@@ -243,6 +243,13 @@ async def record_agent_run(db: str | os.PathLike[str] | None, question: str, rec
         return None
     async with Store(db) as store:
         return await store.record_run(question, receipt, source="agent")
+
+
+def _record(row: tuple[Any, ...]) -> RunRecord:
+    id, at, source, chat, question, stopped_because, calls, duration, model, receipt = row
+    return RunRecord(
+        id, at, source, chat, question, stopped_because, calls, duration, model, json.loads(receipt)
+    )
 
 
 def _insert_run(

@@ -48,13 +48,13 @@ class DefaultCommandGroup(TyperGroup):
 
             completion_init()
         if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return super().main(*args, standalone_mode=False, **kwargs)  # type: ignore[misc]  # click's own signature
         from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
         from .usage import usage_line
 
         try:
-            status = super().main(*args, standalone_mode=False, **kwargs)
+            status = super().main(*args, standalone_mode=False, **kwargs)  # type: ignore[misc]  # click's own signature
         except NoArgsIsHelpError as error:  # `venice-agent tools`: its help, as Typer shows it
             error.show()
             sys.exit(error.exit_code)
@@ -74,7 +74,7 @@ class DefaultCommandGroup(TyperGroup):
         # costs every subcommand (`doctor --help`, `run`) 0.1 s; a switch is only true or false.
         option = super().get_help_option(ctx)
         if option is not None and getattr(option, "_runtime_param", "") is None:
-            option._runtime_param = _Switch()
+            option._runtime_param = _Switch()  # type: ignore[assignment]  # duck-typed: convert() only
         return option
 
     def format_options(self, ctx: Context, formatter: HelpFormatter) -> None:

@@ -14,7 +14,7 @@ import asyncio
 import os
 import sys
 from collections.abc import Awaitable, Callable
-from typing import TextIO
+from typing import IO, TextIO, cast
 
 from rich.console import Console
 from rich.text import Text
@@ -48,7 +48,7 @@ def prompt_on(stream: TextIO, keys: TextIO | None = None) -> AskLine:
     return ask
 
 
-def has_terminal(stream: TextIO) -> bool:
+def has_terminal(stream: IO[str]) -> bool:
     return sys.stdin.isatty() and stream.isatty()
 
 
@@ -81,7 +81,7 @@ class TerminalApprover:
                 console, ask_line, interactive = make_console(tty), ask_line or prompt_on(tty, tty), True
         self.console = console
         self.interactive = has_terminal(console.file) if interactive is None else interactive
-        self.ask_line = ask_line or prompt_on(console.file)
+        self.ask_line = ask_line or prompt_on(cast(TextIO, console.file))  # Rich types it IO[str]
         self._one_at_a_time = asyncio.Lock()
 
     async def __call__(self, call: Call, spec: ToolSpec | None = None, why: Why = Why.PAID) -> bool:

@@ -209,8 +209,8 @@ def banner(
     hanging(console, "  tools", no_tools or shown or "none", gap=2)
     if files:
         console.print(Text(f"  files  {files}"), soft_wrap=True)  # a path broken in two is no path
-    if balance_line(balance):
-        hanging(console, "  balance", balance_line(balance), gap=2)
+    if line := balance_line(balance):
+        hanging(console, "  balance", line, gap=2)
     if repl:
         console.print(Text("  /help for commands · Ctrl+C cancels a question · Ctrl+D leaves", style="dim"))
 

@@ -79,7 +79,8 @@ def build_app(
         text = await _message_text(request)
         chat = await chat_of(request, user, claim=True)
         if "text/event-stream" in request.headers.get("accept", ""):
-            return EventStream(lambda events: _respond(bot, text, chat, events, run_timeout), _event_json)
+            stream = EventStream(lambda events: _respond(bot, text, chat, events, run_timeout), _event_json)
+            return stream  # type: ignore[return-value]  # an ASGI app: Starlette answers with it
         return JSONResponse(reply_json(await _respond(bot, text, chat, None, run_timeout)))
 
     async def get_chat(request: Request) -> Response:

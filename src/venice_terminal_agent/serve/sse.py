@@ -68,7 +68,7 @@ class EventStream:
             if item is not None:
                 queue.put_nowait(item)
 
-        run = asyncio.create_task(self.run(sink))
+        run: asyncio.Future[Any] = asyncio.ensure_future(self.run(sink))
         gone = asyncio.create_task(_disconnected(receive))
         started = False
         try:

@@ -163,7 +163,7 @@ def as_toolbox(tools: Toolbox | Mapping[str, Callable[..., Any]] | None) -> Tool
     if tools is None:
         return FunctionToolbox({})
     if callable(getattr(tools, "call", None)) and callable(getattr(tools, "specs", None)):
-        return tools
+        return tools  # type: ignore[return-value]  # a toolbox by its methods (see loop.as_planner)
     if isinstance(tools, Mapping):
         return FunctionToolbox(tools)
     raise TypeError(f"tools must be a mapping of callables or a toolbox, not {type(tools).__name__}")

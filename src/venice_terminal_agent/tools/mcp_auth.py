@@ -162,7 +162,7 @@ def _provider(config: ServerConfig, storage: Any, auth: ServerAuth) -> Any:
     storage = _Registration(storage, fixed, auth._redirect.uri if auth._redirect else None)
     metadata = OAuthClientMetadata(
         client_name=CLIENT_NAME,
-        redirect_uris=[auth._redirect.uri] if auth._redirect else None,
+        redirect_uris=[auth._redirect.uri] if auth._redirect else None,  # type: ignore[list-item]  # pydantic makes it an AnyUrl
         grant_types=["authorization_code", "refresh_token"],
         response_types=["code"],
         token_endpoint_auth_method="client_secret_basic" if secret else "none",

@@ -307,7 +307,7 @@ class ServerSession:
             if error.code == CONNECTION_CLOSED:
                 reason = self._with_stderr(reason)
                 self._fail(reason)
-            raise ToolError(redact(reason, self.config.secret_values())) from None
+            raise ToolError(redact(reason, self.config.secret_values()) or reason) from None
         except ValidationError as error:
             raise ToolError(
                 f"{self.name} answered {tool} with a result this agent cannot read: {error}"
@@ -322,7 +322,7 @@ class ServerSession:
             if self._gone():  # the transport broke under the call
                 reason = self._with_stderr(reason)
                 self._fail(reason)
-            raise ToolError(redact(reason, self.config.secret_values())) from None
+            raise ToolError(redact(reason, self.config.secret_values()) or reason) from None
         return result_text(result)
 
     def _gone(self) -> bool:

@@ -47,7 +47,7 @@ async def call_as_task(
     )
     created = types.CreateTaskResult.model_validate(raw, by_name=False)
     task = created.task
-    ask = {"task_id": task.task_id}
+    ask: dict[str, Any] = {"task_id": task.task_id}
 
     async def watch() -> None:
         current = task

@@ -166,14 +166,14 @@ def merge(old: Any, new: Any) -> Any:
                 joined[key] = _copy(value) if key in LABELS else merge(joined.get(key), value)
         return joined
     if isinstance(old, list) and isinstance(new, list):
-        joined = list(old)
+        items = list(old)
         for item in new:
-            same = [i for i, o in enumerate(joined) if _same_entry(o, item)]
+            same = [i for i, o in enumerate(items) if _same_entry(o, item)]
             if same:
-                joined[same[-1]] = merge(joined[same[-1]], item)
+                items[same[-1]] = merge(items[same[-1]], item)
             else:
-                joined.append(_copy(item))
-        return joined
+                items.append(_copy(item))
+        return items
     return _copy(new)
 
 
