@@ -79,3 +79,16 @@ def test_a_node_too_old_for_a_server_that_needs_it_is_named_with_what_to_install
     assert f"v16.20.0 at {node}, needed by apify" in lines[at]
     assert lines[at + 1].strip() == "→ install Node.js 22 or later and put it first on PATH"
     assert "apify-test" not in done.stdout
+
+
+def test_a_model_that_cannot_call_functions_fails_the_model_check(tmp_path: Path) -> None:
+    script = {"replies": [], "model_spec": {"capabilities": {"supportsFunctionCalling": False}}}
+    with fake_venice(script, tmp_path) as fake:
+        done = doctor(tmp_path, fake.base_url, "--mcp-config", str(config(tmp_path)))
+    assert done.returncode == 2
+    lines = done.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("✗ model "))
+    assert lines[at].endswith("fake-model does not support function calling")
+    assert (
+        lines[at + 1].strip() == "→ choose a model that supports function calling (--model or VENICE_MODEL)"
+    )

@@ -101,6 +101,7 @@ async def _no_model() -> list[Check]:
 async def _model_checks(settings: Any, key: str) -> list[Check]:
     from ..errors import ModelError
     from ..venice.client import VeniceClient
+    from ..venice.models import ModelFacts
 
     where = settings.venice_base_url
     async with VeniceClient(key, base_url=where) as client:
@@ -115,8 +116,7 @@ async def _model_checks(settings: Any, key: str) -> list[Check]:
             model = await client.resolve_model(settings.venice_model)
         except ModelError as error:
             return [*checks, Check("model", False, error.message, "pass --model or set VENICE_MODEL")]
-    spec = next((m for m in models if isinstance(m, dict) and m.get("id") == model), None)
-    calls = ((spec or {}).get("model_spec") or {}).get("capabilities", {}).get("supportsFunctionCalling")
+    calls = ModelFacts.from_listing(models, model).function_calling  # what the agent itself reads
     if calls is False:
         advice = "choose a model that supports function calling (--model or VENICE_MODEL)"
         return [*checks, Check("model", False, f"{model} does not support function calling", advice)]
