@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from cli_support import COMMAND, PYTHON, clean_env
 
@@ -17,7 +18,14 @@ from cli_support import COMMAND, PYTHON, clean_env
 SILENT_SERVER = ["-c", "import sys; sys.stdin.read()"]
 
 
-def test_the_spinner_names_the_model_server_and_the_mcp_servers_still_starting(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("command", "question", "status"),
+    [([], ["what time is it?"], 130), (["chat"], [], 0)],  # the chat bot leaves quietly on Ctrl+C
+    ids=["ask", "chat"],
+)
+def test_the_spinner_names_the_model_server_and_the_mcp_servers_still_starting(
+    tmp_path: Path, command: list[str], question: list[str], status: int
+) -> None:
     config = tmp_path / "mcp.json"
     config.write_text(
         json.dumps(
@@ -35,7 +43,7 @@ def test_the_spinner_names_the_model_server_and_the_mcp_servers_still_starting(t
         base_url = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
         child = pexpect.spawn(
             COMMAND,
-            ["--mcp-config", str(config), "what time is it?"],
+            [*command, "--mcp-config", str(config), *question],
             cwd=str(tmp_path),
             env=clean_env(tmp_path, base_url),
             encoding="utf-8",
@@ -47,4 +55,4 @@ def test_the_spinner_names_the_model_server_and_the_mcp_servers_still_starting(t
         child.sendintr()  # Ctrl+C while starting: nothing was asked yet
         child.expect(pexpect.EOF)
         child.close()
-    assert child.exitstatus == 130
+    assert child.exitstatus == status

@@ -84,17 +84,26 @@ async def _session(options: ChatOptions, path: Path, settings: Any, files: bool 
     from .approver import TerminalApprover
     from .render import make_console
     from .runtime import open_runtime
+    from .waiting import StartupSpinner
 
     console = make_console(stderr=True)
     servers = load_servers(settings, options.mcp_config)  # ConfigError: said in one line by chat_main
-    async with open_runtime(settings, servers, root=options.root) as runtime:
-        for failure in runtime.mcp.failures:
-            print(f"venice-agent chat: {safe(failure)}", file=sys.stderr)
-        agent = runtime.agent(runtime.consented(TerminalApprover(console)))
-        async with Bot(db=path, agent=agent, calls_per_window=options.calls) as bot:
-            if interactive:
-                _banner(options, path, f"the model {safe(runtime.model or '')}", settings.file_tools)
-            await _converse(bot, options.chat, read_line, interactive)
+    spinner = StartupSpinner(
+        console,
+        base_url=None if settings.venice_model else settings.venice_base_url,
+        servers=[server.name for server in servers],
+    ).start()
+    try:
+        async with open_runtime(settings, servers, root=options.root, spinner=spinner) as runtime:
+            for failure in runtime.mcp.failures:
+                print(f"venice-agent chat: {safe(failure)}", file=sys.stderr)
+            agent = runtime.agent(runtime.consented(TerminalApprover(console)))
+            async with Bot(db=path, agent=agent, calls_per_window=options.calls) as bot:
+                if interactive:
+                    _banner(options, path, f"the model {safe(runtime.model or '')}", settings.file_tools)
+                await _converse(bot, options.chat, read_line, interactive)
+    finally:
+        spinner.stop()
     return 0
 
 
