@@ -30,7 +30,6 @@ SCENARIOS = [
     "auth/cross-app-access-complete-flow",
 ]  # fmt: skip
 NOT_YET = {  # scenario: why it fails today (strict xfail: a pass must remove it from here)
-    "elicitation-sep1034-client-defaults": "elicitation is not answered yet",
     "auth/2025-03-26-oauth-metadata-backcompat": "the SDK rejects metadata whose issuer has a path "
     "on the legacy no-PRM path (SEP-2468 issuer check)",
     "auth/cross-app-access-complete-flow": "cross-app access (SEP-990) is not wired yet",

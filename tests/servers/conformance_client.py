@@ -17,11 +17,19 @@ import httpx2
 
 from venice_terminal_agent.tools.mcp_auth import SignIn
 from venice_terminal_agent.tools.mcp_config import OAUTH_KEYS, ServerConfig
+from venice_terminal_agent.tools.mcp_features import ClientFeatures, Form
+from venice_terminal_agent.tools.mcp_session import SessionHooks
 from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
 from venice_terminal_agent.tools.oauth_store import MemoryTokens
 
 # The URL-based client id the suite expects where its server supports client metadata documents.
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
+
+async def person(form: Form) -> tuple[str, dict]:
+    """Accepts every form leaving each field as offered: Enter on every line of the terminal form."""
+    print(f"{form.server} asks: {form.message} ({[f.name for f in form.fields]})", file=sys.stderr)
+    return "accept", {}
 
 
 async def browser(server: str, url: str) -> None:
@@ -42,7 +50,10 @@ async def main(url: str, scenario: str) -> int:
     storage = MemoryTokens()
     server = ServerConfig("conformance", url=url, oauth=oauth_entry())
     sign_in = SignIn(open_url=browser, storage=lambda config: storage)
-    async with McpToolbox.open([server], startup_timeout=60, call_timeout=60, sign_in=sign_in) as box:
+    hooks = SessionHooks(client_options=ClientFeatures(elicitor=person).client_options)
+    async with McpToolbox.open(
+        [server], startup_timeout=60, call_timeout=60, sign_in=sign_in, hooks=hooks
+    ) as box:
         if box.failures:
             print("\n".join(box.failures), file=sys.stderr)
             return 1

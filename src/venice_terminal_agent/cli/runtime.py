@@ -176,6 +176,7 @@ async def open_runtime(
     from ..tools.mcp_session import SessionHooks
     from ..tools.mcp_toolbox import McpToolbox
     from ..tools.pager import Pager
+    from .elicit_form import terminal_features
     from .terminal import terminal_sign_in
 
     key = settings.require_venice_key() if model else None
@@ -204,7 +205,10 @@ async def open_runtime(
             max_result_chars=settings.max_tool_result_chars,
             pager=pager,
             on_status=spinner.server if spinner is not None else on_status,
-            hooks=SessionHooks(verbose=settings.venice_agent_verbose),
+            hooks=SessionHooks(
+                verbose=settings.venice_agent_verbose,
+                client_options=terminal_features(yes=settings.auto_approve_tools, root=root).client_options,
+            ),
             sign_in=terminal_sign_in(),
             call_timeout=settings.mcp_call_timeout,
         ) as box:

@@ -1,0 +1,127 @@
+"""What the client offers servers: elicitation (the terminal form; declined without one), roots.
+
+server-everything's `trigger-elicitation-request` asks for a name (required), a yes/no, an
+integer and more, most with defaults; the tool echoes what it received.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from servers.node import bin_path
+from venice_terminal_agent.cli.elicit_form import parse
+from venice_terminal_agent.tools.mcp_features import FormField, form_fields, with_defaults
+
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture
+def everything(tmp_path) -> Path:
+    config = tmp_path / "mcp.json"
+    server = {"command": str(bin_path("mcp-server-everything")), "args": ["stdio"]}
+    config.write_text(json.dumps({"mcpServers": {"everything": server}}))
+    return config
+
+
+def clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("VENICE_", "APIFY_"))}
+
+
+def test_the_form_in_a_real_terminal_sends_what_was_typed_and_the_defaults(everything):
+    import pexpect
+
+    child = pexpect.spawn(
+        str(BIN / "venice-agent"), ["tools", "call", "trigger-elicitation-request", "--mcp-config", str(everything)],
+        env=clean_env(), encoding="utf-8", timeout=60, dimensions=(40, 160),
+    )  # fmt: skip
+    try:
+        child.expect_exact("[y/N]")  # consent for the call itself
+        child.sendline("y")
+        child.expect_exact("everything asks: Please provide inputs for the following fields:")
+        child.expect_exact("[y = fill in, n = decline, Enter = cancel]")
+        child.sendline("y")
+        answers = [  # (what the form shows, what is typed); Enter keeps a default
+            ("Your full, legal name", "String:", ""),
+            ("this one is required", "String:", "Ada"),
+            ("Agree to the terms", "Boolean (y/n):", "y"),
+            ("Favorite first line", "[It was a dark and stormy night.]:", ""),
+            ("Your email address", "String with email format:", ""),
+            ("Portfolio / personal website", "String with uri format:", ""),
+            ("Your date of birth", "String with date format:", ""),
+            ("Your favorite integer", "Integer [42]:", "seven"),
+            ("an integer, e.g. 3", "Integer [42]:", "7"),
+            ("Favorite number", "[3.14]:", ""),
+            ("Choose your favorite friend", "[Monica]:", ""),
+            ("Choose your favorite instruments", "[Guitar]:", ""),
+            ("Choose your favorite hero", "[hero-1]:", ""),
+            ("Choose your favorite types of fish", "[fish-1]:", ""),
+            ("Choose your favorite type of pet", "[pet-1]:", ""),
+        ]
+        for shown, prompt, typed in answers:
+            child.expect_exact(shown)
+            child.expect_exact(prompt)
+            child.sendline(typed)
+        child.expect_exact("- Name: Ada")
+        child.expect_exact("- Agreed to terms: true")
+        child.expect_exact("- Favorite Integer: 7")
+        child.expect_exact("- Favorite Number: 3.14")  # the default, filled in by the client
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+
+
+def test_without_a_terminal_the_request_is_declined(everything):
+    done = subprocess.run(
+        [str(BIN / "venice-agent"), "tools", "call", "trigger-elicitation-request", "--yes",
+         "--mcp-config", str(everything)],
+        capture_output=True, text=True, timeout=120, env=clean_env(), stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "User declined to provide the requested information." in done.stdout
+
+
+def test_schema_fields_defaults_and_typed_answers():
+    schema = {
+        "type": "object", "required": ["name"],
+        "properties": {
+            "name": {"type": "string", "title": "Name"},
+            "size": {"type": "integer", "default": 3},
+            "pet": {"type": "string", "oneOf": [{"const": "cat"}, {"const": "dog"}], "default": "cat"},
+            "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "default": ["a"]},
+        },
+    }  # fmt: skip
+    name, size, pet, tags = form_fields(schema)
+    assert (name.required, size.kind, pet.choices, tags.kind, tags.choices) == (
+        True,
+        "integer",
+        ("cat", "dog"),
+        "array",
+        ("a", "b"),
+    )
+    assert with_defaults(form_fields(schema), {"name": "x", "size": None}) == {
+        "name": "x",
+        "size": 3,
+        "pet": "cat",
+        "tags": ["a"],
+    }
+    assert parse(size, "4") == (4, None) and parse(size, "4.5")[1] == "an integer, e.g. 3"
+    assert parse(pet, "cow")[1] == "one of: cat, dog"
+    assert parse(tags, "a, b") == (["a", "b"], None)
+    assert parse(FormField("ok", "boolean", "OK"), "no") == (False, None)
+
+
+def test_the_client_offers_the_file_root_as_its_root(everything, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    done = subprocess.run(
+        [str(BIN / "venice-agent"), "tools", "call", "get-roots-list", "--yes", "--mcp-config", str(everything)],
+        capture_output=True, text=True, timeout=120, env=clean_env(), cwd=work, stdin=subprocess.DEVNULL,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"1. work\n   URI: {work.as_uri()}" in done.stdout
