@@ -32,7 +32,6 @@ SCENARIOS = [
 NOT_YET = {  # scenario: why it fails today (strict xfail: a pass must remove it from here)
     "auth/2025-03-26-oauth-metadata-backcompat": "the SDK rejects metadata whose issuer has a path "
     "on the legacy no-PRM path (SEP-2468 issuer check)",
-    "auth/cross-app-access-complete-flow": "cross-app access (SEP-990) is not wired yet",
 }
 
 

@@ -83,7 +83,7 @@ def logout_main(flags: Any, name: str) -> int:
 
 
 async def _logout(server: Any) -> int:
-    from ..tools.mcp_auth import revoke
+    from ..tools.oauth_extras import revoke
     from ..tools.oauth_store import TokenFile
 
     stored = TokenFile(server.name, server.url or "")
@@ -92,7 +92,7 @@ async def _logout(server: Any) -> int:
         typer.echo(f"Not signed in to {safe(server.name)}")
         return 0
     try:
-        revoked = await revoke(server, stored)
+        revoked = await revoke(server.url or "", stored)
     except Exception:  # unreachable server, bad metadata: the local tokens go anyway
         revoked = False
     stored.delete()

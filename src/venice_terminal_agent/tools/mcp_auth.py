@@ -65,7 +65,8 @@ class ServerAuth:
         self.sign_in = sign_in
         self.problem: str | None = None
         self.waiting = False
-        browser = (config.oauth or {}).get("grant_type") != "client_credentials"
+        oauth = config.oauth or {}
+        browser = oauth.get("grant_type") != "client_credentials" and not oauth.get("idp_id_token")
         storage = sign_in.storage(config)
         # Bound now (the redirect URI goes into the registration), listened on only when needed;
         # the port registered before is taken again when free.
@@ -151,6 +152,10 @@ def _provider(config: ServerConfig, storage: Any, auth: ServerAuth) -> Any:
     scope = oauth.get("scope")
     if oauth.get("grant_type") == "client_credentials":
         return _client_credentials(url, storage, oauth)
+    if oauth.get("idp_id_token"):  # cross-app access: an identity provider vouches, no browser
+        from .oauth_extras import CrossAppAuth
+
+        return CrossAppAuth(url, storage, oauth)
     fixed = None
     if client_id:  # pre-registered: no registration, the configured id (and secret) are used
         fixed = OAuthClientInformationFull(
@@ -234,57 +239,3 @@ class _Registration:
 def _one_line(error: BaseException) -> str:
     text = " ".join(str(error).split()) or type(error).__name__
     return text[:300]
-
-
-async def revoke(config: ServerConfig, storage: Any) -> bool:
-    """Ask the server's authorisation server to revoke the stored tokens (RFC 7009).
-
-    Best effort: True when the server has a revocation endpoint and took both requests.
-    Discovery and client authentication are the SDK's; only the two POSTs are ours.
-    """
-    import httpx2
-    from mcp.client.auth.oauth2 import OAuthContext
-    from mcp.client.auth.utils import (
-        build_oauth_authorization_server_metadata_discovery_urls,
-        build_protected_resource_metadata_discovery_urls,
-        create_oauth_metadata_request,
-        handle_auth_metadata_response,
-        handle_protected_resource_response,
-    )
-    from mcp.shared.auth import OAuthClientMetadata
-
-    tokens, client_info = await storage.get_tokens(), await storage.get_client_info()
-    if tokens is None:
-        return False
-    url = config.url or ""
-    async with httpx2.AsyncClient(timeout=httpx2.Timeout(20)) as http:
-        issuer = None
-        for where in build_protected_resource_metadata_discovery_urls(None, url):
-            resource = await handle_protected_resource_response(
-                await http.send(create_oauth_metadata_request(where))
-            )
-            if resource is not None and resource.authorization_servers:
-                issuer = str(resource.authorization_servers[0])
-                break
-        metadata = None
-        for where in build_oauth_authorization_server_metadata_discovery_urls(issuer, url):
-            ok, metadata = await handle_auth_metadata_response(
-                await http.send(create_oauth_metadata_request(where))
-            )
-            if not ok or metadata is not None:
-                break
-        if metadata is None or metadata.revocation_endpoint is None:
-            return False
-        context = OAuthContext(url, OAuthClientMetadata(redirect_uris=None), storage, None, None)
-        context.client_info = client_info
-        done = True
-        for token, hint in ((tokens.refresh_token, "refresh_token"), (tokens.access_token, "access_token")):
-            if not token:
-                continue
-            data = {"token": token, "token_type_hint": hint}
-            if client_info is not None:
-                data["client_id"] = client_info.client_id
-            data, headers = context.prepare_token_auth(data, {})
-            answer = await http.post(str(metadata.revocation_endpoint), data=data, headers=headers)
-            done = done and answer.status_code == 200
-        return done
