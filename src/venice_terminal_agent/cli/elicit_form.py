@@ -11,7 +11,7 @@ terminal, in the bot and under `--yes` every request is declined (`tools/mcp_fea
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, TextIO, cast
 
 from rich.console import Console
 from rich.text import Text
@@ -24,7 +24,7 @@ TRIES = 3
 
 
 def terminal_elicitor(console: Console, ask_line: AskLine | None = None) -> Elicitor:
-    ask = ask_line or prompt_on(console.file)
+    ask = ask_line or prompt_on(cast(TextIO, console.file))  # Rich types it IO[str]
     one_at_a_time = asyncio.Lock()
 
     async def elicit(form: Form) -> tuple[Action, dict[str, Any] | None]:

@@ -49,8 +49,11 @@ def form_fields(schema: Any) -> tuple[FormField, ...]:
     fields = []
     for name, spec in (schema.get("properties") or {}).items():
         spec = spec if isinstance(spec, dict) else {}
-        kind = spec.get("type") if spec.get("type") in ("number", "integer", "boolean", "array") else "string"
-        options = spec.get("items") if kind == "array" and isinstance(spec.get("items"), dict) else spec
+        kind: Any = (
+            spec.get("type") if spec.get("type") in ("number", "integer", "boolean", "array") else "string"
+        )
+        items = spec.get("items")
+        options: dict[str, Any] = items if kind == "array" and isinstance(items, dict) else spec
         choices = options.get("enum") or [
             option.get("const")
             for option in options.get("oneOf") or options.get("anyOf") or []
@@ -99,9 +102,9 @@ def roots_listing(roots: Sequence[Path]) -> Callable[..., Awaitable[Any]]:
         from mcp.types import ListRootsResult, Root
 
         resolved = [root.resolve() for root in roots]
-        return ListRootsResult(
-            roots=[Root(uri=root.as_uri(), name=root.name or str(root)) for root in resolved]
-        )
+        # FileUrl validates a plain string: the SDK's own examples pass one.
+        found = [Root(uri=root.as_uri(), name=root.name or str(root)) for root in resolved]  # type: ignore[arg-type]
+        return ListRootsResult(roots=found)
 
     return listing
 
