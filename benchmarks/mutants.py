@@ -50,7 +50,7 @@ MUTANTS = [
         "loop.py",
         "        self.failing = set(failing)\n",
         "        self.failing |= set(failing)\n",
-        ("tests/test_loop.py",),
+        ("tests/test_loop_properties.py", "tests/test_loop.py"),
     ),
     Mutant(
         "store writes committed one at a time",

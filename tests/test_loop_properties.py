@@ -28,12 +28,12 @@ budgets = st.integers(0, 8)
 
 
 class Moves:
-    """A fixed plan whose moves may be parallel batches (a list of calls)."""
+    """A fixed plan whose moves may be parallel batches (a list of calls); with `recovers`, tool
+    errors come back to it as outcomes, as they do to the LLM planner."""
 
-    recovers = False
-
-    def __init__(self, plan: list) -> None:
+    def __init__(self, plan: list, recovers: bool = False) -> None:
         self.plan = list(plan)
+        self.recovers = recovers
 
     async def next(self, outcomes: Sequence[Outcome]) -> object:
         return self.plan.pop(0) if self.plan else None
@@ -63,15 +63,17 @@ def same(a: Call, b: Call) -> bool:
     return a.tool == b.tool and a.arguments == b.arguments  # dict equality: key order is irrelevant
 
 
-def oracle(plan: list, budget: int) -> tuple[Exit, int]:
+def oracle(plan: list, budget: int, recovers: bool = False) -> tuple[Exit, int]:
     """DESIGN §1, as plainly as possible: the exit and the number of steps."""
     done = 0
     previous: Call | None = None
+    failing: set[str] = set()  # tools that failed in the previous round (a recovering planner)
     for move in plan:
         if isinstance(move, Answer):
             return Exit.ANSWERED, done
         batch = [move] if isinstance(move, Call) else move
         ran: list[Call] = []
+        refused: list[str] = []  # unknown tools handed back to a recovering planner
         stop = None
         for call in batch:  # each call of a batch is checked in turn, before any of them runs
             if previous is not None and same(call, previous):
@@ -82,12 +84,21 @@ def oracle(plan: list, budget: int) -> tuple[Exit, int]:
                 break
             previous = call
             if call.tool == "missing":
-                stop = Exit.TOOL_ERROR  # refused before it counts: not a step
-                break
+                if not recovers:
+                    stop = Exit.TOOL_ERROR  # refused before it counts: not a step
+                    break
+                refused.append(call.tool)
+                continue
             ran.append(call)
         done += len(ran)  # the calls that passed run (in parallel) and are steps
-        if any(call.tool in FAILING for call in ran):
+        failed = {call.tool for call in ran if call.tool in FAILING} | set(refused)
+        if failed and not recovers:
             return Exit.TOOL_ERROR, done
+        # The same tool failing in two consecutive rounds ends it; a success of it in a round clears it.
+        now = failed - {call.tool for call in ran if call.tool not in FAILING}
+        if now & failing:
+            return Exit.TOOL_ERROR, done
+        failing = now
         if stop is not None:
             return stop, done
     return Exit.BUDGET, done
@@ -125,3 +136,20 @@ def test_every_run_keeps_the_promises(plan: list, budget: int) -> None:
     data = receipt.to_dict()
     assert json.loads(json.dumps(data)) == data
     assert data["stopped_because"] == str(receipt.stopped_because)
+
+
+@settings(max_examples=300, deadline=None)
+@given(plan=plans, budget=budgets)
+# Fail, succeed, fail: never two consecutive rounds of failure.
+@example(plan=[Call("refuses", {"a": 0}), Call("ok", {}), Call("refuses", {"a": 1}), Answer("x")], budget=5)
+# Fail, fail (another round): tool_error. Two failures in one round are one round.
+@example(plan=[Call("refuses", {"a": 0}), Call("refuses", {"a": 1}), Answer("x")], budget=5)
+@example(plan=[[Call("raises", {"a": 0}), Call("raises", {"a": 1})], Answer("x")], budget=5)
+# An unknown tool is handed back, not a step; twice in a row, it ends the run.
+@example(plan=[Call("missing", {"a": 0}), Call("missing", {"a": 1})], budget=5)
+def test_a_recovering_planner_keeps_the_promises(plan: list, budget: int) -> None:
+    log: list[str] = []
+    receipt = asyncio.run(run_loop(Moves(plan, recovers=True), make_tools(log), budget=budget))
+    assert (receipt.stopped_because, len(receipt.steps)) == oracle(plan, budget, recovers=True)
+    assert len(receipt.steps) <= budget
+    assert sorted(log) == sorted(step.tool for step in receipt.steps)
