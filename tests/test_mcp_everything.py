@@ -149,3 +149,38 @@ async def test_a_cancelled_task_call_cancels_the_task_on_the_server():
         listed = await session.send_request(types.ListTasksRequest(), types.ListTasksResult)
         assert [task.status for task in listed.tasks] == ["cancelled"]
         assert await box.call("get-sum", {"a": 1, "b": 1}) == "The sum of 1 and 1 is 2."
+
+
+async def test_one_session_runs_every_tool_of_server_everything_and_stays_usable():
+    import base64
+
+    text = base64.b64encode(b"hello " * 1000).decode()
+    arguments = {
+        "echo": {"message": "hi"},
+        "get-annotated-message": {"messageType": "success", "includeImage": True},
+        "get-env": {},
+        "get-resource-links": {"count": 2},
+        "get-resource-reference": {},
+        "get-structured-content": {"location": "New York"},
+        "get-sum": {"a": 2, "b": 3},
+        "get-tiny-image": {},
+        "gzip-file-as-resource": {"data": f"data:text/plain;base64,{text}", "outputType": "resource"},
+        "toggle-simulated-logging": {},
+        "toggle-subscriber-updates": {},
+        "trigger-long-running-operation": {"duration": 0.2, "steps": 2},
+        "simulate-research-query": {"topic": "bees"},
+    }
+    assert set(arguments) == TOOLS
+    async with McpToolbox.open([stdio_config()]) as box:
+        results = {}
+        for name, given in arguments.items():
+            results[name] = await box.call(name, given)
+            assert box.servers[0].state == "ready", name
+        assert await box.call("get-sum", {"a": 1, "b": 1}) == "The sum of 1 and 1 is 2."
+    assert results["echo"] == "Echo: hi"
+    assert results["gzip-file-as-resource"] == (
+        "[embedded resource <demo://resource/session/README.md.gz> (application/gzip), "
+        "about 54 bytes of binary data, not shown]"
+    )
+    assert max(len(result) for result in results.values()) < 5000  # no base64 anywhere
+    assert results["simulate-research-query"].startswith("# Research Report: bees")
