@@ -106,30 +106,6 @@ async def test_the_node_check_looks_at_the_node_that_will_run(monkeypatch):
     assert await node_problem(str(node22()), {"PATH": "/nowhere"}) is None
 
 
-async def test_progress_and_task_status_reach_the_event_stream_and_the_session_stays_usable():
-    from venice_terminal_agent import Answer, Call, run_loop
-    from venice_terminal_agent.events import ToolProgress
-
-    events = []
-    plan = [
-        Call("trigger-long-running-operation", {"duration": 0.2, "steps": 2}),
-        Call("simulate-research-query", {"topic": "bees"}),  # taskSupport "required"
-        Call("get-sum", {"a": 1, "b": 1}),
-        Answer("done"),
-    ]
-    async with McpToolbox.open([stdio_config()]) as box:
-        receipt = await run_loop(plan, box, budget=5, events=events.append)
-    assert receipt.stopped_because.value == "answered", receipt.refusal
-    long_running, research, total = receipt.steps
-    assert long_running.result.startswith("Long running operation completed")
-    assert research.result.startswith("# Research Report: bees")
-    assert total.result == "The sum of 1 and 1 is 2."
-    progress = [e for e in events if isinstance(e, ToolProgress)]
-    assert [(e.progress, e.total) for e in progress if e.call.tool.startswith("trigger")] == [(1, 2), (2, 2)]
-    statuses = [e.message for e in progress if e.call.tool == "simulate-research-query"]
-    assert statuses[0] == "task working: Gathering sources..."
-
-
 async def test_a_cancelled_task_call_cancels_the_task_on_the_server():
     import asyncio
 
@@ -171,16 +147,26 @@ async def test_one_session_runs_every_tool_of_server_everything_and_stays_usable
         "simulate-research-query": {"topic": "bees"},
     }
     assert set(arguments) == TOOLS
+    from venice_terminal_agent import Answer, Call, run_loop
+    from venice_terminal_agent.events import ToolProgress
+
+    events = []
+    plan = [*(Call(name, given) for name, given in arguments.items()), Call("get-sum", {"a": 1, "b": 1})]
     async with McpToolbox.open([stdio_config()]) as box:
-        results = {}
-        for name, given in arguments.items():
-            results[name] = await box.call(name, given)
-            assert box.servers[0].state == "ready", name
-        assert await box.call("get-sum", {"a": 1, "b": 1}) == "The sum of 1 and 1 is 2."
-    assert results["echo"] == "Echo: hi"
+        receipt = await run_loop([*plan, Answer("done")], box, budget=20, events=events.append)
+        assert box.servers[0].state == "ready"
+    assert receipt.stopped_because.value == "answered", receipt.refusal
+    results = {step.tool: step.result for step in receipt.steps}
+    assert all(step.error is None for step in receipt.steps), [s.error for s in receipt.steps]
+    assert results["echo"] == "Echo: hi" and results["get-sum"] == "The sum of 1 and 1 is 2."
     assert results["gzip-file-as-resource"] == (
         "[embedded resource <demo://resource/session/README.md.gz> (application/gzip), "
         "about 54 bytes of binary data, not shown]"
     )
     assert max(len(result) for result in results.values()) < 5000  # no base64 anywhere
-    assert results["simulate-research-query"].startswith("# Research Report: bees")
+    assert results["trigger-long-running-operation"].startswith("Long running operation completed")
+    assert results["simulate-research-query"].startswith("# Research Report: bees")  # a task
+    progress = [e for e in events if isinstance(e, ToolProgress)]
+    assert [(e.progress, e.total) for e in progress if e.call.tool.startswith("trigger")] == [(1, 2), (2, 2)]
+    statuses = [e.message for e in progress if e.call.tool == "simulate-research-query"]
+    assert statuses[0] == "task working: Gathering sources..."
