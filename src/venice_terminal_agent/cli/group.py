@@ -1,0 +1,118 @@
+"""The command group behind `venice-agent`: the default command, one-line usage errors, and
+the options read before Typer parses (`--version`, completion)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+import typer
+from typer.core import TyperGroup
+
+if TYPE_CHECKING:  # the annotations only; importing click itself would slow `--help` down
+    from typer._click import Context, HelpFormatter
+
+DEFAULT_COMMAND = "ask"
+
+
+class DefaultCommandGroup(TyperGroup):
+    """`venice-agent "question"` and bare `venice-agent` go to the default command."""
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        first = args[0] if args else None
+        if first in OWN_OPTIONS:
+            _own_option(ctx, first, args[1] if len(args) > 1 else None)
+        if first is None and ctx.resilient_parsing:
+            return super().parse_args(ctx, args)  # completing a command's name: offer them all
+        if first is None or (first not in self.commands and first not in ("--help", "-h")):
+            args = [DEFAULT_COMMAND, *args]
+        return super().parse_args(ctx, args)
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        """Click's main, except that a usage error is one line of ours, never Typer's usage
+        block naming the hidden default command."""
+        if os.environ.get("_VENICE_AGENT_COMPLETE"):  # the shell asks for completions
+            from typer._completion_classes import completion_init
+
+            completion_init()
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)  # type: ignore[misc]  # click's own signature
+        from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+
+        from .usage import usage_line
+
+        try:
+            status = super().main(*args, standalone_mode=False, **kwargs)  # type: ignore[misc]  # click's own signature
+        except NoArgsIsHelpError as error:  # `venice-agent tools`: its help, as Typer shows it
+            error.show()
+            sys.exit(error.exit_code)
+        except UsageError as error:
+            print(usage_line(error, DEFAULT_COMMAND), file=sys.stderr)
+            sys.exit(error.exit_code)
+        except ClickException as error:
+            print(f"venice-agent: {error.format_message()}", file=sys.stderr)
+            sys.exit(error.exit_code)
+        except typer.Abort:
+            print("venice-agent: aborted", file=sys.stderr)
+            sys.exit(1)
+        sys.exit(status if isinstance(status, int) else 0)
+
+    def get_help_option(self, ctx: Context) -> Any:
+        # Typer converts even this switch's absent value through pydantic, an import that
+        # costs every subcommand (`doctor --help`, `run`) 0.1 s; a switch is only true or false.
+        option = super().get_help_option(ctx)
+        if option is not None and getattr(option, "_runtime_param", "") is None:
+            option._runtime_param = _Switch()  # type: ignore[assignment]  # duck-typed: convert() only
+        return option
+
+    def format_options(self, ctx: Context, formatter: HelpFormatter) -> None:
+        # The default command's options are the ones people use most: show them at the top.
+        default = self.commands.get(DEFAULT_COMMAND)
+        if default is not None:
+            with formatter.section("Options for asking (venice-agent [OPTIONS] [QUESTION])"):
+                formatter.write_dl(_option_rows(default, ctx))
+        with formatter.section("Options"):
+            formatter.write_dl([*OWN_OPTIONS.items(), *_option_rows(self, ctx, help_too=True)])
+        self.format_commands(ctx, formatter)
+
+
+def _option_rows(command: Any, ctx: Context, *, help_too: bool = False) -> list[tuple[str, str]]:
+    rows = []
+    for param in command.get_params(ctx):
+        record = param.get_help_record(ctx)
+        if (
+            record is not None
+            and param.param_type_name == "option"
+            and (help_too or "--help" not in record[0])
+        ):
+            rows.append(record)
+    return rows
+
+
+class _Switch:
+    """Typer's runtime conversion for the group's --help: a switch is true or false."""
+
+    def coerce(self, value: Any, **_: Any) -> bool:
+        return bool(value)
+
+
+# Options of the command itself, read before Typer parses anything: as Typer parameters they
+# would be converted on every run, which imports pydantic and costs `doctor --help` 0.1 s.
+OWN_OPTIONS = {
+    "--version": "Print the version and exit.",
+    "--install-completion": "Install shell completion for the current shell (or bash, zsh, fish).",
+    "--show-completion": "Print the completion script, to copy it or customise the installation.",
+}
+
+
+def _own_option(ctx: Context, option: str, shell: str | None) -> None:
+    if option == "--version":
+        from .. import __version__
+
+        print(f"venice-agent {__version__}")
+        ctx.exit()
+    from typer.completion import install_callback, show_callback  # Typer's own completion
+
+    callback = install_callback if option == "--install-completion" else show_callback
+    callback(ctx, None, shell or True)  # type: ignore[arg-type]

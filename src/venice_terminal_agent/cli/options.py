@@ -1,0 +1,43 @@
+"""Options shared by several commands: one definition, one help text."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+class Transport(StrEnum):
+    http = "http"
+    stdio = "stdio"
+
+
+NoFilesOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-files", help="Leave read_file and list_files out: no local file is read [env FILE_TOOLS=0]."
+    ),
+]
+RootOption = Annotated[
+    Path | None,
+    typer.Option(help="Folder read_file and list_files may see [default: the working folder]."),
+]
+McpConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="JSON file of MCP servers (mcpServers format) [default: the user's mcp.json, else Apify]."
+    ),
+]
+TransportOption = Annotated[
+    Transport | None,
+    typer.Option(help="How to reach Apify's MCP server [env APIFY_MCP_TRANSPORT; default: http]."),
+]
+ApifyToolsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--tools",
+        help="Apify tools to load, e.g. actors,docs,apify/rag-web-browser [env APIFY_MCP_TOOLS].",
+    ),
+]
