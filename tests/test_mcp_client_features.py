@@ -85,6 +85,24 @@ def test_without_a_terminal_the_request_is_declined(everything):
     assert "User declined to provide the requested information." in done.stdout
 
 
+def test_with_yes_a_terminal_is_not_asked_and_the_request_is_declined(everything):
+    """--yes never answers for the person: no form, even on a terminal."""
+    import pexpect
+
+    child = pexpect.spawn(
+        str(BIN / "venice-agent"),
+        ["tools", "call", "trigger-elicitation-request", "--yes", "--mcp-config", str(everything)],
+        env=clean_env(), encoding="utf-8", timeout=60, dimensions=(40, 160),
+    )  # fmt: skip
+    try:
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert "Please provide inputs" not in child.before
+    assert "User declined to provide the requested information." in child.before
+    assert child.exitstatus == 0
+
+
 def test_schema_fields_defaults_and_typed_answers():
     schema = {
         "type": "object", "required": ["name"],

@@ -12,7 +12,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +30,16 @@ class McpFlags:
     mcp_config: Path | None = None
     transport: str | None = None
     tools: str | None = None
+    yes: bool = False  # --yes: also what servers' questions (elicitation) are told: declined
 
 
 def _servers(flags: McpFlags) -> tuple[Any, list[Any]]:
     """Settings and server configs; `ConfigError` said by the caller."""
     from .runtime import Flags, load
 
-    return load(Flags(transport=flags.transport, tools=flags.tools, mcp_config=flags.mcp_config))
+    return load(
+        Flags(transport=flags.transport, tools=flags.tools, mcp_config=flags.mcp_config, yes=flags.yes)
+    )
 
 
 def _progress(quiet: bool) -> Callable[[Any], None] | None:
@@ -121,7 +124,7 @@ def call_tool(
     if page < 1:
         return _fail("tools call", "--page counts from 1")
     try:
-        settings, servers = _servers(flags)
+        settings, servers = _servers(replace(flags, yes=yes))
     except ConfigError as error:
         return _fail("tools call", str(error))
     size = None if full else settings.max_tool_result_chars
@@ -212,7 +215,7 @@ def run_with_mcp(
     from ..config import ConfigError
 
     try:
-        settings, servers = _servers(McpFlags(mcp_config=mcp_config))
+        settings, servers = _servers(McpFlags(mcp_config=mcp_config, yes=yes))
     except ConfigError as error:
         return _fail("run", str(error))
     return asyncio.run(_run(steps, budget, events, pager, root, settings, servers, yes))
