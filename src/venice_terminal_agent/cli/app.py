@@ -219,14 +219,23 @@ def doctor(
 
 # --- `venice-agent tools list` / `tools call` (MCP servers; bodies in tools_cmd.py) ---
 
-tools_app = typer.Typer(
-    name="tools",
-    help="See and call the MCP tools the agent would use (same servers as asking).",
-    no_args_is_help=True,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
+
+def _command_group(name: str, help: str) -> typer.Typer:
+    """A command with subcommands (`tools`, `store`): alone, it shows its help."""
+    group = typer.Typer(
+        name=name,
+        help=help,
+        no_args_is_help=True,
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    app.add_typer(group)
+    return group
+
+
+tools_app = _command_group(
+    "tools", "See and call the MCP tools the agent would use (same servers as asking)."
 )
-app.add_typer(tools_app)
 
 
 @tools_app.command("list")
@@ -415,14 +424,7 @@ def serve(
     raise typer.Exit(serve_main(options))
 
 
-store_app = typer.Typer(
-    name="store",
-    help="Work on the bot's store (an SQLite file or a Redis URL).",
-    no_args_is_help=True,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-app.add_typer(store_app)
+store_app = _command_group("store", "Work on the bot's store (an SQLite file or a Redis URL).")
 
 
 @store_app.command("copy")
