@@ -102,7 +102,15 @@ async def run_session(
 
             piped = reads_a_pipe()
             reader = terminal_reader(save_history=settings.save_history)
-            repl = Repl(agent, console, reader, reload=runtime.mcp.reload, budget=flags.budget, echo=piped)
+            repl = Repl(
+                agent,
+                console,
+                reader,
+                reload=runtime.mcp.reload,
+                mcp=runtime.mcp,
+                budget=flags.budget,
+                echo=piped,
+            )
             await repl.run()
             # Read from a pipe, the session ends with its last question's status, as a script would.
             return status(runtime, repl.last) if piped and repl.last is not None else 0

@@ -25,6 +25,9 @@ HELP = """\
 /help     this list
 /tools    the tools loaded, marked free (runs without asking) or asks (needs your yes)
 /reload   list the tools again (picks up Actors added to your account meanwhile)
+/resources  the MCP servers' resources (the model reads one with read_resource)
+/prompts  the MCP servers' prompts and their arguments
+/prompt NAME key=value …  ask one of those prompts as the next question
 /receipt  the last question's receipt in full (JSON)
 /clear    forget the conversation so far
 /quit     leave (also Ctrl+D, or Ctrl+C on an empty prompt)
@@ -49,10 +52,11 @@ class Repl:
     console: Console
     read_line: ReadLine
     reload: Callable[[], Awaitable[Any]] | None = None
+    mcp: Any = None  # the MCP toolbox, for /resources, /prompts and /prompt
     budget: int | None = None
     echo: bool = False  # questions read from a pipe are shown before their answers
     last: Receipt | None = None
-    commands: dict[str, Callable[[], Awaitable[bool]]] = field(default_factory=dict)
+    commands: dict[str, Callable[[str], Awaitable[bool]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.commands = {
@@ -60,6 +64,9 @@ class Repl:
             "/tools": self._tools,
             "/reload": self._reload,
             "/receipt": self._receipt,
+            "/resources": self._resources,
+            "/prompts": self._prompts,
+            "/prompt": self._prompt,
             "/clear": self._clear,
             "/quit": self._quit,
             "/exit": self._quit,
@@ -80,8 +87,8 @@ class Repl:
                 continue
             await self.question(text)
 
-    async def question(self, text: str) -> Receipt:
-        if self.echo:
+    async def question(self, text: str, *, echo: bool = True) -> Receipt:
+        if self.echo and echo:
             self.console.print(Text(f"{PROMPT}{safe(text)}", style="bold"), soft_wrap=True)
         renderer = Renderer(self.console)
         try:
@@ -98,22 +105,48 @@ class Repl:
 
     async def command(self, text: str) -> bool:
         """Run a slash command; False means leave."""
-        name = text.split()[0].lower()
-        handler = self.commands.get(name)
+        name, _, rest = text.strip().partition(" ")
+        handler = self.commands.get(name.lower())
         if handler is None:
             self.console.print(Text(f"unknown command {safe(name)}; /help lists them", style="yellow"))
             return True
-        return await handler()
+        return await handler(rest.strip())
 
-    async def _help(self) -> bool:
+    async def _resources(self, _: str) -> bool:
+        from .repl_mcp import show_resources
+
+        await show_resources(self.console, self.mcp)
+        return True
+
+    async def _prompts(self, _: str) -> bool:
+        from .repl_mcp import show_prompts
+
+        await show_prompts(self.console, self.mcp)
+        return True
+
+    async def _prompt(self, line: str) -> bool:
+        """Fetch the prompt and ask it: its messages are the question, shown before the answer."""
+        from ..errors import ToolError
+        from .repl_mcp import prompt_question
+
+        try:
+            text = await prompt_question(self.mcp, line)
+        except ToolError as error:
+            self.console.print(Text(safe(error.message), style="yellow"), soft_wrap=True)
+            return True
+        self.console.print(Text(f"{PROMPT}{safe(text)}", style="dim"), soft_wrap=True)
+        await self.question(text, echo=False)
+        return True
+
+    async def _help(self, _: str) -> bool:
         self.console.print(HELP)
         return True
 
-    async def _tools(self) -> bool:
+    async def _tools(self, _: str) -> bool:
         tools_table(self.console, self.agent.tools.specs())
         return True
 
-    async def _reload(self) -> bool:
+    async def _reload(self, _: str) -> bool:
         if self.reload is None:
             self.console.print("nothing to reload")
             return True
@@ -131,7 +164,7 @@ class Repl:
         self.console.print(f"{len(after)} tools{safe(change) or '; no change'}")
         return True
 
-    async def _receipt(self) -> bool:
+    async def _receipt(self, _: str) -> bool:
         if self.last is None:
             self.console.print("no question asked yet")
         else:
@@ -140,11 +173,11 @@ class Repl:
                 self.console.print(f"balance: {balance_line(self.last.balance)}")
         return True
 
-    async def _clear(self) -> bool:
+    async def _clear(self, _: str) -> bool:
         self.agent.clear()
         self.last = None
         self.console.print("conversation cleared")
         return True
 
-    async def _quit(self) -> bool:
+    async def _quit(self, _: str) -> bool:
         return False

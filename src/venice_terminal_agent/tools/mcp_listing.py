@@ -13,21 +13,28 @@ MAX_PAGES = 1000  # a server paging forever with fresh cursors is a server gone 
 
 async def list_all_tools(client: Any, server: str) -> list[Any]:
     """Every tool, following `next_cursor`; a repeated cursor fails rather than keep part of a list."""
-    tools: list[Any] = []
+    return await list_all(client.list_tools, "tools", server)
+
+
+async def list_all(fetch: Any, what: str, server: str) -> list[Any]:
+    """Every item of a paged MCP list (`what`: "tools", "resources", "prompts"), page after page."""
+    items: list[Any] = []
     cursor: str | None = None
     seen: set[str] = set()
     for _ in range(MAX_PAGES):
-        page = await client.list_tools(cursor=cursor, cache_mode="bypass")
-        tools.extend(page.tools)
+        page = await fetch(cursor=cursor, cache_mode="bypass")
+        items.extend(getattr(page, what))
         cursor = page.next_cursor
         if not cursor:
-            return tools
+            return items
         if cursor in seen:
             raise ToolListError(
-                f"{server} sent the tool-list cursor {cursor!r} twice; its tool list is not used"
+                f"{server} sent the {what[:-1]}-list cursor {cursor!r} twice; its {what[:-1]} list is not used"
             )
         seen.add(cursor)
-    raise ToolListError(f"{server} sent more than {MAX_PAGES} pages of tools; its tool list is not used")
+    raise ToolListError(
+        f"{server} sent more than {MAX_PAGES} pages of {what}; its {what[:-1]} list is not used"
+    )
 
 
 def startup_reason(config: Any, error: BaseException, http_status: int | None) -> tuple[str, bool]:

@@ -37,17 +37,18 @@ def result_text(result: Any) -> str:
     blocks = list(getattr(result, "content", None) or [])
     structured = getattr(result, "structured_content", None)
     if getattr(result, "is_error", False):
-        message = "\n".join(_block_text(block) for block in blocks).strip()
+        message = "\n".join(block_text(block) for block in blocks).strip()
         raise ToolError(_PREFIX.sub("", message) or "the tool failed without saying why")
     parts: list[str] = []
     if structured is not None:
         parts.append(json.dumps(without_binary(structured), ensure_ascii=False, default=str))
         blocks = [block for block in blocks if getattr(block, "type", None) != "text"]
-    parts.extend(_block_text(block) for block in blocks)
+    parts.extend(block_text(block) for block in blocks)
     return "\n".join(parts) if parts else "(the tool returned nothing)"
 
 
-def _block_text(block: Any) -> str:
+def block_text(block: Any) -> str:
+    """One content block (a tool result's, a prompt message's) as text; binary described."""
     kind = getattr(block, "type", None)
     if kind == "text":
         return str(getattr(block, "text", ""))
@@ -57,14 +58,25 @@ def _block_text(block: Any) -> str:
     if kind == "resource_link":
         return _describe("resource link", block, getattr(block, "description", None))
     if kind == "resource":
-        resource = getattr(block, "resource", None)
-        text = getattr(resource, "text", None)
-        head = _describe("embedded resource", resource, None)
-        if isinstance(text, str):
-            return f"{head}\n{text}"
-        blob = getattr(resource, "blob", "") or ""
-        return f"{head[:-1]}, about {len(blob) * 3 // 4} bytes of binary data, not shown]"
+        return contents_text(getattr(block, "resource", None), "embedded resource")
     return f"[a {kind or 'content'} block this agent does not read]"
+
+
+def contents_text(resource: Any, what: str = "resource") -> str:
+    """One resource's contents (`TextResourceContents` or `BlobResourceContents`): a line
+    naming it, then its text; a blob is that line with its size, never its bytes."""
+    text = getattr(resource, "text", None)
+    head = _describe(what, resource, None)
+    if isinstance(text, str):
+        return f"{head}\n{text}"
+    blob = getattr(resource, "blob", "") or ""
+    return f"{head[:-1]}, about {len(blob) * 3 // 4} bytes of binary data, not shown]"
+
+
+def resource_text(result: Any) -> str:
+    """A `resources/read` result as text, each of its contents as `contents_text` says."""
+    contents = list(getattr(result, "contents", None) or [])
+    return "\n".join(contents_text(item) for item in contents) or "(the resource is empty)"
 
 
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]+={0,2}")
@@ -175,6 +187,11 @@ def describe_error(error: BaseException) -> str:
         return "the server exited or closed the connection"
     message = getattr(error, "message", None) or str(error) or type(error).__name__
     return " ".join(str(message).split())
+
+
+def error_text(error: BaseException) -> str:
+    """`describe_error` without the `MCP error -32602:` some servers put in their messages."""
+    return _PREFIX.sub("", describe_error(error))
 
 
 SDK_STAND_INS = {"Server returned an error response", "Not Found", "Session terminated"}

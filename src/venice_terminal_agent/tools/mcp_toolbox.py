@@ -22,6 +22,14 @@ from .base import ToolError, ToolSpec
 from .catalogue import Catalogue, Listing
 from .mcp_auth import SignIn
 from .mcp_config import ServerConfig
+from .mcp_resources import (
+    READ_RESOURCE,
+    Listed,
+    list_everywhere,
+    offers,
+    read_resource_spec,
+    read_resource_tool,
+)
 from .mcp_session import ServerSession, ServerStatus, SessionHooks, ToolListError
 from .pager import Pager
 
@@ -38,6 +46,7 @@ class McpToolbox:
         self._reserved = frozenset(reserved)
         self.pager = pager  # hand it to the built-in `page` tool so the model can read the rest
         self.catalogue = Catalogue()
+        self._with_resources: set[str] = set()  # servers that listed a resource at start-up
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -65,7 +74,7 @@ class McpToolbox:
         if reserved is None:
             from .builtin import builtin_toolbox
 
-            reserved = [spec.name for spec in builtin_toolbox().specs()]
+            reserved = [spec.name for spec in builtin_toolbox().specs()] + [READ_RESOURCE]
         names = [server.name for server in servers]
         if len(set(names)) != len(names):
             raise ValueError(f"two MCP servers share a name: {names}")
@@ -82,7 +91,7 @@ class McpToolbox:
         ]
         box = cls(sessions, pager if pager is not None else Pager(max_result_chars), reserved)
         try:
-            await asyncio.gather(*(session.start() for session in sessions))
+            await asyncio.gather(*(box._start(session) for session in sessions))
             box._build()
             yield box
         finally:
@@ -120,10 +129,37 @@ class McpToolbox:
         return "".join(parts)
 
     def __contains__(self, name: object) -> bool:
-        return name in self.catalogue
+        return name in self.catalogue or (name == READ_RESOURCE and bool(self.resource_servers()))
 
     def specs(self) -> list[ToolSpec]:
-        return list(self.catalogue.specs)
+        """The servers' tools, and `read_resource` while a running server has resources."""
+        servers = self.resource_servers()
+        extra = [read_resource_spec(servers)] if servers and READ_RESOURCE not in self.catalogue else []
+        return [*self.catalogue.specs, *extra]
+
+    async def _start(self, session: ServerSession) -> None:
+        await session.start()
+        # Many servers (every MCPServer) declare resources and have none: the tool is offered
+        # only for servers that listed one, so it is not noise in every catalogue.
+        if offers(session, "resources"):
+            listed, _ = await list_everywhere([session], "resources")
+            if listed:
+                self._with_resources.add(session.name)
+
+    def resource_servers(self) -> list[str]:
+        """The running servers that had resources when they started."""
+        return [
+            name
+            for name, session in self._sessions.items()
+            if name in self._with_resources and offers(session, "resources")
+        ]
+
+    async def listed(self, what: str) -> tuple[list[Listed], list[str]]:
+        """Every running server's "resources" or "prompts", and a line per server that failed."""
+        return await list_everywhere(list(self._sessions.values()), what)
+
+    def session(self, server: str) -> ServerSession:
+        return self._sessions[server]
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> str:
         """The result's text, cut into pages by `pager` when it is long."""
@@ -132,6 +168,9 @@ class McpToolbox:
     async def call_whole(self, name: str, arguments: Mapping[str, Any]) -> str:
         """The result's whole text (for a person who pages it themselves)."""
         target = self.catalogue.targets.get(name)
+        servers = self.resource_servers() if target is None and name == READ_RESOURCE else []
+        if servers:
+            return await read_resource_tool({name: self._sessions[name] for name in servers}, arguments)
         if target is None:
             raise ToolError(f"there is no MCP tool named {name!r}")
         return await self._sessions[target.server].call(target.tool, arguments)
