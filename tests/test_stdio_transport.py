@@ -13,6 +13,7 @@ import select
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
@@ -24,22 +25,26 @@ from venice_terminal_agent.tools.mcp_stdio import spawn
 RAW = str(Path(__file__).parent / "servers" / "raw_mcp.py")
 
 
-def sdk(args: list[str], env: dict[str, str] | None = None):
-    errlog = tempfile.TemporaryFile("w+")
-    return stdio_client(StdioServerParameters(command=sys.executable, args=args, env=env), errlog=errlog)
-
-
-def ours(args: list[str], env: dict[str, str] | None = None):
-    return spawn("raw", sys.executable, args, env or {}, None)
-
-
-@pytest.fixture(params=[ours, sdk], ids=["ours", "sdk"])
+@pytest.fixture(params=["ours", "sdk"])
 def transport(request, monkeypatch):
     # Both wait 2 s before each escalation; the order is what is tested, not the wait.
     monkeypatch.setattr("venice_terminal_agent.tools.mcp_stdio.EXIT_GRACE", 0.5)
     monkeypatch.setattr("mcp.client.stdio.PROCESS_TERMINATION_TIMEOUT", 0.5)
     monkeypatch.setattr("mcp.client.stdio.FORCE_KILL_TIMEOUT", 0.5)
-    return request.param
+    errlogs: list[Any] = []  # the child's stderr file is the caller's to close, with either transport
+
+    def ours(args: list[str], env: dict[str, str] | None = None):
+        server = spawn("raw", sys.executable, args, env or {}, None)
+        errlogs.append(server.stderr)
+        return server
+
+    def sdk(args: list[str], env: dict[str, str] | None = None):
+        errlogs.append(errlog := tempfile.TemporaryFile("w+"))
+        return stdio_client(StdioServerParameters(command=sys.executable, args=args, env=env), errlog=errlog)
+
+    yield ours if request.param == "ours" else sdk
+    for errlog in errlogs:
+        errlog.close()
 
 
 def client(transport) -> Client:
