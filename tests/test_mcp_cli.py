@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from venice_terminal_agent.cli.text import CONSENT_KEY
+
 SERVERS = Path(__file__).parent / "servers"
 BIN = Path(sys.executable).parent
 
@@ -45,10 +47,12 @@ def test_tools_list_shows_servers_tools_and_consent(config):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == f"paged (stdio, {sys.executable} {SERVERS / 'paged.py'}): 14 tools"
-    assert "  read_note  free  Read a note" in lines  # trusted, annotated read-only
-    assert any(line.startswith("  crash ") and " asks " in line for line in lines)
+    rows = [line.split(maxsplit=2) for line in lines if line.startswith("  ")]
+    assert ["free", "read_note", "Read a note"] in rows  # trusted, annotated read-only
+    assert any(line.startswith("  asks crash ") for line in lines)
     assert any(line.startswith("time (stdio, ") and line.endswith(": 2 tools") for line in lines)
-    assert any(line.startswith("  get_current_time  asks ") for line in lines)
+    assert any(line.startswith("  asks get_current_time  ") for line in lines)
+    assert lines[-1] == CONSENT_KEY  # the same key as the chat's /tools
 
 
 def test_tools_list_json_and_a_broken_server(config):

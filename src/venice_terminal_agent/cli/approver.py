@@ -22,9 +22,9 @@ from rich.text import Text
 from ..consent import Why
 from ..receipt import Call
 from ..tools.base import ToolSpec
-from .text import preview, safe
+from .text import call_text, safe
 
-ARGS_PREVIEW = 240
+ARGS_PREVIEW = 240  # the call a person is asked about: a little more of it
 NO_TERMINAL = "paid tools need a terminal or --yes"
 NO_TERMINAL_CONSENT = "it needs your consent, and there is no terminal to ask on (or use --yes)"
 NO_TERMINAL_LOCAL = "it may send local file contents off this machine; that needs a terminal or --yes"
@@ -95,7 +95,7 @@ class TerminalApprover:
             self.console.print(Text(f"skipped {name}: {reason}", style="yellow"), soft_wrap=True)
             return False
         async with self._one_at_a_time:
-            shown = f"{name}({preview(call.arguments, ARGS_PREVIEW)})"
+            shown = call_text(call.tool, call.arguments, ARGS_PREVIEW)
             if local:
                 question = f"{shown} {LOCAL_DATA}. Run it? [y/N] "
             else:

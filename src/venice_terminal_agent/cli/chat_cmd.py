@@ -20,7 +20,7 @@ from ..errors import VeniceAgentError
 from ..receipt import USAGE_ERROR_STATUS
 from .runtime import Flags, settings_from
 from .terminal import ReadLine, cancellable, fail
-from .text import files_line, preview, safe
+from .text import files_line, safe, tool_line
 
 QUIT_WORDS = frozenset({"/quit", "/exit", "quit", "exit"})
 
@@ -130,7 +130,7 @@ def _show_calls(event: Any) -> None:
     from ..events import ToolStarted
 
     if isinstance(event, ToolStarted):
-        print(f"→ {safe(event.call.tool)}({preview(event.call.arguments, 200)})", file=sys.stderr, flush=True)
+        print(tool_line(event.call.tool, event.call.arguments), file=sys.stderr, flush=True)
 
 
 def _banner(options: ChatOptions, path: Path, planner: str, files: bool) -> None:

@@ -28,9 +28,8 @@ from ..events import (
 )
 from ..receipt import Exit, Receipt
 from ..tools.base import ToolSpec
-from .text import preview, safe
+from .text import CONSENT_KEY, call_text, preview, safe, tool_rows
 
-ARGS_PREVIEW = 200
 RESULT_PREVIEW = 120
 
 
@@ -56,11 +55,6 @@ def hanging(console: Console, head: str, body: str, style: str | None = None, ga
     for number, line in enumerate(lines):
         start = f"{head}{' ' * gap}" if number == 0 else indent
         console.print(Text(start + line.plain.rstrip(), style=style or ""), soft_wrap=True)
-
-
-def tool_line(name: str, arguments: Any) -> str:
-    """`→ name(args)`, one line, safe for a terminal."""
-    return f"→ {safe(name)}({preview(arguments, ARGS_PREVIEW)})"
 
 
 def progress_text(event: ToolProgress) -> str:
@@ -112,7 +106,7 @@ class Renderer:
         elif isinstance(event, ToolStarted):
             self._stop_spinner()
             self._end_line()
-            hanging(self.console, "→", tool_line(event.call.tool, event.call.arguments)[2:], "cyan")
+            hanging(self.console, "→", call_text(event.call.tool, event.call.arguments), "cyan")
             self._running += 1
             self._spin(f"running {safe(event.call.tool)}…")
         elif isinstance(event, ToolProgress):
@@ -220,15 +214,12 @@ def tools_table(console: Console, tools: Sequence[ToolSpec]) -> None:
     if not tools:
         console.print("no tools loaded")
         return
-    width = max(len(spec.name) for spec in tools)
-    for spec in tools:
-        mark = "free " if spec.read_only else "asks "
-        where = f"[{safe(spec.server)}] " if spec.server else ""
-        line = Text(mark, style="green" if spec.read_only else "yellow")
-        line.append(f"{safe(spec.name):<{width}}  ")
-        line.append(where + preview(spec.description or "", 80), style="dim")
+    for mark, name, description in tool_rows(tools, 80):
+        line = Text(f"{mark} ", style="green" if mark == "free" else "yellow")
+        line.append(f"{name}  ")
+        line.append(description, style="dim")
         console.print(line, overflow="ellipsis", no_wrap=True)
-    console.print(Text("free: runs without asking · asks: needs your yes (or --yes)", style="dim"))
+    console.print(Text(CONSENT_KEY, style="dim"))
 
 
 def receipt_json(receipt: Receipt) -> str:

@@ -17,7 +17,7 @@ from ..plans import PlanError, parse_plan
 from ..receipt import USAGE_ERROR_STATUS, Receipt
 from ..tools.builtin import builtin_toolbox
 from ..tools.pager import DEFAULT_PAGE_CHARS, Pager
-from .text import preview, safe
+from .text import preview, safe, tool_line
 
 DEFAULT_BUDGET = PLAN_BUDGET
 
@@ -68,7 +68,7 @@ def run_plan(
 
 def _show_step(event: Event) -> None:
     if isinstance(event, ToolStarted):
-        typer.echo(f"→ {safe(event.call.tool)}({preview(event.call.arguments, 200)})")
+        typer.echo(tool_line(event.call.tool, event.call.arguments))
     elif isinstance(event, ToolFinished):
         if event.error is not None:
             typer.echo(f"  ✗ {preview(event.error, 200)}")

@@ -31,3 +31,31 @@ def files_line(enabled: bool, root: Path | None) -> str:
     if not enabled:
         return "off (--no-files): read_file and list_files are not loaded"
     return f"read_file and list_files see {safe(str((root or Path.cwd()).resolve()))}"
+
+
+ARGS_PREVIEW = 200  # a call's arguments as it starts; the consent question shows more
+
+
+def call_text(name: str, arguments: Any, limit: int = ARGS_PREVIEW) -> str:
+    """`name(args)`: one tool call on one line, safe for a terminal."""
+    return f"{safe(name)}({preview(arguments, limit)})"
+
+
+def tool_line(name: str, arguments: Any) -> str:
+    """`→ name(args)`: the line every command prints as a call starts (`grep '→ '` finds them all)."""
+    return f"→ {call_text(name, arguments)}"
+
+
+CONSENT_KEY = "free: runs without asking (known read-only) · asks: needs your yes (or --yes) first"
+
+
+def tool_rows(specs: Any, limit: int, *, servers: bool = True) -> list[tuple[str, str, str]]:
+    """The free/asks table of `/tools` and `tools list`: (mark, padded name, description) per tool;
+    `CONSENT_KEY` explains the marks. With `servers`, each description starts with `[server]`."""
+    width = max((len(safe(spec.name)) for spec in specs), default=0)
+    rows = []
+    for spec in specs:
+        where = f"[{safe(spec.server)}] " if servers and spec.server else ""
+        mark = "free" if spec.read_only else "asks"
+        rows.append((mark, safe(spec.name).ljust(width), where + preview(spec.description or "", limit)))
+    return rows

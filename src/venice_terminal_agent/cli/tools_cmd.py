@@ -20,7 +20,7 @@ import typer
 
 from ..receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Call, Exit, Receipt
 from ..wording import plural
-from .text import preview, safe
+from .text import CONSENT_KEY, safe, tool_rows
 
 TOOL_FAILED = EXIT_STATUS[Exit.TOOL_ERROR]
 
@@ -103,11 +103,9 @@ def _show_list(statuses: Iterable[Any], specs: list[Any]) -> None:
             continue
         typer.echo(f"{safe(status.name)} ({status.transport}, {safe(status.where)}): {status.tools} tools")
         mine = [spec for spec in specs if spec.server == status.name]
-        width = max((len(spec.name) for spec in mine), default=0)
-        for spec in mine:
-            consent = "free " if spec.read_only else "asks "
-            typer.echo(f"  {safe(spec.name).ljust(width)}  {consent} {preview(spec.description or '', 100)}")
-    typer.echo("free: runs without asking (known read-only) · asks: needs your yes (or --yes) first")
+        for mark, name, description in tool_rows(mine, 100, servers=False):  # listed under their server
+            typer.echo(f"  {mark} {name}  {description}")
+    typer.echo(CONSENT_KEY)
 
 
 def call_tool(
