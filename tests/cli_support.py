@@ -63,6 +63,8 @@ def fake_venice(script: Any, folder: Path) -> Iterator[FakeServer]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+        process.stdout.close()  # its pipes are ours to close (a ResourceWarning otherwise)
+        process.stderr.close()
 
 
 def mcp_config(folder: Path, *, time_server: bool = True, paid_server: bool = True) -> Path:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import pytest
@@ -75,10 +76,16 @@ async def test_a_server_that_dies_at_once_is_a_readable_failure_not_a_hang() -> 
         started[0].discard()
 
 
-def test_a_server_never_handed_to_a_session_is_stopped() -> None:
+def open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_a_server_never_handed_to_a_session_is_stopped_and_its_pipes_closed() -> None:
+    before = open_descriptors()
     _, started = head_start([TIME])
     started[0].discard()
     assert started[0].process.poll() is not None
+    assert open_descriptors() == before  # stdin, stdout and the stderr file: none left open
 
 
 def test_a_command_that_cannot_start_is_left_to_the_session_to_explain() -> None:

@@ -95,9 +95,12 @@ class StdioServer:
 
     def discard(self) -> None:
         """Stop a server that was never handed to a session (start-up failed elsewhere)."""
-        if not self._entered:
+        if not self._entered:  # else the session's streams closed the pipes and saw it leave
             _end(self.process, signal.SIGKILL)
             self.process.wait()
+            for pipe in (self.process.stdin, self.process.stdout):
+                if pipe is not None:
+                    pipe.close()
         self.stderr.close()
 
     def _not_mcp(self) -> None:
