@@ -92,3 +92,25 @@ def test_a_model_that_cannot_call_functions_fails_the_model_check(tmp_path: Path
     assert (
         lines[at + 1].strip() == "→ choose a model that supports function calling (--model or VENICE_MODEL)"
     )
+
+
+def test_a_broken_mcp_config_is_one_failed_check_and_the_model_is_still_checked(tmp_path: Path) -> None:
+    broken = tmp_path / "mcp.json"
+    broken.write_text('{"mcpServers": ')
+    with fake_venice([], tmp_path) as fake:
+        done = doctor(tmp_path, fake.base_url, "--mcp-config", str(broken), "--json")
+    assert done.returncode == 2, done.stdout + done.stderr
+    checks = {check["name"]: check for check in json.loads(done.stdout)["checks"]}
+    assert checks["mcp config"]["ok"] is False and str(broken) in checks["mcp config"]["detail"]
+    assert checks["mcp config"]["advice"] == "fix the MCP config file named above"
+    assert checks["model"]["ok"] is True
+    assert [name for name in checks if name.startswith("mcp ")] == ["mcp config"]  # no server started
+
+
+def test_a_bad_setting_stops_the_checks_at_the_setting(tmp_path: Path) -> None:
+    done = doctor(tmp_path, "not a url")
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-2].startswith("✗ settings") and "VENICE_BASE_URL" in lines[-2]
+    assert lines[-1].strip() == "→ fix the setting named above"
+    assert len(lines) == 3  # the files in use, the bad setting and its advice; nothing else was checked

@@ -48,19 +48,18 @@ def doctor_main(flags: Any, *, json_output: bool) -> int:
 
 async def run_checks(flags: Any) -> list[Check]:
     from ..config import VENICE_KEY_HELP, ConfigError
-    from ..tools.mcp_config import default_config_path, load_servers
-    from .ask_cmd import settings_from
+    from ..tools.mcp_config import default_config_path
+    from .runtime import load
 
     checks = [_settings_files(flags, default_config_path())]
+
+    def bad_mcp_config(error: ConfigError) -> None:
+        checks.append(Check("mcp config", False, error.message, "fix the MCP config file named above"))
+
     try:
-        settings = settings_from(flags)
+        settings, servers = load(flags, on_server_error=bad_mcp_config)  # as every command loads them
     except ConfigError as error:
         return [*checks, Check("settings", False, error.message, "fix the setting named above")]
-    try:
-        servers = load_servers(settings, flags.mcp_config)
-    except ConfigError as error:
-        checks.append(Check("mcp config", False, error.message, "fix the MCP config file named above"))
-        servers = []
     key = settings.venice_api_key.get_secret_value().strip() if settings.venice_api_key else ""
     checks.append(
         Check("key", True, f"VENICE_API_KEY set ({mask(key)})")

@@ -18,7 +18,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
-from ..config import Settings, load_settings
+from ..config import ConfigError, Settings, load_settings
 from .text import safe
 
 ANONYMOUS_APIFY = (
@@ -68,13 +68,22 @@ def settings_from(flags: Flags) -> Settings:
     )
 
 
-def load(flags: Flags) -> tuple[Settings, list[Any]]:
+def load(
+    flags: Flags, *, on_server_error: Callable[[ConfigError], None] | None = None
+) -> tuple[Settings, list[Any]]:
     """Settings and the MCP server configs (`--mcp-config`, else mcp.json, else Apify);
-    `ConfigError` for anything wrong with either."""
+    `ConfigError` for anything wrong with either. With `on_server_error`, a bad MCP config goes
+    there instead and no server comes back (`doctor` reports it and goes on checking the rest)."""
     from ..tools.mcp_config import load_servers
 
     settings = settings_from(flags)
-    return settings, load_servers(settings, flags.mcp_config)
+    try:
+        return settings, load_servers(settings, flags.mcp_config)
+    except ConfigError as error:
+        if on_server_error is None:
+            raise
+        on_server_error(error)
+        return settings, []
 
 
 @dataclass
