@@ -3,9 +3,10 @@
 Importing this package does not import openai; the client loads it when one is created.
 """
 
-from .client import RetryPolicy, VeniceClient
+from .client import VeniceClient
 from .errors import ModelError, NoModelError
 from .planner import LLMPlanner
+from .retry import RetryPolicy
 from .stream import Assembler, Completion
 
 __all__ = [

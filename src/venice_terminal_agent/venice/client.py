@@ -5,80 +5,29 @@ Requests carry only fields that have a value (Venice rejects nulls); `tools` and
 `tool_choice` go only with tools. Venice's own system prompt is turned off with
 `venice_parameters`, which every server but OpenAI's ignores or accepts.
 
-Retries are ours, not the SDK's (`max_retries=0`): the SDK's sleep cannot be injected
-(tests never sleep), it does not know that text already streamed must be withdrawn
-(`TextDiscarded`), and it does not count failures across requests. Venice blocks a client
-for 30 s after more than 20 failed requests in 30 s, so failures are counted in a sliding
-window and retrying stops well before that.
-
-Why not stamina: its `retry_context` with an `on=` hook could return our wait (Retry-After
-included) and has a test mode, but the two things this loop does around each attempt would
-stay outside it anyway: withdrawing text an attempt already showed, and counting failures
-across requests (one client's `FailureWindow`, not per call). What is left is a dozen lines
-(`complete`, `_wait`); a dependency would not make them shorter or clearer.
+Retries (`retry.py`): few, with backoff, `Retry-After` honoured, failures counted across
+requests; text an attempt already showed is withdrawn (`TextDiscarded`) before the next.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
-import time
-from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..config import VENICE_BASE_URL
 from ..events import EventSink, TextDelta, TextDiscarded, ignore
 from ..scrub import redact
-from ..wording import plural
 from .errors import ModelError, NoModelError, describe, foreign_errors, one_line
 from .models import ModelFacts, venice_headers
+from .retry import FailureWindow, RetryPolicy, next_wait
 from .stream import Assembler, Completion
 
 MODEL_TRAITS = ("function_calling_default", "default")
 CONNECT_TIMEOUT = 10.0  # seconds to open a connection to the model server
 READ_TIMEOUT = 120.0  # seconds of silence allowed between two chunks of an answer
 DISCOVERY_TIMEOUT = 30.0  # seconds model discovery may take in all, then start-up gives up
-
-
-@dataclass
-class RetryPolicy:
-    """How failed requests are retried: few attempts, exponential backoff with jitter,
-    `Retry-After` honoured up to a limit, and a cap on failures in a sliding window."""
-
-    attempts: int = 3
-    base_delay: float = 0.5
-    max_delay: float = 8.0
-    max_retry_after: float = 60.0  # asked to wait longer: give up now rather than hang
-    window: float = 30.0
-    max_failures_in_window: int = 10  # Venice blocks past 20 failures in 30 s
-    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
-    clock: Callable[[], float] = time.monotonic
-    jitter: Callable[[], float] = random.random
-
-    def backoff(self, attempt: int) -> float:
-        """Delay before attempt `attempt + 1` when the server did not say how long."""
-        delay = min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
-        return delay * (0.75 + 0.5 * self.jitter())
-
-
-class FailureWindow:
-    """The failed requests of one client in the last `seconds`: state, kept apart from the
-    policy (which is configuration, and may be shared)."""
-
-    def __init__(self, seconds: float, clock: Callable[[], float]) -> None:
-        self.seconds, self.clock = seconds, clock
-        self.times: deque[float] = deque()
-
-    def add(self) -> int:
-        """Count one failure; how many fell in the window."""
-        now = self.clock()
-        self.times.append(now)
-        while self.times and self.times[0] < now - self.seconds:
-            self.times.popleft()
-        return len(self.times)
 
 
 def complete_or_raise(turn: Completion) -> Completion:
@@ -202,7 +151,7 @@ class VeniceClient:
                 problem = self._masked(error)
                 if problem.status in (401, 403) and not self.answered:
                     self.key_rejected = True
-                wait = self._wait(problem, attempt)
+                wait = next_wait(self.retry, problem, attempt, self.failures.add())
                 if shown[0]:
                     emit(TextDiscarded())
             await self.retry.sleep(wait)
@@ -256,29 +205,6 @@ class VeniceClient:
         problem.message = redact(problem.message, self.secrets) or ""
         problem.args = (problem.message,)
         return problem
-
-    def _wait(self, problem: ModelError, attempt: int) -> float:
-        """Seconds to wait before the next attempt, or raise `problem` to give up."""
-        in_window = self.failures.add()
-        if not problem.retryable:
-            raise problem
-        tries = plural(attempt, "attempt")
-        if attempt >= self.retry.attempts:
-            raise ModelError(f"{problem.message} (gave up after {tries})", status=problem.status)
-        if in_window > self.retry.max_failures_in_window:
-            raise ModelError(
-                f"{problem.message} (not retrying: {in_window} failed requests in {self.retry.window:.0f} s; "
-                "Venice blocks clients that keep failing)",
-                status=problem.status,
-            )
-        if problem.retry_after is not None and problem.retry_after > self.retry.max_retry_after:
-            raise ModelError(
-                f"{problem.message} (the server asks to wait {problem.retry_after:.0f} s; try again later)",
-                status=problem.status,
-            )
-        if problem.retry_after is not None:
-            return problem.retry_after
-        return self.retry.backoff(attempt)
 
     async def resolve_model(self, requested: str | None) -> str:
         """The model to use: `requested` (the --model flag, else VENICE_MODEL), else the
