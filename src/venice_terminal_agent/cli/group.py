@@ -116,3 +116,16 @@ def _own_option(ctx: Context, option: str, shell: str | None) -> None:
 
     callback = install_callback if option == "--install-completion" else show_callback
     callback(ctx, None, shell or True)  # type: ignore[arg-type]
+
+
+def command_group(parent: typer.Typer, name: str, help: str) -> typer.Typer:
+    """A command with subcommands (`tools`, `store`) added to `parent`: alone, it shows its help."""
+    group = typer.Typer(
+        name=name,
+        help=help,
+        no_args_is_help=True,
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    parent.add_typer(group)
+    return group

@@ -1,0 +1,145 @@
+"""The chat bot's commands: `chat`, `logs`, `serve` and `store copy`, added to the
+`venice-agent` app by `add_bot_commands`. As in app.py, each body lives in its own module
+(chat_cmd.py, logs_cmd.py, serve_cmd.py, store_cmd.py), imported only when its command runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..defaults import CALLS_PER_WINDOW
+from .group import command_group
+from .options import McpConfigOption, NoFilesOption, RootOption
+
+
+def add_bot_commands(app: typer.Typer) -> None:
+    for command in (chat, logs, serve):
+        app.command()(command)
+    store = command_group(app, "store", "Work on the bot's store (an SQLite file or a Redis URL).")
+    store.command("copy")(store_copy)
+
+
+DbOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="The store (SQLite file) [env VENICE_AGENT_DB; default: venice-agent.db in the user data folder]."
+    ),
+]
+
+
+def chat(
+    chat: Annotated[
+        str, typer.Option("--chat", help="The conversation's name; its budget and history are kept under it.")
+    ] = "terminal",
+    db: DbOption = None,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Plan from commands even when VENICE_API_KEY is set.")
+    ] = False,
+    calls: Annotated[
+        int, typer.Option(min=0, help="Tool calls per conversation in any rolling hour.")
+    ] = CALLS_PER_WINDOW,
+    root: RootOption = None,
+    mcp_config: Annotated[
+        Path | None,
+        typer.Option(help="With a model: JSON file of MCP servers (mcpServers format) instead of Apify."),
+    ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="With a model: run paid tools without asking.")
+    ] = False,
+    no_files: NoFilesOption = False,
+) -> None:
+    """Talk to the chat bot: each line is a message; a budget of tool calls per hour, kept on disk.
+
+    Without a model (no VENICE_API_KEY, or --offline) the bot plans from commands, one per
+    message: read_file path=README.md, list_files path=., page id=3, TOOL {"json": "args"},
+    help. A message repeating the previous one is answered again for free. Each reply ends with
+    how the run stopped and how many calls are left this hour. Ctrl+D or /quit leaves.
+    """
+    from .chat_cmd import ChatOptions, chat_main
+
+    options = ChatOptions(chat, db, root, offline, calls, mcp_config, yes, no_files)
+    raise typer.Exit(chat_main(options))
+
+
+def logs(
+    count: Annotated[
+        int, typer.Option("-n", "--count", min=1, help="How many of the latest runs to show.")
+    ] = 10,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print the runs and their receipts as JSON.")
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """List past runs, newest last: stop reason, calls, duration, question and answer.
+
+    The chat bot records every run; the terminal agent records its questions when --db or
+    VENICE_AGENT_DB is set (never otherwise).
+    """
+    from .logs_cmd import logs_main
+
+    raise typer.Exit(logs_main(count, json_output=json_output, db=db))
+
+
+def serve(
+    host: Annotated[
+        str, typer.Option(help="Address to listen on; other than loopback only with --token-file.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on (0: any free one).")] = 8080,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            help="An SQLite file, or redis://HOST:PORT/DB to share budgets between processes "
+            "[env VENICE_AGENT_DB; default: venice-agent.db in the user data folder]."
+        ),
+    ] = None,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(help="Lines 'USER TOKEN': every request needs 'Authorization: Bearer TOKEN'."),
+    ] = None,
+    calls: Annotated[
+        int, typer.Option(min=0, help="Tool calls per chat in any rolling hour.")
+    ] = CALLS_PER_WINDOW,
+    root: RootOption = None,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Plan from commands even when VENICE_API_KEY is set.")
+    ] = False,
+    mcp_config: McpConfigOption = None,
+    yes: Annotated[
+        bool,
+        typer.Option("--yes", "-y", help="Offer tools that may cost money (else they are left out)."),
+    ] = False,
+    run_timeout: Annotated[
+        float, typer.Option(min=1, help="Seconds one reply may run before it is cancelled.")
+    ] = 300.0,
+) -> None:
+    """Serve the chat bot over HTTP: the API under /v1 and a chat page at /.
+
+    POST /v1/chats/NAME/messages {"text": "..."} answers in JSON, or as server-sent events
+    with 'Accept: text/event-stream'; GET /v1/chats/NAME shows the exchanges and the calls
+    left; GET /healthz says it is ready. The same budgets as `chat`: shared by every process
+    on the same store.
+    """
+    from .serve_cmd import ServeOptions, serve_main
+
+    options = ServeOptions(host, port, store, token_file, calls, root, offline, mcp_config, yes, run_timeout)
+    raise typer.Exit(serve_main(options))
+
+
+def store_copy(
+    source: Annotated[str, typer.Argument(help="The store to copy from: an SQLite file or redis://….")],
+    destination: Annotated[
+        str, typer.Argument(help="The store to copy into (made if it is a new SQLite file).")
+    ],
+) -> None:
+    """Copy every chat (budget ledger, last message, exchanges, owner) into another store.
+
+    Moves an SQLite store into Redis (venice-agent store copy bot.db redis://127.0.0.1:6379/0)
+    and back. A chat the destination already holds is refused, never merged.
+    Exit status: 0 copied, 2 a store cannot be used or already holds a chat.
+    """
+    from .store_cmd import copy_main
+
+    raise typer.Exit(copy_main(source, destination))
