@@ -5,11 +5,13 @@ keeps that copy only when the question ends `answered`. Any other exit, cancella
 exception leaves the history exactly as it was, so the next question starts from a
 well-formed conversation. Consent is the toolbox's: the agent's tools are always wrapped in
 `consent.Consent`, which decides which calls ask (one at a time) and remembers when local file
-contents entered the conversation.
+contents entered the conversation. With a `SamplingDesk`, a server's sampling requests during a
+question are served on that question's account (`sampling.py`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from typing import Any
 
@@ -18,8 +20,9 @@ from .costs import Cap
 from .defaults import MAX_ROUNDS, PAGE_CHARS, QUESTION_BUDGET
 from .errors import ConfigError
 from .events import Event, EventSink, Finished, Notice, ignore
-from .loop import run_loop
+from .loop import Rounds, run_loop
 from .receipt import Call, Exit, Receipt
+from .sampling import QuestionSampling, SamplingDesk
 from .tools.base import Toolbox, ToolSpec
 from .tools.pager import Pager
 from .venice.models import ModelFacts, deprecation
@@ -79,6 +82,7 @@ class Agent:
         max_usd: float | None = None,
         session_max_usd: float | None = None,
         max_completion_tokens: int | None = None,
+        sampling: SamplingDesk | None = None,
     ) -> None:
         if max_rounds not in MAX_ROUNDS_RANGE:
             raise ValueError("max_rounds must be between 1 and 40")
@@ -90,6 +94,7 @@ class Agent:
             max_completion_tokens = min(max_completion_tokens, self.facts.max_completion_tokens)
         self.max_completion_tokens = max_completion_tokens
         self.max_usd, self.session_max_usd = max_usd, session_max_usd
+        self.sampling = sampling  # where servers' sampling requests arrive; None: not offered
         self.spent = 0.0  # USD this session, as the receipts say
         # /models says the model cannot call functions: send no tools (Venice answers 400).
         self.calls_functions = self.facts.function_calling is not False
@@ -184,15 +189,23 @@ class Agent:
             return await self.tools.approve(call, events=emit)
 
         local_data = self.tools.local_data
-        receipt = await run_loop(
-            planner,
-            self.tools,
-            self.budget if budget is None else budget,
-            max_rounds=self.max_rounds,
-            approve=approve,
-            events=relay,
-            pager=self.pager,
+        rounds = Rounds()  # shared with the servers' sampling requests: one limit for both
+        serving = (
+            self.sampling.serving(QuestionSampling(planner, rounds, self.tools, emit))
+            if self.sampling is not None
+            else contextlib.nullcontext()
         )
+        with serving:
+            receipt = await run_loop(
+                planner,
+                self.tools,
+                self.budget if budget is None else budget,
+                max_rounds=self.max_rounds,
+                approve=approve,
+                events=relay,
+                pager=self.pager,
+                rounds=rounds,
+            )
         receipt = dataclasses.replace(
             receipt,
             model=planner.served_by or self.model,

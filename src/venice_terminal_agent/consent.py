@@ -14,6 +14,9 @@ whether a call may run. The rules, for one proposed call:
    tool with a server; the built-ins do not) needs a yes too, read-only or not: a prompt
    injection in a scraped page could otherwise carry a file's contents out in a search query.
    The rule lasts until `forget_local_data()` (the REPL's /clear).
+5. A server's sampling request (it asks the model a question, on this question's account) always
+   needs a person's yes: `--yes` is not one, since it approves the model's own calls, not a
+   prompt a server wrote (`approve_sampling`). Like elicitation, nobody there means no.
 
 Like the loop, this module is pure: no terminal, no MCP, no model.
 """
@@ -36,6 +39,7 @@ class Why(StrEnum):
 
     PAID = "paid"  # not known to be read-only: it may spend money or change things
     LOCAL_DATA = "local_data"  # it may send local file contents off this machine
+    SAMPLING = "sampling"  # a server asks the model a question, paid from this question
 
 
 Approver = Callable[[Call, ToolSpec, Why], Awaitable[bool]]
@@ -105,11 +109,21 @@ class Consent:
         if self.auto_approve:
             emit(ConsentGiven(call, True))
             return True
+        return await self._ask(call, self.spec(call.tool) or ToolSpec(call.tool), why, emit)
+
+    async def approve_sampling(self, request: Call, server: str, *, events: EventSink | None = None) -> bool:
+        """May `server`'s sampling request go to the model? Only a person's yes (rule 5).
+
+        `request` shows it: `tool` "sampling", `arguments` the server, a preview of what it
+        asks and its token limit."""
+        return await self._ask(request, ToolSpec(request.tool, server=server), Why.SAMPLING, events or ignore)
+
+    async def _ask(self, call: Call, spec: ToolSpec, why: Why, emit: EventSink) -> bool:
         emit(ConsentAsked(call))
         approved = False
         if self.approver is not None:
             try:
-                approved = await self.approver(call, self.spec(call.tool) or ToolSpec(call.tool), why) is True
+                approved = await self.approver(call, spec, why) is True
             except (Exception, KeyboardInterrupt):
                 # An approver that fails says no (so does Ctrl+C at its prompt); cancelling the
                 # question is not an answer and goes on up.

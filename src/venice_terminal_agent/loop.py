@@ -98,6 +98,28 @@ class StepsPlanner:
 Approve = Callable[[Call], Awaitable[bool]]
 
 
+@dataclass
+class Rounds:
+    """The rounds of one run against its limit: the loop's own, and any spent outside the loop
+    on the run's behalf (a server's sampling request during a tool call, `take`), so that
+    nothing passes the limit. `reserve` rounds are kept for the planner's partial answer."""
+
+    limit: int | None = None
+    reserve: int = 0
+    used: int = 0
+
+    def full(self) -> bool:
+        """No round is left before the reserve."""
+        return self.limit is not None and self.used >= self.limit - self.reserve
+
+    def take(self) -> bool:
+        """Count one round spent outside the loop; False (nothing counted) when none is left."""
+        if self.full():
+            return False
+        self.used += 1
+        return True
+
+
 def as_planner(plan: Planner | Iterable[Call | Answer]) -> Planner:
     # A duck-typed check: `isinstance` on a runtime Protocol walks its attributes each time.
     return plan if callable(getattr(plan, "next", None)) else StepsPlanner(plan)  # type: ignore[return-value,arg-type]
@@ -112,20 +134,23 @@ async def run_loop(
     approve: Approve | None = None,
     events: EventSink | None = None,
     pager: Pager | None = None,
+    rounds: Rounds | None = None,
 ) -> Receipt:
     """Run `plan` on `tools` until one named exit; never more than `budget` tool calls.
 
     `approve` is asked, one call at a time and before a batch runs, whether a call may run
     (a declined call is handed back to the planner, not run); without it, a toolbox that
     decides consent itself (`consent.Consent`) is asked through its own `approve`. `pager` cuts long results into
-    pages. Cancelling the task ends the run with a `cancelled` receipt.
+    pages. `rounds` counts the rounds (its limit and reserve are set here from `max_rounds`):
+    pass one to let others spend rounds of this run. Cancelling the task ends the run with a
+    `cancelled` receipt.
     """
     if budget < 0:
         raise ValueError("budget must be >= 0")
     toolbox = as_toolbox(tools)
     if approve is None:
         approve = getattr(toolbox, "approve", None)  # a consent wrapper is never bypassed
-    run = _Run(as_planner(plan), toolbox, budget, max_rounds, approve, events, pager)
+    run = _Run(as_planner(plan), toolbox, budget, max_rounds, approve, events, pager, rounds or Rounds())
     return await run.go()
 
 
@@ -138,11 +163,15 @@ class _Run:
     approve: Approve | None
     events: EventSink | None
     pager: Pager | None
+    tally: Rounds
     steps: list[Step] = field(default_factory=list)
-    rounds: int = 0
     previous: Call | None = None
     failing: set[str] = field(default_factory=set)  # tools that failed in the previous round
     started: float = field(default_factory=time.perf_counter)
+
+    @property
+    def rounds(self) -> int:
+        return self.tally.used
 
     def emit(self, event: Any) -> None:
         (self.events or ignore)(event)
@@ -167,15 +196,16 @@ class _Run:
         recovers = bool(getattr(self.planner, "recovers", False))
         # The last round is kept for the partial answer, when there is room for one.
         reserve = 1 if self.concludes and self.max_rounds is not None and self.max_rounds > 1 else 0
+        self.tally.limit, self.tally.reserve = self.max_rounds, reserve
         try:
             while True:
-                if self.max_rounds is not None and self.rounds >= self.max_rounds - reserve:
+                if self.tally.full():
                     return await self.stop(
                         Exit.MAX_ROUNDS,
                         f"no answer after {self.rounds} rounds (the round limit is {self.max_rounds})",
                         outcomes,
                     )
-                self.rounds += 1
+                self.tally.used += 1
                 self.emit(RoundStarted(self.rounds))
                 move = await self.planner.next(outcomes)
                 if isinstance(move, Answer):
@@ -208,7 +238,7 @@ class _Run:
         move = await self.planner.conclude(outcomes, refusal)  # type: ignore[attr-defined]
         if move is None:
             return self.finish(exit, refusal=refusal)
-        self.rounds += 1  # a request was made
+        self.tally.used += 1  # a request was made
         if isinstance(move, Answer):
             return self.finish(exit, answer=move.text, refusal=refusal, partial=True)
         return self.finish(exit, refusal=refusal)  # the last request failed: no partial answer

@@ -29,6 +29,8 @@ NO_TERMINAL = "paid tools need a terminal or --yes"
 NO_TERMINAL_CONSENT = "it needs your consent, and there is no terminal to ask on (or use --yes)"
 NO_TERMINAL_LOCAL = "it may send local file contents off this machine; that needs a terminal or --yes"
 LOCAL_DATA = "may send local file contents off this machine"
+NO_TERMINAL_SAMPLING = "it needs your yes, and there is no terminal to ask on"
+SAMPLING_PREVIEW = 400
 
 AskLine = Callable[[str], Awaitable[str]]
 
@@ -85,6 +87,8 @@ class TerminalApprover:
         self._one_at_a_time = asyncio.Lock()
 
     async def __call__(self, call: Call, spec: ToolSpec | None = None, why: Why = Why.PAID) -> bool:
+        if why is Why.SAMPLING:
+            return await self.sampling(call, spec)
         name = safe(call.tool)
         local = why is Why.LOCAL_DATA
         if not self.interactive:
@@ -107,11 +111,34 @@ class TerminalApprover:
                     )
                 )
                 question = f"Run {shown}? [y/N] "
-            try:
-                answer = await self.ask_line(question)
-            except (KeyboardInterrupt, EOFError):
-                answer = ""
-            approved = answer.strip().lower() in ("y", "yes")
-            if not approved:
-                self.console.print(Text(f"declined {name}", style="dim"))
-            return approved
+            return await self._yes(question, f"declined {name}")
+
+    async def _yes(self, question: str, declined: str) -> bool:
+        """Ask; only y or yes is a yes (Enter, Ctrl+C and end of input are a no)."""
+        try:
+            answer = await self.ask_line(question)
+        except (KeyboardInterrupt, EOFError):
+            answer = ""
+        approved = answer.strip().lower() in ("y", "yes")
+        if not approved:
+            self.console.print(Text(declined, style="dim"))
+        return approved
+
+    async def sampling(self, request: Call, spec: ToolSpec | None) -> bool:
+        """A server's sampling request: the server, what it asks (a preview) and its token limit."""
+        server = safe(spec.server if spec is not None and spec.server else "a server")
+        if not self.interactive:
+            self.console.print(
+                Text(f"declined {server}'s sampling request: {NO_TERMINAL_SAMPLING}", style="yellow")
+            )
+            return False
+        async with self._one_at_a_time:
+            limit = request.arguments.get("max_tokens")
+            self.console.print(
+                Text(
+                    f"{server} asks the model (up to {limit} tokens, on this question's account):",
+                    style="yellow",
+                )
+            )
+            self.console.print(Text(f"  {preview(request.arguments.get('request', ''), SAMPLING_PREVIEW)}"))
+            return await self._yes("Send it to the model? [y/N] ", f"declined {server}'s sampling request")

@@ -114,16 +114,20 @@ def _shown(value: Any) -> str:
     return safe(str(value))
 
 
-def terminal_features(*, yes: bool, root: Any = None) -> Any:
+def terminal_features(*, yes: bool, root: Any = None, model: bool = False, person: bool = True) -> Any:
     """What the session's MCP client offers: the form on stderr when a person is there and no
-    `--yes` (which never answers a server's question), and the file root as its root."""
+    `--yes` (which never answers a server's question), sampling under the same condition and
+    only with a `model` to ask, and the file root as its root. `person` False: nobody answers
+    at this terminal for the session (`serve`)."""
     import sys
     from pathlib import Path
 
+    from ..sampling import SamplingDesk
     from ..tools.mcp_features import ClientFeatures
     from .approver import has_terminal
     from .render import make_console
 
-    person = not yes and has_terminal(sys.stderr)
+    person = person and not yes and has_terminal(sys.stderr)
     elicitor = terminal_elicitor(make_console(stderr=True)) if person else None
-    return ClientFeatures(elicitor=elicitor, roots=(Path(root or "."),))
+    desk = SamplingDesk() if person and model else None
+    return ClientFeatures(elicitor=elicitor, roots=(Path(root or "."),), sampling=desk)

@@ -99,6 +99,7 @@ class Runtime:
     client: Any = None  # VeniceClient, when the command talks to a model
     model: str | None = None
     facts: Any = None  # the model's prices and limits, read once
+    sampling: Any = None  # the SamplingDesk servers' sampling requests reach; None: not offered
 
     @property
     def apify(self) -> str:
@@ -129,6 +130,7 @@ class Runtime:
             max_usd=settings.max_usd,
             session_max_usd=settings.session_max_usd,
             max_completion_tokens=settings.max_completion_tokens,
+            sampling=self.sampling,
             system_prompt=system_prompt(apify=uses_apify(self.servers, self.mcp.servers))
             + self.mcp.instructions_prompt(),
         )
@@ -173,12 +175,15 @@ async def open_runtime(
     pager: Any = None,
     on_status: Callable[[Any], None] | None = None,
     spinner: Any = None,
+    person: bool = True,
 ) -> AsyncIterator[Runtime]:
     """Open the MCP servers (and, with `model`, resolve the model meanwhile); close all after.
 
     Both SDKs take most of a second to import. Stdio servers were spawned before that
     (`head_start`) and boot meanwhile in their own processes; a stdio server that could not
-    be spawned early needs mcp to start, so mcp is imported first, then openai.
+    be spawned early needs mcp to start, so mcp is imported first, then openai. `person` False:
+    nobody at this terminal answers for the session (`serve`), so servers are offered neither
+    elicitation nor sampling.
     """
     from ..tools.base import CombinedToolbox
     from ..tools.builtin import builtin_toolbox
@@ -208,6 +213,7 @@ async def open_runtime(
         return client, name, facts
 
     model_task = asyncio.create_task(discover()) if model else None
+    features = terminal_features(yes=settings.auto_approve_tools, root=root, model=model, person=person)
     try:
         async with McpToolbox.open(
             servers,
@@ -216,7 +222,7 @@ async def open_runtime(
             on_status=spinner.server if spinner is not None else on_status,
             hooks=SessionHooks(
                 verbose=settings.venice_agent_verbose,
-                client_options=terminal_features(yes=settings.auto_approve_tools, root=root).client_options,
+                client_options=features.client_options,
             ),
             sign_in=terminal_sign_in(),
             call_timeout=settings.mcp_call_timeout,
@@ -225,7 +231,7 @@ async def open_runtime(
             if spinner is not None:
                 spinner.stop()  # before anything else is printed
             tools = CombinedToolbox(builtin_toolbox(root, pager, files=settings.file_tools), box)
-            yield Runtime(settings, servers, tools, box, pager, client, name, facts)
+            yield Runtime(settings, servers, tools, box, pager, client, name, facts, features.sampling)
     finally:
         if model_task is not None:
             if not model_task.done():

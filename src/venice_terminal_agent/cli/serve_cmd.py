@@ -118,7 +118,7 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
     from .runtime import open_runtime
 
     servers = load_servers(settings, options.mcp_config)
-    async with open_runtime(settings, servers, root=options.root) as runtime:
+    async with open_runtime(settings, servers, root=options.root, person=False) as runtime:
         for failure in runtime.mcp.failures:
             print(f"venice-agent serve: {failure}", file=sys.stderr)
         tools = runtime.tools if options.yes else ReadOnlyTools(runtime.tools)

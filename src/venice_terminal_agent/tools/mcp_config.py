@@ -12,11 +12,13 @@ given by `--mcp-config FILE`, else `mcp.json` in the user config folder, else Ap
 `${NAME}` (or `${env:NAME}`) in `env`, `headers`, `args` and `url` is read from the environment,
 so tokens need not sit in the file. An entry with neither `command` nor `url` named `apify`
 is Apify's server as the settings describe it. `"trusted": true` lets the server's read-only
-annotations skip consent; `"disabled": true` skips the entry.
+annotations skip consent; `"sampling": false` keeps our model from the server (MCP sampling is
+not offered to it); `"disabled": true` skips the entry.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -112,9 +114,21 @@ def _server(
         raise ConfigError(
             f"{where}: the SSE transport is not supported; use the server's Streamable HTTP URL"
         )
-    trusted = entry.get("trusted", False)
-    if not isinstance(trusted, bool):
-        raise ConfigError(f"{where}: 'trusted' is true or false")
+    trusted, sampling = entry.get("trusted", False), entry.get("sampling", True)
+    for key, flag in (("trusted", trusted), ("sampling", sampling)):
+        if not isinstance(flag, bool):
+            raise ConfigError(f"{where}: '{key}' is true or false")
+    return dataclasses.replace(_entry(name, entry, where, settings, environ, trusted), sampling=sampling)
+
+
+def _entry(
+    name: str,
+    entry: dict[str, Any],
+    where: str,
+    settings: Settings,
+    environ: Mapping[str, str],
+    trusted: bool,
+) -> ServerConfig:
     command, url = entry.get("command"), entry.get("url")
     if command is None and url is None:
         if name.lower() == "apify":

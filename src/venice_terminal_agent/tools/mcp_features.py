@@ -1,10 +1,11 @@
-"""What our MCP client offers a server besides calling its tools: elicitation and roots.
+"""What our MCP client offers a server besides calling its tools: elicitation, sampling, roots.
 
 `ClientFeatures.client_options(config)` is what a session hands to `mcp.Client`; declaring a
 callback is what declares the capability. Elicitation is always declared and answered by a
 person through `Elicitor` (the terminal form, `cli/elicit_form.py`); with nobody to ask (no
-terminal, the bot, `--yes`) every request is declined. Roots are the built-in file root, as a
-`file://` URI.
+terminal, the bot, `--yes`) every request is declined. Sampling is declared only with a
+`SamplingDesk` (a person to ask and a model to ask: `mcp_sampling.py`), and not to a server
+whose entry says `"sampling": false`. Roots are the built-in file root, as a `file://` URI.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from ..sampling import SamplingDesk
+from .mcp_sampling import sampling
 
 Action = Literal["accept", "decline", "cancel"]
 
@@ -111,14 +115,18 @@ def roots_listing(roots: Sequence[Path]) -> Callable[..., Awaitable[Any]]:
 
 @dataclass(frozen=True)
 class ClientFeatures:
-    """The client side of MCP a session offers: who answers elicitations, which roots."""
+    """The client side of MCP a session offers: who answers elicitations, where sampling
+    requests go, which roots."""
 
     elicitor: Elicitor | None = None
     roots: tuple[Path, ...] = field(default=())
+    sampling: SamplingDesk | None = None
 
     def client_options(self, config: Any) -> dict[str, Any]:
         """The `mcp.Client` callbacks for the server `config` (a `SessionHooks.client_options`)."""
         options: dict[str, Any] = {"elicitation_callback": elicitation(config.name, self.elicitor)}
+        if self.sampling is not None and getattr(config, "sampling", True):
+            options["sampling_callback"] = sampling(config.name, self.sampling)
         if self.roots:
             options["list_roots_callback"] = roots_listing(self.roots)
         return options

@@ -27,6 +27,7 @@ class ServerConfig:
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     oauth: Mapping[str, str] | None = field(default=None, repr=False)  # DESIGN §1; holds secrets
     trusted: bool = False
+    sampling: bool = True  # `"sampling": false`: the server is not offered our model
     apify: bool = False
     needs_node: int | None = None  # the least Node.js major version the command needs
     startup_timeout: float | None = None  # overrides the session's (a first `npx` run downloads)

@@ -143,11 +143,38 @@ class LLMPlanner:
         self.served_by = turn.model or self.served_by
         self.headers.update(turn.headers)
 
-    def check_cap(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> str | None:
-        """Why the next request must not be made under the money cap, or None."""
+    async def sample(
+        self, messages: Sequence[dict[str, Any]], max_tokens: int, temperature: float | None
+    ) -> Completion:
+        """A server's sampling request (`sampling.py`), made on this question's account: counted,
+        costed and capped like the planner's own requests; no tools, nothing streamed to the
+        person, and the conversation is not touched. `ModelError` when it fails."""
+        self.requests += 1
+        limit = self.output_limit(max_tokens)
+        turn = await self.client.complete(
+            self.model, messages, (), temperature=temperature, max_completion_tokens=limit
+        )
+        self.account(turn)
+        return turn
+
+    def sampling_refusal(self, messages: Sequence[dict[str, Any]], max_tokens: int) -> str | None:
+        """Why a sampling request must not be made under the money cap, or None."""
+        return self.check_cap(messages, (), self.output_limit(max_tokens))
+
+    def output_limit(self, asked: int | None = None) -> int | None:
+        """The most output tokens a request may take: the settings' or model's limit, and `asked`."""
+        limits = [self.max_completion_tokens or self.facts.max_completion_tokens, asked]
+        return min((limit for limit in limits if limit is not None), default=None)
+
+    def check_cap(
+        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], limit: int | None = None
+    ) -> str | None:
+        """Why the next request (of at most `limit` output tokens) must not be made under the
+        money cap, or None."""
         if self.cap is None:
             return None
-        prices, limit = self.facts.prices, self.max_completion_tokens or self.facts.max_completion_tokens
+        prices = self.facts.prices
+        limit = self.output_limit() if limit is None else limit
         if prices is None or limit is None:  # refused up front as a setting error; a safety net
             return f"stopped before model request {self.requests + 1}: no price or output limit is known for {self.model}"
         return self.cap.refuse(prices.worst(self.input_bound(messages, tools), limit), self.requests + 1)

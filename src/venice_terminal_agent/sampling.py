@@ -1,0 +1,136 @@
+"""A server asks our model a question (MCP sampling), on the account of the question running.
+
+`tools/mcp_sampling.py` turns a server's `sampling/createMessage` into a `SamplingRequest` and
+hands it to the session's `SamplingDesk`, which passes it to the question running now
+(`Agent.ask` serves a `QuestionSampling` for the length of its run). There, in this order:
+
+1. the round limit: a sampling request is a round of the question; with no round left before
+   the one kept for the partial answer, it is refused;
+2. money: its worst cost (what it sends and its token limit, at the model's prices) must fit
+   what is left of the question's cap, as for the planner's own requests;
+3. consent: a person's yes (`Consent.approve_sampling`, shown the server, a preview and the
+   token limit); nobody there (no terminal, the bot, `--yes`) is a no.
+
+The limits are checked before the person is asked (nobody is asked about a request that would
+be refused) and again after (another request may have spent the room meanwhile). Then the
+configured model is asked through the question's planner, so the request's usage and cost are
+the question's and show in its receipt. A refusal is `Refused`, which the server receives as
+an MCP error and the person sees as a notice. A sampling request is not a tool call: the call
+budget is untouched (requests that carry tools are refused before they get here).
+
+Pure, like the loop: no MCP, no terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .errors import ModelError
+from .events import EventSink, Notice, ignore
+from .loop import Rounds
+from .receipt import Call
+
+if TYPE_CHECKING:
+    from .consent import Consent
+    from .venice.planner import LLMPlanner
+
+PREVIEW_CHARS = 400
+NO_QUESTION = "no question is running, so there is nothing to count the request against"
+
+
+class Refused(Exception):
+    """A sampling request that is not made; `reason` goes to the server."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class SamplingRequest:
+    """What a server asks, in the model's terms: chat messages, the server's system prompt first."""
+
+    server: str
+    messages: tuple[dict[str, Any], ...]
+    max_tokens: int
+    temperature: float | None = None
+
+    def preview(self) -> str:
+        text = " | ".join(f"{message['role']}: {message['content']}" for message in self.messages)
+        return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+
+    def shown(self) -> Call:
+        """The request as consent shows it and as the consent events carry it."""
+        arguments = {"server": self.server, "max_tokens": self.max_tokens, "request": self.preview()}
+        return Call("sampling", arguments)
+
+
+@dataclass(frozen=True)
+class Sampled:
+    text: str
+    model: str
+    stop_reason: str  # MCP's words: "endTurn", "maxTokens"
+
+
+Sampler = Callable[[SamplingRequest], Awaitable[Sampled]]
+
+
+class SamplingDesk:
+    """Where a session's sampling requests go: to the question running now, if any.
+
+    One question at a time: the terminal commands (`ask`, `chat`) run one at a time, and the
+    desk is only set up where a person can answer (not for `serve` or the bot)."""
+
+    def __init__(self) -> None:
+        self.question: Sampler | None = None
+
+    @contextmanager
+    def serving(self, question: Sampler) -> Iterator[None]:
+        before, self.question = self.question, question
+        try:
+            yield
+        finally:
+            self.question = before
+
+    async def sample(self, request: SamplingRequest) -> Sampled:
+        if self.question is None:
+            raise Refused(f"{request.server}'s sampling request was declined: {NO_QUESTION}")
+        return await self.question(request)
+
+
+class QuestionSampling:
+    """A question's account for the sampling requests made during its run (see the module)."""
+
+    def __init__(
+        self, planner: LLMPlanner, rounds: Rounds, consent: Consent, events: EventSink | None
+    ) -> None:
+        self.planner, self.rounds, self.consent = planner, rounds, consent
+        self.events = events or ignore
+
+    async def __call__(self, request: SamplingRequest) -> Sampled:
+        self.check(request)
+        if not await self.consent.approve_sampling(request.shown(), request.server, events=self.events):
+            raise Refused(f"{request.server}'s sampling request was declined by the user")
+        self.check(request)
+        self.rounds.take()
+        try:
+            turn = await self.planner.sample(list(request.messages), request.max_tokens, request.temperature)
+        except ModelError as error:
+            raise self.refused(request, f"the model failed: {error.message}") from None
+        stop = "maxTokens" if turn.finish_reason == "length" else "endTurn"
+        return Sampled(turn.text, turn.model or self.planner.model, stop)
+
+    def check(self, request: SamplingRequest) -> None:
+        if self.rounds.full():
+            raise self.refused(request, f"the question is at its round limit ({self.rounds.limit})")
+        problem = self.planner.sampling_refusal(list(request.messages), request.max_tokens)
+        if problem is not None:
+            raise self.refused(request, f"it could pass the question's money cap ({problem})")
+
+    def refused(self, request: SamplingRequest, why: str) -> Refused:
+        reason = f"{request.server}'s sampling request was declined: {why}"
+        self.events(Notice(reason))
+        return Refused(reason)

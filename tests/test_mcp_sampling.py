@@ -1,0 +1,166 @@
+"""MCP sampling: server-everything's `trigger-sampling-request` asks our model, over real stdio,
+while a question runs on the fake Venice server (real HTTP): the person's yes first, then the
+model through our client; one round of the question, its usage and cost in the receipt; never
+past the round or money limits; refused outright when it carries tools."""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+
+import pytest
+
+from servers.node import bin_path
+from venice_terminal_agent import Exit
+from venice_terminal_agent.agent import Agent
+from venice_terminal_agent.config import ConfigError
+from venice_terminal_agent.consent import Consent, Why
+from venice_terminal_agent.costs import Prices
+from venice_terminal_agent.events import Notice
+from venice_terminal_agent.sampling import SamplingDesk
+from venice_terminal_agent.testing import FakeVenice
+from venice_terminal_agent.tools.mcp_config import ServerConfig, parse_servers
+from venice_terminal_agent.tools.mcp_features import ClientFeatures
+from venice_terminal_agent.tools.mcp_sampling import WITH_TOOLS, sampling
+from venice_terminal_agent.tools.mcp_session import SessionHooks
+from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
+from venice_terminal_agent.venice import VeniceClient
+from venice_terminal_agent.venice.models import ModelFacts
+
+TOOL = "trigger-sampling-request"
+PRICES = Prices(input=1.0, output=2.0)  # USD per million tokens
+
+
+def everything(**options) -> ServerConfig:
+    return ServerConfig(
+        "everything", command=str(bin_path("mcp-server-everything")), args=("stdio",), **options
+    )
+
+
+def trigger(prompt: str, max_tokens: int = 50) -> dict:
+    return {"tool_calls": [{"name": TOOL, "arguments": {"prompt": prompt, "maxTokens": max_tokens}}]}
+
+
+class Person:
+    """Says yes to the tool call itself and `sampling` to a sampling request; keeps what it saw."""
+
+    def __init__(self, sampling: bool) -> None:
+        self.sampling, self.asked = sampling, []
+
+    async def __call__(self, call, spec, why) -> bool:
+        self.asked.append((call, spec, why))
+        return self.sampling if why is Why.SAMPLING else True
+
+    def sampling_asked(self) -> list:
+        return [(call, spec) for call, spec, why in self.asked if why is Why.SAMPLING]
+
+
+@asynccontextmanager
+async def question_on(script, person: Person, **options):
+    desk = SamplingDesk()
+    hooks = SessionHooks(client_options=ClientFeatures(sampling=desk).client_options)
+    async with FakeVenice(script) as fake, McpToolbox.open([everything()], hooks=hooks) as box:
+        async with VeniceClient("k", fake.base_url) as client:
+            facts = ModelFacts(prices=PRICES, max_completion_tokens=1000)
+            yield fake, Agent(client, Consent(box, approver=person), model="fake-model", facts=facts,
+                              sampling=desk, **options)  # fmt: skip
+
+
+async def test_approved_the_request_goes_to_our_model_and_counts_in_the_receipt():
+    person = Person(sampling=True)
+    script = [trigger("name a colour"), {"text": "teal", "usage": {"prompt_tokens": 7, "completion_tokens": 1}},
+              {"text": "The server heard teal."}]  # fmt: skip
+    async with question_on(script, person) as (fake, agent):
+        receipt = await agent.ask("ask the server to sample")
+    assert receipt.stopped_because is Exit.ANSWERED and receipt.answer == "The server heard teal."
+    sampled = fake.chat_requests[1]
+    assert sampled["messages"] == [
+        {"role": "system", "content": "You are a helpful test server."},
+        {"role": "user", "content": f"Resource {TOOL} context: name a colour"},
+    ]
+    assert "tools" not in sampled and sampled["max_completion_tokens"] == 50 and sampled["temperature"] == 0.7
+    assert '"text": "teal"' in receipt.steps[0].result and '"model": "fake-model"' in receipt.steps[0].result
+    [(shown, spec)] = person.sampling_asked()
+    assert spec.server == "everything" and shown.arguments["max_tokens"] == 50
+    assert "name a colour" in shown.arguments["request"]
+    # The sampling request is a round of the question, its usage and cost are the question's.
+    assert receipt.rounds == 3 and receipt.calls == 1
+    assert receipt.usage == {
+        "prompt_tokens": 27,
+        "completion_tokens": 11,
+        "total_tokens": 38,
+    }  # 10+7+10, 5+1+5
+    assert receipt.cost_usd == pytest.approx(PRICES.of(receipt.usage))
+    assert agent.history[-1] == {"role": "assistant", "content": "The server heard teal."}
+    assert all(m["content"] != "teal" for m in agent.history)  # the conversation is not touched
+
+
+async def test_declined_the_server_gets_an_error_and_the_model_is_not_asked():
+    person = Person(sampling=False)
+    async with question_on([trigger("name a colour"), {"text": "It was declined."}], person) as (fake, agent):
+        receipt = await agent.ask("ask the server to sample")
+    assert len(fake.chat_requests) == 2 and len(person.sampling_asked()) == 1
+    assert "everything's sampling request was declined by the user" in str(receipt.steps[0])
+    assert receipt.stopped_because is Exit.ANSWERED and receipt.rounds == 2
+
+
+async def test_at_its_last_round_a_question_declines_sampling_without_asking():
+    person, notices = Person(sampling=True), []
+    script = [trigger("name a colour"), {"text": "Partial: no sample."}]
+    async with question_on(script, person, max_rounds=2) as (fake, agent):
+        receipt = await agent.ask(
+            "ask", events=lambda event: isinstance(event, Notice) and notices.append(event.text)
+        )
+    assert person.sampling_asked() == [] and len(fake.chat_requests) == 2  # round 2: the partial answer
+    assert receipt.stopped_because is Exit.MAX_ROUNDS and receipt.rounds == 2 and receipt.partial
+    reason = "everything's sampling request was declined: the question is at its round limit (2)"
+    assert notices == [reason] and reason in str(receipt.steps[0])
+
+
+async def test_a_request_that_could_pass_the_money_cap_is_declined_without_asking():
+    person, notices = Person(sampling=True), []
+    # The first request leaves $0.0001 of the $1 cap; the sampling request could cost more.
+    spent = {"prompt_tokens": 10, "completion_tokens": 10, "cost": {"usd": 0.9999}}
+    script = [{**trigger("name a colour"), "usage": spent}]
+    async with question_on(script, person, max_usd=1.0) as (fake, agent):
+        receipt = await agent.ask(
+            "ask", events=lambda event: isinstance(event, Notice) and notices.append(event.text)
+        )
+    assert person.sampling_asked() == [] and len(fake.chat_requests) == 1
+    assert notices[0].startswith(
+        "everything's sampling request was declined: it could pass the question's money cap"
+    )
+    assert receipt.stopped_because is Exit.COST_CAP and receipt.cost_usd == pytest.approx(0.9999)
+
+
+async def test_requests_with_tools_or_images_are_refused_before_anyone_is_asked():
+    from mcp.types import CreateMessageRequestParams, ImageContent, SamplingMessage, TextContent, Tool
+
+    desk = SamplingDesk()  # no question is running: anything reaching it would say so instead
+    answer = sampling("srv", desk)
+    text = SamplingMessage(role="user", content=TextContent(type="text", text="hi"))
+    tool = Tool(name="look", input_schema={"type": "object"})
+    with_tools = await answer(None, CreateMessageRequestParams(messages=[text], max_tokens=10, tools=[tool]))
+    assert (with_tools.code, with_tools.message) == (-1, WITH_TOOLS)
+    image = SamplingMessage(
+        role="user", content=ImageContent(type="image", data="AA==", mime_type="image/png")
+    )
+    with_image = await answer(None, CreateMessageRequestParams(messages=[image], max_tokens=10))
+    assert with_image.message == "venice-agent samples text only; the request holds image content"
+    nobody = await answer(None, CreateMessageRequestParams(messages=[text], max_tokens=10))
+    assert nobody.message.startswith("srv's sampling request was declined: no question is running")
+
+
+async def test_a_server_marked_sampling_false_is_not_offered_it(monkeypatch):
+    hooks = SessionHooks(client_options=ClientFeatures(sampling=SamplingDesk()).client_options)
+    async with McpToolbox.open([everything(sampling=False)], hooks=hooks) as box:
+        assert TOOL not in box and "get-sum" in box  # server-everything lists it only to a sampling client
+    entry = {"command": "x", "sampling": False}
+    monkeypatch.delenv("APIFY_TOKEN", raising=False)
+    from venice_terminal_agent.config import load_settings
+
+    [server] = parse_servers({"mcpServers": {"s": entry}}, "mcp.json", load_settings(), {})
+    assert server.sampling is False
+    with pytest.raises(ConfigError, match="'sampling' is true or false"):
+        parse_servers(
+            {"mcpServers": {"s": {"command": "x", "sampling": "no"}}}, "mcp.json", load_settings(), {}
+        )
