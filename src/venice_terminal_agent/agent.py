@@ -20,8 +20,8 @@ from .costs import Cap
 from .defaults import MAX_ROUNDS, PAGE_CHARS, QUESTION_BUDGET
 from .errors import ConfigError
 from .events import Event, EventSink, Finished, Notice, ignore
-from .loop import Rounds, run_loop
-from .receipt import Call, Exit, Receipt
+from .loop import run_loop
+from .receipt import Call, Exit, Receipt, Rounds
 from .sampling import QuestionSampling, SamplingDesk
 from .tools.base import Toolbox, ToolSpec
 from .tools.pager import Pager

@@ -33,7 +33,7 @@ from .events import (
     ignore,
     tool_progress,
 )
-from .receipt import Answer, Call, Exit, Receipt, Step
+from .receipt import Answer, Call, Exit, Receipt, Rounds, Step
 from .tools.base import Toolbox, ToolError, as_toolbox
 from .tools.pager import Pager
 from .wording import plural
@@ -98,28 +98,6 @@ class StepsPlanner:
 Approve = Callable[[Call], Awaitable[bool]]
 
 
-@dataclass
-class Rounds:
-    """The rounds of one run against its limit: the loop's own, and any spent outside the loop
-    on the run's behalf (a server's sampling request during a tool call, `take`), so that
-    nothing passes the limit. `reserve` rounds are kept for the planner's partial answer."""
-
-    limit: int | None = None
-    reserve: int = 0
-    used: int = 0
-
-    def full(self) -> bool:
-        """No round is left before the reserve."""
-        return self.limit is not None and self.used >= self.limit - self.reserve
-
-    def take(self) -> bool:
-        """Count one round spent outside the loop; False (nothing counted) when none is left."""
-        if self.full():
-            return False
-        self.used += 1
-        return True
-
-
 def as_planner(plan: Planner | Iterable[Call | Answer]) -> Planner:
     # A duck-typed check: `isinstance` on a runtime Protocol walks its attributes each time.
     return plan if callable(getattr(plan, "next", None)) else StepsPlanner(plan)  # type: ignore[return-value,arg-type]
@@ -141,9 +119,8 @@ async def run_loop(
     `approve` is asked, one call at a time and before a batch runs, whether a call may run
     (a declined call is handed back to the planner, not run); without it, a toolbox that
     decides consent itself (`consent.Consent`) is asked through its own `approve`. `pager` cuts long results into
-    pages. `rounds` counts the rounds (its limit and reserve are set here from `max_rounds`):
-    pass one to let others spend rounds of this run. Cancelling the task ends the run with a
-    `cancelled` receipt.
+    pages. `rounds`: the run's round counter, to share with what spends rounds outside the loop
+    (its limit is set here). Cancelling the task ends the run with a `cancelled` receipt.
     """
     if budget < 0:
         raise ValueError("budget must be >= 0")

@@ -100,6 +100,21 @@ class Step:
         }
 
 
+@dataclass
+class Rounds:
+    """A run's rounds against its limit: the loop's own, and any spent outside it on the run's
+    behalf (a server's sampling request during a tool call). `reserve` rounds are kept for the
+    planner's partial answer."""
+
+    limit: int | None = None
+    reserve: int = 0
+    used: int = 0
+
+    def full(self) -> bool:
+        """No round is left before the reserve."""
+        return self.limit is not None and self.used >= self.limit - self.reserve
+
+
 @dataclass(frozen=True)
 class Receipt:
     """What ran, and why the run stopped.

@@ -30,8 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ModelError
 from .events import EventSink, Notice, ignore
-from .loop import Rounds
-from .receipt import Call
+from .receipt import Call, Rounds
 
 if TYPE_CHECKING:
     from .consent import Consent
@@ -115,7 +114,7 @@ class QuestionSampling:
         if not await self.consent.approve_sampling(request.shown(), request.server, events=self.events):
             raise Refused(f"{request.server}'s sampling request was declined by the user")
         self.check(request)
-        self.rounds.take()
+        self.rounds.used += 1  # checked just above: a round is left
         try:
             turn = await self.planner.sample(list(request.messages), request.max_tokens, request.temperature)
         except ModelError as error:
