@@ -22,7 +22,7 @@ from rich.text import Text
 from ..consent import Why
 from ..receipt import Call
 from ..tools.base import ToolSpec
-from .text import call_text, safe
+from .text import call_text, preview, safe
 
 ARGS_PREVIEW = 240  # the call a person is asked about: a little more of it
 NO_TERMINAL = "paid tools need a terminal or --yes"
