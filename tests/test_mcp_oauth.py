@@ -83,6 +83,42 @@ async def test_login_signs_in_sessions_use_it_and_logout_revokes(home, tmp_path)
     assert token not in out + err
 
 
+async def legacy_login(home: dict[str, str], tmp_path: Path, issuer_path: str) -> tuple:
+    """`venice-agent login` against `servers/legacy_oauth_server.py`: (status, err, requests, port)."""
+    port, events = free_port(), tmp_path / "events"
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"legacy": {"url": f"http://127.0.0.1:{port}/mcp"}}}))
+    command = [sys.executable, str(SERVERS / "legacy_oauth_server.py"), str(port), str(events), issuer_path]
+    async with serving(command, b"Uvicorn running on", env=home):
+        status, out, err = await venice_agent(home, "login", "legacy", "--mcp-config", str(config))
+    return status, out + err, events.read_text().splitlines(), port
+
+
+async def test_a_server_without_resource_metadata_signs_in_where_its_origin_is_the_issuer(home, tmp_path):
+    """The 2025-03-26 layout: no protected-resource metadata; the metadata at the origin's
+    well-known URL, naming the origin as its issuer, is used."""
+    status, output, requests, _ = await legacy_login(home, tmp_path, "")
+    assert status == 0 and "Signed in to legacy (1 tools)" in output, output
+    assert "GET /.well-known/oauth-authorization-server" in requests
+    assert "POST /register" in requests and "TOKEN authorization_code" in requests
+
+
+async def test_metadata_at_the_origin_naming_another_issuer_is_refused(home, tmp_path):
+    """RFC 8414 §3.3: metadata fetched from the origin's well-known URL belongs to the origin; a
+    document naming another issuer there (the conformance suite's back-compat mock names
+    `<origin>/oauth`) "MUST NOT be used". Nothing is registered or sent to the endpoints it
+    names, no browser is opened, and the user gets one line."""
+    status, output, requests, port = await legacy_login(home, tmp_path, "/oauth")
+    assert status == 2, output
+    assert (
+        "venice-agent login: legacy: sign-in failed: Authorization server metadata issuer mismatch: "
+        f"http://127.0.0.1:{port}/oauth != http://127.0.0.1:{port}\n"
+    ) in output
+    assert "Sign in to legacy in your browser" not in output
+    assert "GET /.well-known/oauth-authorization-server" in requests  # found, and refused
+    assert not [r for r in requests if r.split()[-1].startswith(("/oauth/", "/register", "/token"))]
+
+
 def test_an_oauth_entry_is_read_with_its_secrets_kept_out_of_messages():
     entry = {"url": "https://mcp.example.com/mcp", "oauth": {
         "grant_type": "client_credentials", "client_id": "corp", "client_secret": "${CORP_SECRET}"}}  # fmt: skip
