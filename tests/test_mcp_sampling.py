@@ -1,11 +1,14 @@
 """MCP sampling: server-everything's `trigger-sampling-request` asks our model, over real stdio,
 while a question runs on the fake Venice server (real HTTP): the person's yes first, then the
 model through our client; one round of the question, its usage and cost in the receipt; never
-past the round or money limits; refused outright when it carries tools."""
+past the round or money limits; the server's own tools offered to the model, each call the model
+proposes approved before it goes back to the server."""
 
 from __future__ import annotations
 
+import sys
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import pytest
 
@@ -20,13 +23,14 @@ from venice_terminal_agent.sampling import SamplingDesk
 from venice_terminal_agent.testing import FakeVenice
 from venice_terminal_agent.tools.mcp_config import ServerConfig, parse_servers
 from venice_terminal_agent.tools.mcp_features import ClientFeatures
-from venice_terminal_agent.tools.mcp_sampling import WITH_TOOLS, sampling
+from venice_terminal_agent.tools.mcp_sampling import sampling
 from venice_terminal_agent.tools.mcp_session import SessionHooks
 from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
 from venice_terminal_agent.venice import VeniceClient
 from venice_terminal_agent.venice.models import ModelFacts
 
 TOOL = "trigger-sampling-request"
+TRIP_SERVER = Path(__file__).parent / "servers" / "trip_server.py"  # sampling with the server's own tool
 PRICES = Prices(input=1.0, output=2.0)  # USD per million tokens
 
 
@@ -132,20 +136,70 @@ async def test_a_request_that_could_pass_the_money_cap_is_declined_without_askin
     assert receipt.stopped_because is Exit.COST_CAP and receipt.cost_usd == pytest.approx(0.9999)
 
 
-async def test_requests_with_tools_or_images_are_refused_before_anyone_is_asked():
-    from mcp.types import CreateMessageRequestParams, ImageContent, SamplingMessage, TextContent, Tool
+@asynccontextmanager
+async def trip_question(script, person: Person):
+    desk = SamplingDesk()
+    hooks = SessionHooks(client_options=ClientFeatures(sampling=desk).client_options)
+    server = ServerConfig("trip", command=sys.executable, args=(str(TRIP_SERVER),))
+    async with FakeVenice(script) as fake, McpToolbox.open([server], hooks=hooks) as box:
+        async with VeniceClient("k", fake.base_url) as client:
+            yield fake, Agent(client, Consent(box, approver=person), model="fake-model", sampling=desk)
 
-    desk = SamplingDesk()  # no question is running: anything reaching it would say so instead
-    answer = sampling("srv", desk)
-    text = SamplingMessage(role="user", content=TextContent(type="text", text="hi"))
-    tool = Tool(name="look", input_schema={"type": "object"})
-    with_tools = await answer(None, CreateMessageRequestParams(messages=[text], max_tokens=10, tools=[tool]))
-    assert (with_tools.code, with_tools.message) == (-1, WITH_TOOLS)
+
+def weather_call(city: str) -> dict:
+    return {"tool_calls": [{"name": "weather", "arguments": {"city": city}, "id": "w1"}]}
+
+
+async def test_the_servers_tools_each_call_approved_go_back_to_the_server_to_run():
+    person = Person(sampling=True)
+    script = [{"tool_calls": [{"name": "forecast", "arguments": {"city": "Prague"}}]}, weather_call("Prague"),
+              {"text": "Sunny in Prague."}, {"text": "It will be sunny."}]  # fmt: skip
+    async with trip_question(script, person) as (fake, agent):
+        receipt = await agent.ask("weather?")
+    assert receipt.stopped_because is Exit.ANSWERED and "Sunny in Prague." in receipt.steps[0].result
+    first, second = fake.chat_requests[1], fake.chat_requests[2]
+    assert [tool["function"]["name"] for tool in first["tools"]] == ["weather"]
+    assert second["messages"][1:] == [
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "w1", "type": "function", "function": {"name": "weather", "arguments": '{"city":"Prague"}'}}]},
+        {"role": "tool", "tool_call_id": "w1", "content": "sunny in Prague"},
+    ]  # fmt: skip
+    asked = [(call.tool, spec.server, why) for call, spec, why in person.asked]
+    assert asked == [("forecast", "trip", Why.PAID), ("sampling", "trip", Why.SAMPLING),
+                     ("weather", "trip", Why.PAID), ("sampling", "trip", Why.SAMPLING)]  # fmt: skip
+    assert receipt.rounds == 4  # the question's two and the two sampling requests
+
+
+async def test_a_declined_call_of_the_servers_tool_refuses_the_sampling_answer():
+    class NoWeather(Person):
+        async def __call__(self, call, spec, why) -> bool:
+            await super().__call__(call, spec, why)
+            return call.tool != "weather"
+
+    script = [{"tool_calls": [{"name": "forecast", "arguments": {"city": "Prague"}}]}, weather_call("Prague"),
+              {"text": "No forecast."}]  # fmt: skip
+    async with trip_question(script, NoWeather(sampling=True)) as (fake, agent):
+        receipt = await agent.ask("weather?")
+    assert (
+        "trip's sampling request was declined: the model's call to weather was declined by the user"
+        in str(receipt.steps[0])
+    )
+    assert len(fake.chat_requests) == 3
+
+
+async def test_images_and_requests_outside_a_question_are_refused():
+    from mcp.types import CreateMessageRequestParams, ImageContent, SamplingMessage, TextContent
+
+    answer = sampling("srv", SamplingDesk())  # no question is running
     image = SamplingMessage(
         role="user", content=ImageContent(type="image", data="AA==", mime_type="image/png")
     )
     with_image = await answer(None, CreateMessageRequestParams(messages=[image], max_tokens=10))
-    assert with_image.message == "venice-agent samples text only; the request holds image content"
+    assert (with_image.code, with_image.message) == (
+        -1,
+        "venice-agent samples text only; the request holds image content",
+    )
+    text = SamplingMessage(role="user", content=TextContent(type="text", text="hi"))
     nobody = await answer(None, CreateMessageRequestParams(messages=[text], max_tokens=10))
     assert nobody.message.startswith("srv's sampling request was declined: no question is running")
 

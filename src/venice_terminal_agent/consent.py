@@ -91,25 +91,29 @@ class Consent:
     def spec(self, name: str) -> ToolSpec | None:
         return next((spec for spec in self.tools.specs() if spec.name == name), None)
 
-    def why(self, call: Call) -> Why | None:
+    def why(self, call: Call, spec: ToolSpec | None = None) -> Why | None:
         """Why `call` needs a yes, or None when it may run without asking."""
-        spec = self.spec(call.tool)
+        spec = spec or self.spec(call.tool)
         if self.local_data and leaves_machine(spec):
             return Why.LOCAL_DATA
         if spec is not None and spec.read_only:
             return None
         return Why.PAID
 
-    async def approve(self, call: Call, *, events: EventSink | None = None) -> bool:
-        """May `call` run? Asks the approver when a rule says so; every doubt is a no."""
-        why = self.why(call)
+    async def approve(
+        self, call: Call, *, events: EventSink | None = None, spec: ToolSpec | None = None
+    ) -> bool:
+        """May `call` run? Asks the approver when a rule says so; every doubt is a no. `spec`
+        describes a tool outside this toolbox: a server's own tool, which the model proposed
+        inside the server's sampling request (the server runs it)."""
+        why = self.why(call, spec)
         if why is None:
             return True
         emit = events or ignore
         if self.auto_approve:
             emit(ConsentGiven(call, True))
             return True
-        return await self._ask(call, self.spec(call.tool) or ToolSpec(call.tool), why, emit)
+        return await self._ask(call, spec or self.spec(call.tool) or ToolSpec(call.tool), why, emit)
 
     async def approve_sampling(self, request: Call, server: str, *, events: EventSink | None = None) -> bool:
         """May `server`'s sampling request go to the model? Only a person's yes (rule 5).

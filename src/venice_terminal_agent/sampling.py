@@ -16,7 +16,12 @@ be refused) and again after (another request may have spent the room meanwhile).
 configured model is asked through the question's planner, so the request's usage and cost are
 the question's and show in its receipt. A refusal is `Refused`, which the server receives as
 an MCP error and the person sees as a notice. A sampling request is not a tool call: the call
-budget is untouched (requests that carry tools are refused before they get here).
+budget is untouched.
+
+A request may carry the server's own tools. Each call the model proposes with them needs a yes
+like any call to a tool nobody described (`Consent.approve` with the server's tool as `spec`);
+one no refuses the whole answer. Approved calls go back to the server, which runs them itself
+and sends their results in its next sampling request, another round of the question.
 
 Pure, like the loop: no MCP, no terminal.
 """
@@ -31,6 +36,8 @@ from typing import TYPE_CHECKING, Any
 from .errors import ModelError
 from .events import EventSink, Notice, ignore
 from .receipt import Call, Rounds
+from .tools.base import ToolSpec
+from .venice.planner import to_call
 
 if TYPE_CHECKING:
     from .consent import Consent
@@ -56,9 +63,12 @@ class SamplingRequest:
     messages: tuple[dict[str, Any], ...]
     max_tokens: int
     temperature: float | None = None
+    tools: tuple[dict[str, Any], ...] = ()  # the server's tools, as OpenAI function entries
 
     def preview(self) -> str:
-        text = " | ".join(f"{message['role']}: {message['content']}" for message in self.messages)
+        text = " | ".join(f"{message['role']}: {message.get('content') or ''}" for message in self.messages)
+        if self.tools:
+            text += " | tools: " + ", ".join(tool["function"]["name"] for tool in self.tools)
         return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
 
     def shown(self) -> Call:
@@ -71,7 +81,8 @@ class SamplingRequest:
 class Sampled:
     text: str
     model: str
-    stop_reason: str  # MCP's words: "endTurn", "maxTokens"
+    stop_reason: str  # MCP's words: "endTurn", "maxTokens", "toolUse"
+    calls: tuple[Call, ...] = ()  # approved calls of the server's tools, for it to run
 
 
 Sampler = Callable[[SamplingRequest], Awaitable[Sampled]]
@@ -116,16 +127,28 @@ class QuestionSampling:
         self.check(request)
         self.rounds.used += 1  # checked just above: a round is left
         try:
-            turn = await self.planner.sample(list(request.messages), request.max_tokens, request.temperature)
+            turn = await self.planner.sample(
+                request.messages, request.max_tokens, request.temperature, request.tools
+            )
         except ModelError as error:
             raise self.refused(request, f"the model failed: {error.message}") from None
-        stop = "maxTokens" if turn.finish_reason == "length" else "endTurn"
-        return Sampled(turn.text, turn.model or self.planner.model, stop)
+        model = turn.model or self.planner.model
+        if not turn.tool_calls:
+            return Sampled(turn.text, model, "maxTokens" if turn.finish_reason == "length" else "endTurn")
+        calls = tuple(to_call(tool_call) for tool_call in turn.tool_calls)
+        for call in calls:
+            spec = ToolSpec(call.tool, server=request.server)
+            if call.malformed is not None or not await self.consent.approve(
+                call, events=self.events, spec=spec
+            ):
+                why = call.malformed or "declined by the user"
+                raise self.refused(request, f"the model's call to {call.tool} was {why}")
+        return Sampled(turn.text, model, "toolUse", calls)
 
     def check(self, request: SamplingRequest) -> None:
         if self.rounds.full():
             raise self.refused(request, f"the question is at its round limit ({self.rounds.limit})")
-        problem = self.planner.sampling_refusal(list(request.messages), request.max_tokens)
+        problem = self.planner.sampling_refusal(request.messages, request.max_tokens, request.tools)
         if problem is not None:
             raise self.refused(request, f"it could pass the question's money cap ({problem})")
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..sampling import SamplingDesk
-from .mcp_sampling import sampling
+from .mcp_sampling import capabilities, sampling
 
 Action = Literal["accept", "decline", "cancel"]
 
@@ -127,6 +127,7 @@ class ClientFeatures:
         options: dict[str, Any] = {"elicitation_callback": elicitation(config.name, self.elicitor)}
         if self.sampling is not None and getattr(config, "sampling", True):
             options["sampling_callback"] = sampling(config.name, self.sampling)
+            options["sampling_capabilities"] = capabilities()
         if self.roots:
             options["list_roots_callback"] = roots_listing(self.roots)
         return options

@@ -144,22 +144,28 @@ class LLMPlanner:
         self.headers.update(turn.headers)
 
     async def sample(
-        self, messages: Sequence[dict[str, Any]], max_tokens: int, temperature: float | None
+        self,
+        messages: Sequence[dict[str, Any]],
+        max_tokens: int,
+        temperature: float | None,
+        tools: Sequence[dict[str, Any]] = (),
     ) -> Completion:
         """A server's sampling request (`sampling.py`), made on this question's account: counted,
-        costed and capped like the planner's own requests; no tools, nothing streamed to the
-        person, and the conversation is not touched. `ModelError` when it fails."""
+        costed and capped like the planner's own requests; only the server's `tools`, nothing
+        streamed to the person, and the conversation is not touched. `ModelError` when it fails."""
         self.requests += 1
         limit = self.output_limit(max_tokens)
         turn = await self.client.complete(
-            self.model, messages, (), temperature=temperature, max_completion_tokens=limit
+            self.model, messages, tools, temperature=temperature, max_completion_tokens=limit
         )
         self.account(turn)
         return turn
 
-    def sampling_refusal(self, messages: Sequence[dict[str, Any]], max_tokens: int) -> str | None:
+    def sampling_refusal(
+        self, messages: Sequence[dict[str, Any]], max_tokens: int, tools: Sequence[dict[str, Any]] = ()
+    ) -> str | None:
         """Why a sampling request must not be made under the money cap, or None."""
-        return self.check_cap(messages, (), self.output_limit(max_tokens))
+        return self.check_cap(messages, tools, self.output_limit(max_tokens))
 
     def output_limit(self, asked: int | None = None) -> int | None:
         """The most output tokens a request may take: the settings' or model's limit, and `asked`."""
