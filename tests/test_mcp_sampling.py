@@ -187,6 +187,17 @@ async def test_a_declined_call_of_the_servers_tool_refuses_the_sampling_answer()
     assert len(fake.chat_requests) == 3
 
 
+async def test_calls_of_the_servers_tool_count_against_the_questions_budget():
+    person = Person(sampling=True)
+    script = [{"tool_calls": [{"name": "forecast", "arguments": {"city": "Prague"}}]}, weather_call("Prague"),
+              {"text": "No forecast."}]  # fmt: skip
+    async with trip_question(script, person) as (_, agent):
+        receipt = await agent.ask("weather?", budget=1)  # forecast itself is the one call
+    reason = "the model proposed 1 call and 0 calls of the question's budget is left"
+    assert f"trip's sampling request was declined: {reason}" in str(receipt.steps[0])
+    assert [call.tool for call, _, _ in person.asked] == ["forecast", "sampling"]  # weather: never asked
+
+
 async def test_images_and_requests_outside_a_question_are_refused():
     from mcp.types import CreateMessageRequestParams, ImageContent, SamplingMessage, TextContent
 

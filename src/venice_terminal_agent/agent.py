@@ -21,7 +21,7 @@ from .defaults import MAX_ROUNDS, PAGE_CHARS, QUESTION_BUDGET
 from .errors import ConfigError
 from .events import Event, EventSink, Finished, Notice, ignore
 from .loop import run_loop
-from .receipt import Call, Exit, Receipt, Rounds
+from .receipt import Call, Exit, Receipt, Tally
 from .sampling import QuestionSampling, SamplingDesk
 from .tools.base import Toolbox, ToolSpec
 from .tools.pager import Pager
@@ -189,9 +189,9 @@ class Agent:
             return await self.tools.approve(call, events=emit)
 
         local_data = self.tools.local_data
-        rounds = Rounds()  # shared with the servers' sampling requests: one limit for both
+        tally = Tally()  # shared with the servers' sampling requests: one limit for both
         serving = (
-            self.sampling.serving(QuestionSampling(planner, rounds, self.tools, emit))
+            self.sampling.serving(QuestionSampling(planner, tally, self.tools, emit))
             if self.sampling is not None
             else contextlib.nullcontext()
         )
@@ -204,7 +204,7 @@ class Agent:
                 approve=approve,
                 events=relay,
                 pager=self.pager,
-                rounds=rounds,
+                tally=tally,
             )
         receipt = dataclasses.replace(
             receipt,

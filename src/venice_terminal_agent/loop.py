@@ -33,7 +33,7 @@ from .events import (
     ignore,
     tool_progress,
 )
-from .receipt import Answer, Call, Exit, Receipt, Rounds, Step
+from .receipt import Answer, Call, Exit, Receipt, Step, Tally
 from .tools.base import Toolbox, ToolError, as_toolbox
 from .tools.pager import Pager
 from .wording import plural
@@ -112,22 +112,22 @@ async def run_loop(
     approve: Approve | None = None,
     events: EventSink | None = None,
     pager: Pager | None = None,
-    rounds: Rounds | None = None,
+    tally: Tally | None = None,
 ) -> Receipt:
     """Run `plan` on `tools` until one named exit; never more than `budget` tool calls.
 
     `approve` is asked, one call at a time and before a batch runs, whether a call may run
     (a declined call is handed back to the planner, not run); without it, a toolbox that
     decides consent itself (`consent.Consent`) is asked through its own `approve`. `pager` cuts long results into
-    pages. `rounds`: the run's round counter, to share with what spends rounds outside the loop
-    (its limit is set here). Cancelling the task ends the run with a `cancelled` receipt.
+    pages. `tally`: the run's count of rounds and calls, to share with what spends them outside
+    the loop (the limits are set here). Cancelling the task ends the run with a `cancelled` receipt.
     """
     if budget < 0:
         raise ValueError("budget must be >= 0")
     toolbox = as_toolbox(tools)
     if approve is None:
         approve = getattr(toolbox, "approve", None)  # a consent wrapper is never bypassed
-    run = _Run(as_planner(plan), toolbox, budget, max_rounds, approve, events, pager, rounds or Rounds())
+    run = _Run(as_planner(plan), toolbox, budget, max_rounds, approve, events, pager, tally or Tally())
     return await run.go()
 
 
@@ -140,7 +140,7 @@ class _Run:
     approve: Approve | None
     events: EventSink | None
     pager: Pager | None
-    tally: Rounds
+    tally: Tally
     steps: list[Step] = field(default_factory=list)
     previous: Call | None = None
     failing: set[str] = field(default_factory=set)  # tools that failed in the previous round
@@ -148,7 +148,7 @@ class _Run:
 
     @property
     def rounds(self) -> int:
-        return self.tally.used
+        return self.tally.rounds
 
     def emit(self, event: Any) -> None:
         (self.events or ignore)(event)
@@ -173,7 +173,7 @@ class _Run:
         recovers = bool(getattr(self.planner, "recovers", False))
         # The last round is kept for the partial answer, when there is room for one.
         reserve = 1 if self.concludes and self.max_rounds is not None and self.max_rounds > 1 else 0
-        self.tally.limit, self.tally.reserve = self.max_rounds, reserve
+        self.tally.max_rounds, self.tally.reserve, self.tally.budget = self.max_rounds, reserve, self.budget
         try:
             while True:
                 if self.tally.full():
@@ -182,7 +182,7 @@ class _Run:
                         f"no answer after {self.rounds} rounds (the round limit is {self.max_rounds})",
                         outcomes,
                     )
-                self.tally.used += 1
+                self.tally.rounds += 1
                 self.emit(RoundStarted(self.rounds))
                 move = await self.planner.next(outcomes)
                 if isinstance(move, Answer):
@@ -215,7 +215,7 @@ class _Run:
         move = await self.planner.conclude(outcomes, refusal)  # type: ignore[attr-defined]
         if move is None:
             return self.finish(exit, refusal=refusal)
-        self.tally.used += 1  # a request was made
+        self.tally.rounds += 1  # a request was made
         if isinstance(move, Answer):
             return self.finish(exit, answer=move.text, refusal=refusal, partial=True)
         return self.finish(exit, refusal=refusal)  # the last request failed: no partial answer
@@ -226,7 +226,6 @@ class _Run:
         """Check a batch call by call, ask consent, run the approved calls in parallel."""
         slots: list[Outcome | Call] = []  # a Call is a slot still to run
         check_stop: tuple[Exit, str] | None = None
-        queued = 0
         for call in batch:
             if self.previous is not None and call.key() == self.previous.key():
                 check_stop = (
@@ -235,10 +234,12 @@ class _Run:
                     "as the call just before it",
                 )
                 break
-            if len(self.steps) + queued >= self.budget:
+            # Counted when queued, so a call's own sampling requests see it; calls a server
+            # runs for this run (approved in its sampling request) count too.
+            if self.tally.calls >= self.budget:
                 check_stop = (
                     Exit.BUDGET,
-                    f"stopped before call {len(self.steps) + queued + 1}: "
+                    f"stopped before call {self.tally.calls + 1}: "
                     f"the budget of {plural(self.budget, 'tool call')} is spent",
                 )
                 break
@@ -256,7 +257,7 @@ class _Run:
                 slots.append(Outcome(call, error=DECLINED, declined=True))
             else:
                 slots.append(call)
-                queued += 1
+                self.tally.calls += 1
 
         outcomes = await self.run_calls(slots)
         failure = self.failure(outcomes, recovers)

@@ -101,18 +101,21 @@ class Step:
 
 
 @dataclass
-class Rounds:
-    """A run's rounds against its limit: the loop's own, and any spent outside it on the run's
-    behalf (a server's sampling request during a tool call). `reserve` rounds are kept for the
-    planner's partial answer."""
+class Tally:
+    """A run's rounds and tool calls against their limits: the loop's own, and those spent
+    outside it on the run's behalf (a server's sampling request during a tool call, and the
+    calls of the server's own tools the model proposes in it). `reserve` rounds are kept for
+    the planner's partial answer."""
 
-    limit: int | None = None
+    max_rounds: int | None = None
     reserve: int = 0
-    used: int = 0
+    rounds: int = 0
+    budget: int | None = None  # tool calls
+    calls: int = 0
 
     def full(self) -> bool:
         """No round is left before the reserve."""
-        return self.limit is not None and self.used >= self.limit - self.reserve
+        return self.max_rounds is not None and self.rounds >= self.max_rounds - self.reserve
 
 
 @dataclass(frozen=True)

@@ -15,13 +15,13 @@ The limits are checked before the person is asked (nobody is asked about a reque
 be refused) and again after (another request may have spent the room meanwhile). Then the
 configured model is asked through the question's planner, so the request's usage and cost are
 the question's and show in its receipt. A refusal is `Refused`, which the server receives as
-an MCP error and the person sees as a notice. A sampling request is not a tool call: the call
-budget is untouched.
+an MCP error and the person sees as a notice. A sampling request is not a tool call.
 
-A request may carry the server's own tools. Each call the model proposes with them needs a yes
-like any call to a tool nobody described (`Consent.approve` with the server's tool as `spec`);
-one no refuses the whole answer. Approved calls go back to the server, which runs them itself
-and sends their results in its next sampling request, another round of the question.
+A request may carry the server's own tools. The calls the model proposes with them are calls of
+the question (the server runs them): they must fit what is left of its call budget, and each
+needs a yes like any call to a tool nobody described (`Consent.approve` with the server's tool
+as `spec`); one no refuses the whole answer. Approved calls go back to the server, which runs
+them and sends their results in its next sampling request, another round of the question.
 
 Pure, like the loop: no MCP, no terminal.
 """
@@ -35,9 +35,10 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ModelError
 from .events import EventSink, Notice, ignore
-from .receipt import Call, Rounds
+from .receipt import Call, Tally
 from .tools.base import ToolSpec
 from .venice.planner import to_call
+from .wording import plural
 
 if TYPE_CHECKING:
     from .consent import Consent
@@ -114,10 +115,8 @@ class SamplingDesk:
 class QuestionSampling:
     """A question's account for the sampling requests made during its run (see the module)."""
 
-    def __init__(
-        self, planner: LLMPlanner, rounds: Rounds, consent: Consent, events: EventSink | None
-    ) -> None:
-        self.planner, self.rounds, self.consent = planner, rounds, consent
+    def __init__(self, planner: LLMPlanner, tally: Tally, consent: Consent, events: EventSink | None) -> None:
+        self.planner, self.tally, self.consent = planner, tally, consent
         self.events = events or ignore
 
     async def __call__(self, request: SamplingRequest) -> Sampled:
@@ -125,7 +124,7 @@ class QuestionSampling:
         if not await self.consent.approve_sampling(request.shown(), request.server, events=self.events):
             raise Refused(f"{request.server}'s sampling request was declined by the user")
         self.check(request)
-        self.rounds.used += 1  # checked just above: a round is left
+        self.tally.rounds += 1  # checked just above: a round is left
         try:
             turn = await self.planner.sample(
                 request.messages, request.max_tokens, request.temperature, request.tools
@@ -135,19 +134,39 @@ class QuestionSampling:
         model = turn.model or self.planner.model
         if not turn.tool_calls:
             return Sampled(turn.text, model, "maxTokens" if turn.finish_reason == "length" else "endTurn")
-        calls = tuple(to_call(tool_call) for tool_call in turn.tool_calls)
+        return Sampled(turn.text, model, "toolUse", await self.approve_calls(request, turn.tool_calls))
+
+    async def approve_calls(
+        self, request: SamplingRequest, proposed: list[dict[str, Any]]
+    ) -> tuple[Call, ...]:
+        """The calls of the server's tools the model proposed, each approved, counted as calls of
+        the question (the server runs them); `Refused` on a no or past the call budget."""
+        calls = tuple(to_call(tool_call) for tool_call in proposed)
+        self.check_calls(request, len(calls))
         for call in calls:
+            if call.malformed is not None:
+                raise self.refused(
+                    request, f"the model's call to {call.tool} is malformed ({call.malformed})"
+                )
             spec = ToolSpec(call.tool, server=request.server)
-            if call.malformed is not None or not await self.consent.approve(
-                call, events=self.events, spec=spec
-            ):
-                why = call.malformed or "declined by the user"
-                raise self.refused(request, f"the model's call to {call.tool} was {why}")
-        return Sampled(turn.text, model, "toolUse", calls)
+            if not await self.consent.approve(call, events=self.events, spec=spec):
+                raise self.refused(request, f"the model's call to {call.tool} was declined by the user")
+        self.check_calls(request, len(calls))
+        self.tally.calls += len(calls)
+        return calls
+
+    def check_calls(self, request: SamplingRequest, count: int) -> None:
+        budget, spent = self.tally.budget, self.tally.calls
+        if budget is not None and spent + count > budget:
+            left = plural(max(0, budget - spent), "call")
+            raise self.refused(
+                request,
+                f"the model proposed {plural(count, 'call')} and {left} of the question's budget is left",
+            )
 
     def check(self, request: SamplingRequest) -> None:
-        if self.rounds.full():
-            raise self.refused(request, f"the question is at its round limit ({self.rounds.limit})")
+        if self.tally.full():
+            raise self.refused(request, f"the question is at its round limit ({self.tally.max_rounds})")
         problem = self.planner.sampling_refusal(request.messages, request.max_tokens, request.tools)
         if problem is not None:
             raise self.refused(request, f"it could pass the question's money cap ({problem})")
