@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import httpx2
 
 from cli_support import COMMAND, clean_env, fake_venice, mcp_config
 from serve_support import offline_env, served
+from venice_terminal_agent.cli.serve_cmd import listening_socket
 
 SSE = {"Accept": "text/event-stream"}
 
@@ -155,3 +157,21 @@ async def test_the_model_streams_paid_tools_are_left_out_and_a_disconnect_cancel
                 while len(exchanges := (await http.get("/v1/chats/m")).json()["exchanges"]) < 2:
                     pass  # each look is a round trip to the server: no sleep needed
             assert exchanges[1]["reply"] == "cancelled before an answer"
+
+
+async def test_each_connection_sends_at_once_without_waiting_for_acks() -> None:
+    """The service's socket gives its connections TCP_NODELAY: without it, a reply that uvicorn
+    writes as head then body waits for the client's delayed ACK, about 40 ms every reply."""
+    loop = asyncio.get_running_loop()
+    nodelay: asyncio.Future[int] = loop.create_future()
+
+    class Probe(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            connection = transport.get_extra_info("socket")
+            nodelay.set_result(connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+
+    server = await loop.create_server(Probe, sock=listening_socket("127.0.0.1", 0))
+    async with server:
+        _, writer = await asyncio.open_connection(*server.sockets[0].getsockname()[:2])
+        assert await nodelay != 0
+        writer.close()
