@@ -4,17 +4,25 @@
 Every request is a real reply over HTTP on loopback: a new chat each time (so every reply
 runs its tool call and budgets never run dry), `read_file` through the command planner, or
 one streamed answer from the fake model (`venice_terminal_agent.testing.fake_venice`, one
-process, the same for every configuration). The load comes from one client process on
-keep-alive connections, spread round-robin over the serve processes.
+process, the same for every configuration).
 
-    uv run python benchmarks/bench_serve.py [--replies 2000] [--concurrency 32] [--rate 500]
+    uv run python benchmarks/bench_serve.py [--rounds 3] [--seconds 3] [--connections 32] [--rate 500]
 
-Reported per configuration: replies/s at saturation (closed loop, `--concurrency` requests in
-flight), p50 and p99 latency there, and each as a ratio against the single SQLite process
-measured in the same run. Then an open loop at `--rate` requests/s on 4 Redis processes with
-the command planner: p50/p99 measured from each request's scheduled time.
+The load at saturation comes from `wrk` (C, one epoll loop per thread; Debian:
+`apt-get install wrk`), so the client costs a few microseconds of CPU a reply, not the
+serve processes' hundreds: a Python client on the same 2 CPUs topped out near 650 replies/s
+and was what the old figures measured. Its threads are spread over the serve processes, and
+its Lua script gives each request a new chat and checks every reply said "stopped: answered".
+
+Reported per configuration: replies/s in a closed loop (`--connections` requests in flight,
+`--rounds` rounds of `--seconds`, the configurations taking turns so that other work on a
+shared machine falls on each alike), p50 and p99 latency there (the median round), each as a ratio against the single SQLite process
+measured in the same run, and the CPU each part used per reply (serve processes, redis-server,
+wrk, the fake model server, and everything else on the machine: other people's work). Then an
+open loop at `--rate` requests/s on 4 Redis processes with the command planner, sent on a fixed
+schedule by `--senders` Python processes; each latency counts from its scheduled time.
 Targets: 4 processes on Redis ≥ 2× one SQLite process (command planner); p99 < 50 ms at 500/s.
-Needs redis-server (Debian: apt-get install redis-server).
+Needs redis-server and wrk (Debian: apt-get install redis-server wrk).
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import shutil
 import socket
 import statistics
@@ -35,6 +44,37 @@ from typing import Any
 
 PYTHON = sys.executable
 COMMAND = str(Path(PYTHON).parent / "venice-agent")
+TICK = os.sysconf("SC_CLK_TCK")
+
+# wrk's script: thread N talks to serve process N mod count; each request names a new chat;
+# a reply that is not a 200 with "stopped: answered" counts as bad (and fails the benchmark).
+WRK_SCRIPT = """
+local ports, threads, made = {PORTS}, {}, 0
+function setup(thread)
+  made = made + 1
+  thread.addr = wrk.lookup("127.0.0.1", tostring(ports[(made - 1) % #ports + 1]))[1]
+  thread:set("id", made)
+  table.insert(threads, thread)
+end
+count, bad = 0, 0  -- globals: done() reads each thread's `bad`
+local body = '{BODY}'
+function request()
+  count = count + 1
+  local path = "/v1/chats/{RUN}-" .. id .. "-" .. count .. "/messages"
+  return wrk.format("POST", path, {["Content-Type"] = "application/json"}, body)
+end
+function response(status, headers, text)
+  if status ~= 200 or not string.find(text, "stopped: answered", 1, true) then bad = bad + 1 end
+end
+function done(summary, latency, requests)
+  local bads = 0
+  for _, thread in ipairs(threads) do bads = bads + thread:get("bad") end
+  local e = summary.errors
+  io.write(string.format('{"replies": %d, "us": %d, "p50": %d, "p99": %d, "bad": %d, "errors": %d}\\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), bads,
+    e.connect + e.read + e.write + e.status + e.timeout))
+end
+"""
 
 
 def free_port() -> int:
@@ -63,9 +103,80 @@ async def process(*command: str, ready: bytes, env: dict[str, str] | None = None
         await drain
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """CPU time (user + system) the processes used so far, their threads included."""
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / TICK
+
+
+def machine_busy() -> float:
+    """CPU seconds every core of the machine spent not idle so far (all users)."""
+    fields = [int(n) for n in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) / TICK
+
+
+def children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+async def wrk(ports: list[int], seconds: float, connections: int, run: str, body: str) -> dict:
+    """`seconds` of load; `run` names this run's chats (each request a new one)."""
+    script = Path(tempfile.mkdtemp(prefix="bench-serve-wrk-")) / "load.lua"
+    script.write_text(
+        WRK_SCRIPT.replace("{PORTS}", "{" + ", ".join(map(str, ports)) + "}")
+        .replace("{RUN}", run)
+        .replace("{BODY}", body)
+    )
+    threads = len(ports) * max(1, 2 // len(ports))
+    child = await asyncio.create_subprocess_exec(
+        "wrk", f"-t{threads}", f"-c{connections}", f"-d{round(seconds)}s", "--timeout", "10s", "-s", str(script),
+        f"http://127.0.0.1:{ports[0]}", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    out, _ = await child.communicate()
+    shutil.rmtree(script.parent)
+    line = out.decode().strip().splitlines()[-1]
+    assert child.returncode == 0 and line.startswith("{"), out.decode()
+    result = json.loads(line)
+    assert result["bad"] == 0 and result["errors"] == 0, f"wrk saw failed replies: {out.decode()}"
+    return result
+
+
+async def open_loop(ports: list[int], rate: float, seconds: float, senders: int, body: str) -> list[float]:
+    """`senders` Python processes (this file, --send) share `rate` on one schedule, which
+    starts once every one of them is ready (a late start would be a burst)."""
+    children = []
+    for index in range(senders):
+        plan = {
+            "ports": ports,
+            "rate": rate,
+            "seconds": seconds,
+            "index": index,
+            "every": senders,
+            "body": body,
+        }
+        children.append(
+            await asyncio.create_subprocess_exec(
+                PYTHON, __file__, "--send", json.dumps(plan), stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+            )
+        )  # fmt: skip
+    for child in children:
+        assert child.stdout is not None and await child.stdout.readline() == b"ready\n"
+    start = f"{time.time() + 0.2!r}\n".encode()
+    latencies: list[float] = []
+    for child in children:
+        out, _ = await child.communicate(start)
+        assert child.returncode == 0, "a sender failed"
+        latencies += json.loads(out)
+    return latencies
+
+
 class Connection:
-    """One keep-alive HTTP/1.1 connection: lighter than a client library, so the load
-    generator is not what is measured."""
+    """One keep-alive HTTP/1.1 connection (the open loop's senders)."""
 
     def __init__(self, port: int) -> None:
         self.port = port
@@ -89,80 +200,89 @@ class Connection:
                 length = int(value)
         return int(status_line.split()[1]), await self.reader.readexactly(length)
 
-    def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
 
+async def send(plan: dict, start: float) -> list[float]:
+    """One sender: requests index, index + every, … of the schedule; latency from schedule."""
+    ports, rate, body = plan["ports"], plan["rate"], plan["body"].encode()
+    offset = time.time() - time.perf_counter()  # the shared start is wall-clock time
+    idle = [Connection(ports[n % len(ports)]) for n in range(256 // plan["every"])]
+    latencies: list[float] = []
 
-class Load:
-    def __init__(self, ports: list[int]) -> None:
-        self.ports = ports
-        self.count = 0
+    async def at(number: int) -> None:
+        when = start - offset + number / rate
+        await asyncio.sleep(max(0.0, when - time.perf_counter()))
+        connection = idle.pop() if idle else Connection(ports[number % len(ports)])
+        status, reply = await connection.post(f"/v1/chats/open-{number}/messages", body)
+        assert status == 200 and b"stopped: answered" in reply, reply
+        latencies.append(time.perf_counter() - when)
+        idle.append(connection)
 
-    async def one(self, connection: Connection, text: str) -> float:
-        self.count += 1
-        started = time.perf_counter()
-        status, body = await connection.post(
-            f"/v1/chats/b{self.count}/messages", json.dumps({"text": text}).encode()
-        )
-        assert status == 200, body
-        assert b"stopped: answered" in body, body
-        return time.perf_counter() - started
-
-    async def closed(self, replies: int, concurrency: int, text: str) -> tuple[float, list[float]]:
-        latencies: list[float] = []
-        left = [replies]
-
-        async def worker(number: int) -> None:
-            connection = Connection(self.ports[number % len(self.ports)])
-            try:
-                while left[0] > 0:
-                    left[0] -= 1
-                    latencies.append(await self.one(connection, text))
-            finally:
-                connection.close()
-
-        started = time.perf_counter()
-        await asyncio.gather(*(worker(number) for number in range(concurrency)))
-        return replies / (time.perf_counter() - started), latencies
-
-    async def open(self, rate: float, seconds: float, text: str) -> list[float]:
-        """Requests sent on a fixed schedule; each latency counts from its scheduled time."""
-        idle: list[Connection] = [Connection(self.ports[n % len(self.ports)]) for n in range(256)]
-        latencies: list[float] = []
-
-        async def at(when: float) -> None:
-            await asyncio.sleep(max(0.0, when - time.perf_counter()))
-            connection = idle.pop() if idle else Connection(self.ports[0])
-            await self.one(connection, text)
-            latencies.append(time.perf_counter() - when)
-            idle.append(connection)
-
-        start = time.perf_counter() + 0.2
-        await asyncio.gather(*(at(start + n / rate) for n in range(int(rate * seconds))))
-        for connection in idle:
-            connection.close()
-        return latencies
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """CPU time (user + system) the processes used so far: what a reply costs whatever the
-    machine's load, which only changes how long it waits for a core."""
-    total = 0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
+    numbers = range(plan["index"], int(rate * plan["seconds"]), plan["every"])
+    await asyncio.gather(*(at(number) for number in numbers))
+    return latencies
 
 
 def p(latencies: list[float], q: float) -> float:
     return statistics.quantiles(latencies, n=100, method="inclusive")[int(q) - 1] * 1000
 
 
+class Row:
+    """One configuration: its rounds added up (replies, time, CPU of each part) and each
+    round's p50/p99 (the median round is reported)."""
+
+    def __init__(self, planner: str, name: str) -> None:
+        self.planner, self.name = planner, name
+        self.replies: list[int] = []
+        self.seconds = 0.0
+        self.p50s: list[float] = []
+        self.p99s: list[float] = []
+        self.cpu = [0.0] * 5  # serve, redis-server, fake model, wrk, the whole machine
+
+    async def measure(
+        self,
+        pids: list[int],
+        others: list[int],
+        ports: list[int],
+        args: argparse.Namespace,
+        run: str,
+        body: str,
+    ) -> None:
+        """One round; `others`: redis-server's and the fake model's process ids."""
+        redis, fake = others[:1], others[1:]
+        before = (cpu_seconds(pids), cpu_seconds(redis), cpu_seconds(fake), children_cpu(), machine_busy())
+        got = await wrk(ports, args.seconds, args.connections, run, body)
+        after = (cpu_seconds(pids), cpu_seconds(redis), cpu_seconds(fake), children_cpu(), machine_busy())
+        self.cpu = [total + b - a for total, a, b in zip(self.cpu, before, after, strict=True)]
+        self.replies.append(got["replies"])
+        self.seconds += got["us"] / 1e6
+        self.p50s.append(got["p50"] / 1000)
+        self.p99s.append(got["p99"] / 1000)
+
+    @property
+    def rate(self) -> float:
+        return sum(self.replies) / self.seconds
+
+    def p(self, which: list[float]) -> float:
+        return statistics.median(which)
+
+    def per_reply(self) -> list[float]:
+        """CPU ms per reply: serve, redis-server, fake model, wrk, the rest of the machine."""
+        serve, redis, fake, wrk, busy = (total / sum(self.replies) * 1000 for total in self.cpu)
+        return [serve, redis, fake, wrk, busy - serve - redis - fake - wrk]
+
+    def line(self) -> str:
+        serve, redis, fake, wrk, rest = self.per_reply()
+        return (
+            f"{self.rate:7.0f}/s  p50 {self.p50s[-1]:6.1f} ms  p99 {self.p99s[-1]:6.1f} ms  CPU ms/reply: "
+            f"serve {serve:.3f} redis {redis:.3f} fake model {fake:.3f} wrk {wrk:.3f} rest {rest:.3f}"
+        )
+
+
 async def main(args: argparse.Namespace) -> int:
-    redis = shutil.which("redis-server")
-    if redis is None:
-        print("bench_serve: redis-server is needed (apt-get install redis-server)", file=sys.stderr)
+    missing = [name for name in ("redis-server", "wrk") if shutil.which(name) is None]
+    if missing:
+        print(f"bench_serve: {' and '.join(missing)} needed (Debian: apt-get install {' '.join(missing)})",
+              file=sys.stderr)  # fmt: skip
         return 2
     folder = Path(tempfile.mkdtemp(prefix="bench-serve-"))
     (folder / "notes.txt").write_text("a short note\n")
@@ -172,16 +292,16 @@ async def main(args: argparse.Namespace) -> int:
     env.update(XDG_CONFIG_HOME=str(folder / "config"), XDG_DATA_HOME=str(folder / "data"))
     script = json.dumps({"replies": [{"text": "an answer"}], "loop": True})
     load_before = os.getloadavg()
-    rows: list[tuple[str, str, float, float, float, float]] = []
+    rows: list[Row] = []
     async with AsyncExitStack() as stack:
         redis_port = free_port()
-        await stack.enter_async_context(process(
-            redis, "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+        redis = await stack.enter_async_context(process(
+            "redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
             ready=b"Ready to accept connections",
         ))  # fmt: skip
         fake_port = free_port()
-        fake = f"http://127.0.0.1:{fake_port}/api/v1"
-        await stack.enter_async_context(
+        fake_url = f"http://127.0.0.1:{fake_port}/api/v1"
+        fake = await stack.enter_async_context(
             process(
                 PYTHON, "-m", "venice_terminal_agent.testing.fake_venice", script, "--port", str(fake_port),
                 ready=b"http://",
@@ -190,15 +310,18 @@ async def main(args: argparse.Namespace) -> int:
         for planner in ("commands", "model"):
             extra = ["--offline"] if planner == "commands" else ["--mcp-config", str(folder / "mcp.json")]
             model_env = (
-                {**env, "VENICE_API_KEY": "bench", "VENICE_BASE_URL": fake} if planner == "model" else env
+                {**env, "VENICE_API_KEY": "bench", "VENICE_BASE_URL": fake_url} if planner == "model" else env
             )
-            text = "read_file path=notes.txt" if planner == "commands" else "say something"
-            for name, store, count in (
-                ("SQLite, 1 process", str(folder / f"{planner}.db"), 1),
-                ("Redis, 1 process", f"redis://127.0.0.1:{redis_port}/1", 1),
-                ("Redis, 4 processes", f"redis://127.0.0.1:{redis_port}/2", 4),
-            ):
-                async with AsyncExitStack() as servers:
+            body = json.dumps(
+                {"text": "read_file path=notes.txt" if planner == "commands" else "say something"}
+            )
+            async with AsyncExitStack() as servers:
+                configurations = []
+                for name, store, count in (
+                    ("SQLite, 1 process", str(folder / f"{planner}.db"), 1),
+                    ("Redis, 1 process", f"redis://127.0.0.1:{redis_port}/1", 1),
+                    ("Redis, 4 processes", f"redis://127.0.0.1:{redis_port}/2", 4),
+                ):
                     ports = [free_port() for _ in range(count)]
                     pids = await asyncio.gather(*(
                         servers.enter_async_context(process(
@@ -207,39 +330,62 @@ async def main(args: argparse.Namespace) -> int:
                         ))
                         for port in ports
                     ))  # fmt: skip
-                    load = Load(ports)
-                    await load.closed(min(200, args.replies), args.concurrency, text)  # warm-up
-                    used = cpu_seconds(pids)
-                    rate, latencies = await load.closed(args.replies, args.concurrency, text)
-                    cpu = (cpu_seconds(pids) - used) / args.replies * 1000
-                    rows.append((planner, name, rate, p(latencies, 50), p(latencies, 99), cpu))
-                    print(f"{planner:8} {name:20} {rate:7.0f}/s  p50 {rows[-1][3]:6.1f} ms  p99 {rows[-1][4]:6.1f} ms"
-                          f"  {cpu:.2f} ms CPU/reply", file=sys.stderr, flush=True)  # fmt: skip
-                    if planner == "commands" and count == 4:
-                        opened = await load.open(args.rate, args.seconds, text)
-                        open_row = (p(opened, 50), p(opened, 99), len(opened))
+                    await wrk(ports, 1, args.connections, f"warm-{planner}-{ports[0]}", body)
+                    configurations.append((name, ports, pids, Row(planner, name)))
+                # Rounds take turns, so the other work on a shared machine falls on every row alike.
+                for turn in range(args.rounds):
+                    for name, ports, pids, row in configurations:
+                        run = f"{planner}-{turn}-{len(row.replies)}-{ports[0]}"
+                        await row.measure(pids, [redis, fake], ports, args, run, body)
+                        print(f"{planner:8} {name:20} {row.line()}", file=sys.stderr, flush=True)
+                rows += [row for *_, row in configurations]
+                if planner == "commands":
+                    ports = configurations[-1][1]
+                    ours = [pid for *_, pids, _ in configurations for pid in pids] + [redis, fake]
+                    before = machine_busy() - cpu_seconds(ours) - children_cpu(), time.perf_counter()
+                    opened = await open_loop(ports, args.rate, args.open_seconds, args.senders, body)
+                    rest = (machine_busy() - cpu_seconds(ours) - children_cpu() - before[0]) / (
+                        time.perf_counter() - before[1]
+                    )
+                    open_row = (p(opened, 50), p(opened, 99), len(opened), rest)
     load_after = os.getloadavg()
-    print(f"\n{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, load average "
-          f"{load_before[0]:.1f} before, {load_after[0]:.1f} after; {args.replies} replies per row, "
-          f"{args.concurrency} in flight\n")  # fmt: skip
-    print("| planner | serve | replies/s | × SQLite | p50 ms | p99 ms | p99 × SQLite | serve CPU ms/reply |")
-    print("|---|---|---|---|---|---|---|---|")
-    for planner, name, rate, p50, p99, cpu in rows:
-        base = next(row for row in rows if row[0] == planner)
-        print(
-            f"| {planner} | {name} | {rate:,.0f} | {rate / base[2]:.2f} | {p50:.1f} | {p99:.1f} | {p99 / base[4]:.2f} | {cpu:.2f} |"
-        )
-    p50, p99, sent = open_row
-    print(f"\nOpen loop, commands, Redis, 4 processes: {args.rate:.0f} requests/s for {args.seconds:g} s "
-          f"({sent} replies): p50 {p50:.1f} ms, p99 {p99:.1f} ms (target < 50 ms)")  # fmt: skip
     shutil.rmtree(folder, ignore_errors=True)
+    print(f"\n{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, load average "
+          f"{load_before[0]:.1f} before, {load_after[0]:.1f} after; wrk, {args.connections} connections, "
+          f"{args.rounds} rounds of {args.seconds:g} s per row, taking turns\n")  # fmt: skip
+    print("| planner | serve | replies/s | × SQLite | p50 ms | p99 ms | p99 × SQLite |")
+    print("|---|---|---|---|---|---|---|")
+    for row in rows:
+        base = next(other for other in rows if other.planner == row.planner)
+        print(f"| {row.planner} | {row.name} | {row.rate:,.0f} | {row.rate / base.rate:.2f} | {row.p(row.p50s):.1f} "
+              f"| {row.p(row.p99s):.1f} | {row.p(row.p99s) / base.p(base.p99s):.2f} |")  # fmt: skip
+    print("\nCPU per reply (ms) of each part, and the cores busy (CPU seconds a second):\n")
+    print("| planner | serve | serve | redis-server | fake model | wrk | rest of the machine | serve cores "
+          "| machine cores |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        parts = row.per_reply()
+        print(f"| {row.planner} | {row.name} | " + " | ".join(f"{part:.3f}" for part in parts)
+              + f" | {parts[0] * row.rate / 1000:.2f} | {sum(parts) * row.rate / 1000:.2f} |")  # fmt: skip
+    p50, p99, sent, rest = open_row
+    print(f"\nOpen loop, commands, Redis, 4 processes: {args.rate:.0f} requests/s for {args.open_seconds:g} s "
+          f"({sent} replies, {args.senders} senders): p50 {p50:.1f} ms, p99 {p99:.1f} ms (target < 50 ms); "
+          f"the rest of the machine kept {rest:.2f} cores busy meanwhile")  # fmt: skip
     return 0
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--replies", type=int, default=2000)
-    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--seconds", type=int, default=3, help="closed loop, one round of a configuration")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--rate", type=float, default=500.0)
-    parser.add_argument("--seconds", type=float, default=4.0)
-    sys.exit(asyncio.run(main(parser.parse_args())))
+    parser.add_argument("--open-seconds", type=float, default=4.0)
+    parser.add_argument("--senders", type=int, default=2)
+    parser.add_argument("--send", help=argparse.SUPPRESS)  # one open-loop sender (a child)
+    arguments = parser.parse_args()
+    if arguments.send:
+        print("ready", flush=True)
+        print(json.dumps(asyncio.run(send(json.loads(arguments.send), float(sys.stdin.readline())))))
+        sys.exit(0)
+    sys.exit(asyncio.run(main(arguments)))
