@@ -42,6 +42,8 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from serve_open_loop import open_loop
+
 PYTHON = sys.executable
 COMMAND = str(Path(PYTHON).parent / "venice-agent")
 TICK = os.sysconf("SC_CLK_TCK")
@@ -143,83 +145,6 @@ async def wrk(ports: list[int], seconds: float, connections: int, run: str, body
     result = json.loads(line)
     assert result["bad"] == 0 and result["errors"] == 0, f"wrk saw failed replies: {out.decode()}"
     return result
-
-
-async def open_loop(ports: list[int], rate: float, seconds: float, senders: int, body: str) -> list[float]:
-    """`senders` Python processes (this file, --send) share `rate` on one schedule, which
-    starts once every one of them is ready (a late start would be a burst)."""
-    children = []
-    for index in range(senders):
-        plan = {
-            "ports": ports,
-            "rate": rate,
-            "seconds": seconds,
-            "index": index,
-            "every": senders,
-            "body": body,
-        }
-        children.append(
-            await asyncio.create_subprocess_exec(
-                PYTHON, __file__, "--send", json.dumps(plan), stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-            )
-        )  # fmt: skip
-    for child in children:
-        assert child.stdout is not None and await child.stdout.readline() == b"ready\n"
-    start = f"{time.time() + 0.2!r}\n".encode()
-    latencies: list[float] = []
-    for child in children:
-        out, _ = await child.communicate(start)
-        assert child.returncode == 0, "a sender failed"
-        latencies += json.loads(out)
-    return latencies
-
-
-class Connection:
-    """One keep-alive HTTP/1.1 connection (the open loop's senders)."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.reader: asyncio.StreamReader | None = None
-        self.writer: asyncio.StreamWriter | None = None
-
-    async def post(self, path: str, body: bytes) -> tuple[int, bytes]:
-        if self.writer is None:
-            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
-        assert self.reader is not None
-        head = (
-            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n"
-        )
-        self.writer.write(head.encode() + body)
-        status_line = await self.reader.readline()
-        length = 0
-        while (line := await self.reader.readline()) not in (b"\r\n", b""):
-            name, _, value = line.decode().partition(":")
-            if name.lower() == "content-length":
-                length = int(value)
-        return int(status_line.split()[1]), await self.reader.readexactly(length)
-
-
-async def send(plan: dict, start: float) -> list[float]:
-    """One sender: requests index, index + every, … of the schedule; latency from schedule."""
-    ports, rate, body = plan["ports"], plan["rate"], plan["body"].encode()
-    offset = time.time() - time.perf_counter()  # the shared start is wall-clock time
-    idle = [Connection(ports[n % len(ports)]) for n in range(256 // plan["every"])]
-    latencies: list[float] = []
-
-    async def at(number: int) -> None:
-        when = start - offset + number / rate
-        await asyncio.sleep(max(0.0, when - time.perf_counter()))
-        connection = idle.pop() if idle else Connection(ports[number % len(ports)])
-        status, reply = await connection.post(f"/v1/chats/open-{number}/messages", body)
-        assert status == 200 and b"stopped: answered" in reply, reply
-        latencies.append(time.perf_counter() - when)
-        idle.append(connection)
-
-    numbers = range(plan["index"], int(rate * plan["seconds"]), plan["every"])
-    await asyncio.gather(*(at(number) for number in numbers))
-    return latencies
 
 
 def p(latencies: list[float], q: float) -> float:
@@ -342,12 +267,12 @@ async def main(args: argparse.Namespace) -> int:
                 if planner == "commands":
                     ports = configurations[-1][1]
                     ours = [pid for *_, pids, _ in configurations for pid in pids] + [redis, fake]
-                    before = machine_busy() - cpu_seconds(ours) - children_cpu(), time.perf_counter()
+                    before = (machine_busy(), cpu_seconds(ours), children_cpu(), time.perf_counter())
                     opened = await open_loop(ports, args.rate, args.open_seconds, args.senders, body)
-                    rest = (machine_busy() - cpu_seconds(ours) - children_cpu() - before[0]) / (
-                        time.perf_counter() - before[1]
-                    )
-                    open_row = (p(opened, 50), p(opened, 99), len(opened), rest)
+                    after = (machine_busy(), cpu_seconds(ours), children_cpu(), time.perf_counter())
+                    busy, serving, senders, seconds = (b - a for a, b in zip(before, after, strict=True))
+                    open_row = (p(opened, 50), p(opened, 99), len(opened), senders / len(opened) * 1000,
+                                (busy - serving - senders) / seconds)  # fmt: skip
     load_after = os.getloadavg()
     shutil.rmtree(folder, ignore_errors=True)
     print(f"\n{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, load average "
@@ -367,10 +292,10 @@ async def main(args: argparse.Namespace) -> int:
         parts = row.per_reply()
         print(f"| {row.planner} | {row.name} | " + " | ".join(f"{part:.3f}" for part in parts)
               + f" | {parts[0] * row.rate / 1000:.2f} | {sum(parts) * row.rate / 1000:.2f} |")  # fmt: skip
-    p50, p99, sent, rest = open_row
+    p50, p99, sent, sender_cpu, rest = open_row
     print(f"\nOpen loop, commands, Redis, 4 processes: {args.rate:.0f} requests/s for {args.open_seconds:g} s "
-          f"({sent} replies, {args.senders} senders): p50 {p50:.1f} ms, p99 {p99:.1f} ms (target < 50 ms); "
-          f"the rest of the machine kept {rest:.2f} cores busy meanwhile")  # fmt: skip
+          f"({sent} replies, {args.senders} senders, {sender_cpu:.2f} ms CPU a request): p50 {p50:.1f} ms, "
+          f"p99 {p99:.1f} ms (target < 50 ms); others' work kept {rest:.2f} cores busy meanwhile")  # fmt: skip
     return 0
 
 
@@ -382,10 +307,5 @@ if __name__ == "__main__":
     parser.add_argument("--rate", type=float, default=500.0)
     parser.add_argument("--open-seconds", type=float, default=4.0)
     parser.add_argument("--senders", type=int, default=2)
-    parser.add_argument("--send", help=argparse.SUPPRESS)  # one open-loop sender (a child)
     arguments = parser.parse_args()
-    if arguments.send:
-        print("ready", flush=True)
-        print(json.dumps(asyncio.run(send(json.loads(arguments.send), float(sys.stdin.readline())))))
-        sys.exit(0)
     sys.exit(asyncio.run(main(arguments)))
