@@ -79,10 +79,15 @@ end
 """
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
+def free_ports(count: int) -> list[int]:
+    """`count` different free ports (the probes stay open until all are picked)."""
+    probes = [socket.socket() for _ in range(count)]
+    for probe in probes:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    ports = [probe.getsockname()[1] for probe in probes]
+    for probe in probes:
+        probe.close()
+    return ports
 
 
 @asynccontextmanager
@@ -219,12 +224,11 @@ async def main(args: argparse.Namespace) -> int:
     load_before = os.getloadavg()
     rows: list[Row] = []
     async with AsyncExitStack() as stack:
-        redis_port = free_port()
+        redis_port, fake_port = free_ports(2)
         redis = await stack.enter_async_context(process(
             "redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
             ready=b"Ready to accept connections",
         ))  # fmt: skip
-        fake_port = free_port()
         fake_url = f"http://127.0.0.1:{fake_port}/api/v1"
         fake = await stack.enter_async_context(
             process(
@@ -247,7 +251,7 @@ async def main(args: argparse.Namespace) -> int:
                     ("Redis, 1 process", f"redis://127.0.0.1:{redis_port}/1", 1),
                     ("Redis, 4 processes", f"redis://127.0.0.1:{redis_port}/2", 4),
                 ):
-                    ports = [free_port() for _ in range(count)]
+                    ports = free_ports(count)
                     pids = await asyncio.gather(*(
                         servers.enter_async_context(process(
                             COMMAND, "serve", "--port", str(port), "--store", store, "--root", str(folder),

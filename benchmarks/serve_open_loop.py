@@ -32,9 +32,13 @@ async def open_loop(ports: list[int], rate: float, seconds: float, senders: int,
     for child in children:
         assert child.stdout is not None and await child.stdout.readline() == b"ready\n"
     start = f"{time.time() + 0.2!r}\n".encode()
+    for child in children:  # all of them, before waiting for any
+        assert child.stdin is not None
+        child.stdin.write(start)
+        await child.stdin.drain()
     latencies: list[float] = []
     for child in children:
-        out, _ = await child.communicate(start)
+        out, _ = await child.communicate()
         assert child.returncode == 0, "a sender failed"
         latencies += json.loads(out)
     return latencies
