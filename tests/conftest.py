@@ -1,5 +1,10 @@
 """The whole suite from one command: `uv run pytest` on a fresh machine.
 
+Run whole (no paths given), the suite is spread over WORKERS processes (pytest-xdist): most
+tests wait on child processes (the CLI, MCP servers, Node), so workers overlap that waiting.
+A run of chosen files or tests (`uv run pytest tests/test_x.py -x`) stays in one process,
+where starting workers would cost more than it saves; `-n N` decides either way.
+
 Before the first test, the pinned npm servers are installed into `.tools/node` when missing
 or out of date (`tests/node/install`, the script `.ci/run` runs too). A run that skipped tests
 ends with one line saying how many and why, visible even under `-q`, which hides the reasons.
@@ -12,6 +17,7 @@ dial out run against loopback stand-ins.
 
 from __future__ import annotations
 
+import fcntl
 import ipaddress
 import socket
 import subprocess
@@ -24,10 +30,25 @@ import pytest
 INSTALL = Path(__file__).resolve().parent / "node" / "install"
 NO_NPM = 3  # the install script's status when npm is not on the machine
 _NPM_KEY = pytest.StashKey[str]()
+WORKERS = 4  # measured on 2 cores: see README "Development"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    whole_suite = config.args_source is pytest.Config.ArgsSource.TESTPATHS
+    chosen = getattr(config.option, "numprocesses", None)  # `-n`, when xdist is loaded
+    if whole_suite and chosen is None and not hasattr(config, "workerinput"):
+        config.option.numprocesses = WORKERS
 
 
 def pytest_sessionstart(session: Any) -> None:
-    done = subprocess.run([str(INSTALL)], capture_output=True, text=True, check=False)
+    # One install at a time: every xdist worker (and every checkout sharing `.tools`) gets here;
+    # the first installs, the others then find the lock file matching and do nothing.
+    tools = INSTALL.parents[2] / ".tools"
+    tools.mkdir(exist_ok=True)
+    with open(tools / "node-install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = subprocess.run([str(INSTALL)], capture_output=True, text=True, check=False)
     if done.returncode == NO_NPM:
         session.config.stash[_NPM_KEY] = done.stderr.strip()
     elif done.returncode != 0:

@@ -17,6 +17,8 @@ import pytest
 
 from servers.node import bin_path, in_loopback_namespace, loopback_only_works, node22
 
+# One worker runs them all: the scenarios are run once per module, four at a time, by `results`.
+pytestmark = pytest.mark.xdist_group("conformance")
 SERVERS = Path(__file__).parent / "servers"
 SCENARIOS = [
     "initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry",
