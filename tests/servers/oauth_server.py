@@ -6,7 +6,10 @@ Built on the mcp SDK's server side (`MCPServer(auth=..., auth_server_provider=..
 discovery, dynamic registration, authorisation with PKCE, tokens, refresh and revocation. Its
 `/authorize` approves at once and redirects back to the client, as a user clicking "Allow"
 would. Every token request and revocation is written to EVENTS_FILE as one line
-(`TOKEN grant_type`, `REVOKED kind`) so a test can see what the client did.
+(`TOKEN grant_type`, `REVOKED kind`) so a test can see what the client did. A POST to
+`/expire-access-tokens` makes every access token issued so far invalid, as time would (the
+refresh tokens stay good); with a second argument PATH the token endpoint is served at PATH
+(and named so in the metadata) instead of the SDK's `/token`.
 """
 
 import secrets
@@ -84,7 +87,7 @@ class Provider:
         (self.refresh if kind == "refresh" else self.access).pop(token.token, None)
 
 
-def build(port: int) -> MCPServer:
+def build(port: int, provider: Provider) -> MCPServer:
     base = f"http://127.0.0.1:{port}"
     settings = AuthSettings(
         issuer_url=base,
@@ -93,7 +96,7 @@ def build(port: int) -> MCPServer:
         revocation_options=RevocationOptions(enabled=True),
         validate_token_resource=False,
     )
-    server = MCPServer("signed", version="1.0", auth=settings, auth_server_provider=Provider())
+    server = MCPServer("signed", version="1.0", auth=settings, auth_server_provider=provider)
 
     @server.tool()
     def whoami() -> str:
@@ -125,7 +128,49 @@ def public_revocation(app):
     return wrapped
 
 
+def test_controls(app, provider: Provider, token_path: str):
+    """`/expire-access-tokens`, and the token endpoint moved to `token_path`."""
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] == "http" and scope["path"] == "/expire-access-tokens":
+            provider.access.clear()
+            event("EXPIRED access tokens")
+            await send({"type": "http.response.start", "status": 204, "headers": []})
+            return await send({"type": "http.response.body", "body": b""})
+        if scope["type"] == "http" and scope["path"] in ("/token", token_path) and token_path != "/token":
+            if scope["path"] == "/token":  # the SDK's guess when it has no metadata: not here
+                await send({"type": "http.response.start", "status": 404, "headers": []})
+                return await send({"type": "http.response.body", "body": b"not here"})
+            scope = {**scope, "path": "/token", "raw_path": b"/token"}
+        if scope["type"] == "http" and scope["path"] == "/.well-known/oauth-authorization-server":
+            return await app(scope, receive, renamed_token_endpoint(send, token_path))
+        return await app(scope, receive, send)
+
+    return wrapped
+
+
+def renamed_token_endpoint(send, token_path: str):
+    body = []
+
+    async def sending(message):
+        if message["type"] == "http.response.start":
+            body.append(message)
+            return None
+        body.append(message.get("body", b""))
+        if message.get("more_body"):
+            return None
+        start, content = body[0], b"".join(body[1:]).replace(b'/token"', token_path.encode() + b'"')
+        headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
+        headers.append((b"content-length", str(len(content)).encode()))
+        await send({**start, "headers": headers})
+        return await send({"type": "http.response.body", "body": content})
+
+    return sending
+
+
 if __name__ == "__main__":
     port = int(sys.argv[1])
-    app = public_revocation(build(port).streamable_http_app())
+    provider = Provider()
+    token_path = sys.argv[3] if len(sys.argv) > 3 else "/token"
+    app = test_controls(public_revocation(build(port, provider).streamable_http_app()), provider, token_path)
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="info")

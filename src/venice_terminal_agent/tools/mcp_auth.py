@@ -67,7 +67,8 @@ class ServerAuth:
         self.waiting = False
         oauth = config.oauth or {}
         browser = oauth.get("grant_type") != "client_credentials" and not oauth.get("idp_id_token")
-        storage = sign_in.storage(config)
+        storage = self.storage = sign_in.storage(config)
+        self._remembered: Any = None  # the server metadata last written beside the tokens
         # Bound now (the redirect URI goes into the registration), listened on only when needed;
         # the port registered before is taken again when free.
         port = getattr(storage, "registered_port", lambda: None)()
@@ -95,6 +96,7 @@ class ServerAuth:
                 response = yield outgoing
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
+            self._remember_metadata()
             return
         except SignInNeeded:
             self.problem = needs_sign_in(self.config.name)
@@ -105,6 +107,17 @@ class ServerAuth:
             raise
         finally:
             await flow.aclose()
+
+    def _remember_metadata(self) -> None:
+        """Keep the authorisation server's metadata beside the tokens once both are known: a
+        refresh after a restart needs its token endpoint (see oauth_provider.py)."""
+        context: Any = getattr(self.provider, "context", None)
+        metadata = getattr(context, "oauth_metadata", None)
+        if metadata is None or metadata is self._remembered or context.current_tokens is None:
+            return
+        self._remembered = metadata
+        if hasattr(self.storage, "set_server_metadata"):
+            self.storage.set_server_metadata(metadata.model_dump(mode="json", exclude_none=True))
 
     # The SDK calls these two for the browser flow (`redirect_handler`, `callback_handler`).
     async def _show(self, url: str) -> None:
@@ -143,8 +156,9 @@ def http_auth(config: ServerConfig, sign_in: SignIn | None) -> ServerAuth | None
 
 
 def _provider(config: ServerConfig, storage: Any, auth: ServerAuth) -> Any:
-    from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
+
+    from .oauth_provider import RestartSafeProvider
 
     oauth = dict(config.oauth or {})
     url = config.url or ""
@@ -164,7 +178,10 @@ def _provider(config: ServerConfig, storage: Any, auth: ServerAuth) -> Any:
             redirect_uris=None,
             token_endpoint_auth_method="client_secret_basic" if secret else "none",
         )
-    storage = _Registration(storage, fixed, auth._redirect.uri if auth._redirect else None)
+    # With nobody to sign in, the stored registration is kept whatever its port: a refresh
+    # needs no redirect, and a browser flow could not happen anyway.
+    redirect = auth._redirect.uri if auth._redirect and auth.sign_in.open_url else None
+    storage = _Registration(storage, fixed, redirect)
     metadata = OAuthClientMetadata(
         client_name=CLIENT_NAME,
         redirect_uris=[auth._redirect.uri] if auth._redirect else None,  # type: ignore[list-item]  # pydantic makes it an AnyUrl
@@ -173,7 +190,7 @@ def _provider(config: ServerConfig, storage: Any, auth: ServerAuth) -> Any:
         token_endpoint_auth_method="client_secret_basic" if secret else "none",
         scope=scope,
     )
-    return OAuthClientProvider(
+    return RestartSafeProvider(
         url,
         metadata,
         storage,
@@ -216,6 +233,11 @@ class _Registration:
     def __init__(self, storage: Any, fixed: Any, redirect_uri: str | None) -> None:
         self._storage, self._fixed, self._redirect_uri = storage, fixed, redirect_uri
 
+    def __getattr__(self, name: str) -> Any:  # the rest of the storage (expiry, metadata) as is
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._storage, name)
+
     async def get_tokens(self) -> Any:
         return await self._storage.get_tokens()
 
@@ -227,7 +249,7 @@ class _Registration:
             return self._fixed
         info = await self._storage.get_client_info()
         registered = [str(uri) for uri in (info.redirect_uris or [])] if info is not None else []
-        if registered and self._redirect_uri not in registered:
+        if registered and self._redirect_uri is not None and self._redirect_uri not in registered:
             return None
         return info
 

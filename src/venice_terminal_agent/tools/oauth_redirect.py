@@ -18,6 +18,9 @@ class LoopbackRedirect:
 
     def __init__(self, port: int | None = None) -> None:
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # The last session's browser connection may linger in TIME_WAIT on this port for a
+        # minute; without this a prompt restart could not take its registered port again.
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             self._socket.bind(("127.0.0.1", port or 0))
         except OSError:  # taken: any free port (the client then registers again)

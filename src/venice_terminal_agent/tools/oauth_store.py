@@ -1,7 +1,9 @@
 """Where the OAuth tokens of MCP servers live: one file per server in the user data folder.
 
-The file (`oauth/NAME.json`, mode 0600, folder 0700) holds the server's URL, its tokens and
-the client registration the authorisation server gave us. The URL is part of the record: a
+The file (`oauth/NAME.json`, mode 0600, folder 0700) holds the server's URL, its tokens, when
+the access token expires (a time, not the SDK's "seconds from when it was issued", so a restart
+still knows), the client registration the authorisation server gave us, and that server's
+(public) metadata, whose token endpoint a refresh after a restart needs. The URL is part of the record: a
 server entry pointed somewhere else starts from nothing rather than send one server's token
 to another. Tokens are secrets: nothing here prints, logs or returns them outside the SDK's
 `TokenStorage` protocol.
@@ -13,6 +15,8 @@ import contextlib
 import json
 import os
 import re
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -35,9 +39,12 @@ def token_path(server: str, folder: Path | None = None) -> Path:
 class TokenFile:
     """The SDK's `TokenStorage` for one server, kept in one file only the user can read."""
 
-    def __init__(self, server: str, url: str, folder: Path | None = None) -> None:
+    def __init__(
+        self, server: str, url: str, folder: Path | None = None, *, clock: Callable[[], float] = time.time
+    ) -> None:
         self.path = token_path(server, folder)
         self.url = url
+        self.clock = clock
 
     def _read(self) -> dict[str, Any]:
         try:
@@ -73,7 +80,25 @@ class TokenFile:
         return OAuthToken.model_validate(tokens) if tokens else None
 
     async def set_tokens(self, tokens: Any) -> None:
-        self._write(tokens=tokens.model_dump(mode="json", exclude_none=True))
+        lifetime = tokens.expires_in
+        self._write(
+            tokens=tokens.model_dump(mode="json", exclude_none=True),
+            expires_at=self.clock() + lifetime if lifetime is not None else None,
+        )
+
+    def seconds_left(self) -> float | None:
+        """How long the stored access token has left; None when the server gave no lifetime."""
+        expires_at = self._read().get("expires_at")
+        return float(expires_at) - self.clock() if isinstance(expires_at, int | float) else None
+
+    def server_metadata(self) -> dict[str, Any] | None:
+        """The authorisation server's metadata as it was when the tokens were issued."""
+        metadata = self._read().get("server_metadata")
+        return metadata if isinstance(metadata, dict) else None
+
+    def set_server_metadata(self, metadata: dict[str, Any]) -> None:
+        if self._read().get("server_metadata") != metadata:
+            self._write(server_metadata=metadata)
 
     async def get_client_info(self) -> Any:
         from mcp.shared.auth import OAuthClientInformationFull
