@@ -40,3 +40,36 @@ def test_resources_and_prompts_listed_and_a_prompt_asked_as_the_next_question(tm
     (body,) = fake.chat_bodies()  # the model was asked once: the prompt, not the commands
     assert body["messages"][-1] == {"role": "user", "content": "What's weather in Prague?"}
     assert "read_resource" in [tool["function"]["name"] for tool in body["tools"]]
+
+
+def test_the_chat_bot_in_a_terminal_takes_the_same_commands(tmp_path: Path) -> None:
+    import pexpect
+
+    from cli_support import COMMAND, clean_env
+
+    with fake_venice([{"text": "Sunny in Prague."}], tmp_path) as fake:
+        child = pexpect.spawn(
+            COMMAND, ["chat", "--chat", "me", "--db", "bot.db", "--mcp-config", str(everything_config(tmp_path))],
+            cwd=str(tmp_path), env=clean_env(tmp_path, fake.base_url), encoding="utf-8", dimensions=(40, 160),
+            timeout=30,
+        )  # fmt: skip
+        try:
+            child.expect_exact("planned by the model fake-model")
+            child.expect_exact("›")
+            child.sendline("/resources")
+            child.expect_exact("demo://resource/static/document/structure.md")
+            child.expect_exact("›")
+            child.sendline("/prompt args-prompt")
+            child.expect_exact("args-prompt: missing city; its arguments:")
+            child.expect_exact("›")
+            child.sendline("/prompt args-prompt city=Prague")
+            child.expect_exact("Sunny in Prague.")
+            child.expect_exact("stopped: answered · 0 calls")
+            child.expect_exact("›")
+            child.sendcontrol("d")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close()
+        assert child.exitstatus == 0
+    (body,) = fake.chat_bodies()
+    assert body["messages"][-1] == {"role": "user", "content": "What's weather in Prague?"}

@@ -23,6 +23,7 @@ from .terminal import ReadLine, cancellable, fail
 from .text import files_line, safe, tool_line
 
 QUIT_WORDS = frozenset({"/quit", "/exit", "quit", "exit"})
+MCP_COMMANDS = frozenset({"/resources", "/prompts", "/prompt"})  # with a model and MCP servers
 
 
 @dataclass(frozen=True)
@@ -101,13 +102,13 @@ async def _session(options: ChatOptions, path: Path, settings: Any, files: bool 
             async with Bot(db=path, agent=agent, calls_per_window=options.calls) as bot:
                 if interactive:
                     _banner(options, path, f"the model {safe(runtime.model or '')}", settings.file_tools)
-                await _converse(bot, options.chat, read_line, interactive)
+                await _converse(bot, options.chat, read_line, interactive, runtime.mcp)
     finally:
         spinner.stop()
     return 0
 
 
-async def _converse(bot: Any, chat: str, read_line: ReadLine, interactive: bool) -> None:
+async def _converse(bot: Any, chat: str, read_line: ReadLine, interactive: bool, mcp: Any = None) -> None:
     show_calls = _show_calls if interactive else None
     while True:
         try:
@@ -118,12 +119,36 @@ async def _converse(bot: Any, chat: str, read_line: ReadLine, interactive: bool)
             continue
         if text.strip().lower() in QUIT_WORDS:
             return
+        if mcp is not None and text.split()[0].lower() in MCP_COMMANDS:
+            text = await _mcp_command(text.strip(), mcp)
+            if text is None:
+                continue
         try:
             reply = await cancellable(bot.respond(text, chat, events=show_calls))
         except asyncio.CancelledError:
             print("(cancelled)", flush=True)
             continue
         print(safe(reply.text), flush=True)
+
+
+async def _mcp_command(line: str, mcp: Any) -> str | None:
+    """/resources and /prompts print their tables; /prompt gives the message to send (None:
+    nothing to send), as in the REPL (repl_mcp.py)."""
+    from .render import make_console
+    from .repl_mcp import prompt_question, show_prompts, show_resources
+
+    console = make_console()
+    name, _, rest = line.partition(" ")
+    if name.lower() != "/prompt":
+        await (show_resources if name.lower() == "/resources" else show_prompts)(console, mcp)
+        return None
+    try:
+        text = await prompt_question(mcp, rest)
+    except VeniceAgentError as error:
+        print(safe(error.message), file=sys.stderr, flush=True)
+        return None
+    print(f"› {safe(text)}", flush=True)
+    return text
 
 
 def _show_calls(event: Any) -> None:
