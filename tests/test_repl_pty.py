@@ -102,6 +102,20 @@ def test_ctrl_c_at_the_consent_prompt_means_no(tmp_path: Path) -> None:
         assert term.finish() == 0
 
 
+def test_ctrl_c_after_a_consent_question_still_cancels_the_question(tmp_path: Path) -> None:
+    # The consent prompt (prompt_toolkit) took over SIGINT while it asked; once answered,
+    # Ctrl+C must cancel the question again, not be swallowed until the reply ends.
+    script = [call("charge", amount=9), {"text": "Charged, and now a long", "hang": True}]
+    with fake_venice(script, tmp_path) as fake:
+        term = Terminal(tmp_path, fake, "charge it")
+        term.expect("[y/N]")
+        term.child.sendline("y")
+        term.expect("Charged, and now a long")
+        term.child.sendcontrol("c")
+        term.expect("stopped: cancelled · 1 call · 2 rounds")
+        assert term.finish() == 130
+
+
 def test_ctrl_c_mid_stream_cancels_and_the_next_question_starts_from_a_clean_history(tmp_path: Path) -> None:
     script = [
         call("list_files", path="."),

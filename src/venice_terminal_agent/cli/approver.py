@@ -37,7 +37,11 @@ AskLine = Callable[[str], Awaitable[str]]
 
 def prompt_on(stream: TextIO, keys: TextIO | None = None) -> AskLine:
     """Ask one line on `stream` (stderr under --json), reading `keys` (default stdin), through
-    prompt_toolkit, imported when due."""
+    prompt_toolkit, imported when due.
+
+    It asks in the middle of a question, while `cancellable` holds SIGINT: prompt_toolkit's own
+    SIGINT handler would replace that one and then remove it, so Ctrl+C would do nothing for
+    the rest of the question. Ctrl+C typed at the prompt is a key either way (a no)."""
 
     async def ask(question: str) -> str:
         from prompt_toolkit import PromptSession
@@ -45,7 +49,8 @@ def prompt_on(stream: TextIO, keys: TextIO | None = None) -> AskLine:
         from prompt_toolkit.output import create_output
 
         source = create_input(stdin=keys) if keys is not None else None
-        return await PromptSession(input=source, output=create_output(stdout=stream)).prompt_async(question)
+        session: PromptSession[str] = PromptSession(input=source, output=create_output(stdout=stream))
+        return await session.prompt_async(question, handle_sigint=False)
 
     return ask
 
