@@ -1,0 +1,61 @@
+"""README examples run as a reader would paste them: the shell block itself, through bash.
+
+Only what a test machine forces is changed (a free port instead of 8080), and the test checks
+that each change found its place, so an edited example cannot slip past it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cli_support import COMMAND
+from servers.net import free_port
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def sh_block_after(heading: str) -> str:
+    """The first ```sh block after the paragraph that starts with `heading`."""
+    text = README.read_text(encoding="utf-8")
+    rest = text[text.index(heading) :]
+    start = rest.index("```sh\n") + len("```sh\n")
+    return rest[start : rest.index("```", start)]
+
+
+def needs(program: str) -> None:
+    if shutil.which(program) is None:
+        message = f"{program} is not installed (apt-get install -y {program})"
+        (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)(message)
+
+
+def replaced(text: str, old: str, new: str) -> str:
+    assert old in text, f"the README example no longer holds {old!r}"
+    return text.replace(old, new)
+
+
+def test_the_token_example_answers_alice_as_written(tmp_path: Path) -> None:
+    needs("curl")
+    needs("openssl")
+    port = free_port()
+    block = sh_block_after("**Tokens.**")
+    block = replaced(block, "--token-file tokens &", f"--token-file tokens --port {port} &")
+    block = replaced(block, "localhost:8080/", f"localhost:{port}/")
+    env = {
+        "PATH": f"{Path(COMMAND).parent}{os.pathsep}{os.environ['PATH']}",
+        "HOME": str(tmp_path),
+        "XDG_DATA_HOME": str(tmp_path / "data"),  # the default store, away from the user's
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }  # no VENICE_API_KEY: the bot plans from commands, and `help` costs no call
+    script = f"set -e\n{block}\nkill %1\nwait\n"
+    done = subprocess.run(
+        ["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    reply = json.loads(done.stdout.splitlines()[0])  # curl's output; serve's line goes to stderr
+    assert reply["status"] == "stopped: answered · 0 calls · 5 left this hour", reply
+    assert (tmp_path / "tokens").stat().st_mode & 0o777 == 0o600
