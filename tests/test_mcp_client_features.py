@@ -143,3 +143,20 @@ def test_the_client_offers_the_file_root_as_its_root(everything, tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert f"1. work\n   URI: {work.as_uri()}" in done.stdout
+
+
+def test_a_url_the_server_requires_as_an_error_is_shown(everything):
+    """A server may answer a call with "URL elicitation required" (-32042) and the URLs in its
+    data: the one-line error carries them, or nobody could go on. (server-everything's error
+    names a prerequisite URL of its own, not the one asked for.)"""
+    arguments = json.dumps({"url": "https://auth.example/start", "errorPath": True})
+    done = subprocess.run(
+        [str(BIN / "venice-agent"), "tools", "call", "trigger-url-elicitation", arguments, "--yes",
+         "--mcp-config", str(everything)],
+        capture_output=True, text=True, timeout=120, env=clean_env(), stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+    assert done.returncode == 5
+    assert done.stderr.strip().splitlines() == [
+        "venice-agent tools call: trigger-url-elicitation: This request requires browser-based "
+        "authorization: open https://modelcontextprotocol.io, then try again"
+    ]

@@ -22,6 +22,7 @@ INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
 REQUEST_TIMEOUT = -32001
 CONNECTION_CLOSED = -32000
+URL_ELICITATION_REQUIRED = -32042
 
 _PREFIX = re.compile(r"^MCP error -?\d+:\s*")
 
@@ -136,9 +137,15 @@ def _describe(what: str, item: Any, description: str | None) -> str:
     return f"[{line}]"
 
 
-def error_reason(code: int, message: str, *, server: str, tool: str, timeout: float | None) -> str:
-    """A readable reason for an MCP error raised by a call to `tool` on `server`."""
-    text = _PREFIX.sub("", message or "").strip()
+def error_reason(error: Any, *, server: str, tool: str, timeout: float | None) -> str:
+    """A readable reason for an MCP error (`code`, `message`, `data`) raised by a call to `tool`
+    on `server`."""
+    code, data = error.code, getattr(error, "data", None)
+    text = _PREFIX.sub("", error.message or "").strip()
+    if code == URL_ELICITATION_REQUIRED and (links := _elicitation_urls(data)):
+        # The server needs the person in a browser first; without its URLs nobody could go on.
+        said = text.rstrip(".") or f"{server} needs a step in the browser before {tool} can run"
+        return f"{said}: open {' and '.join(links)}, then try again"
     if code == REQUEST_TIMEOUT and "timed out" in text.lower():
         limit = f" within {timeout:g} s" if timeout is not None else ""
         return f"{server} did not answer the call to {tool}{limit} (the per-call timeout, MCP_CALL_TIMEOUT); it may still be running there"
@@ -147,6 +154,13 @@ def error_reason(code: int, message: str, *, server: str, tool: str, timeout: fl
     if code == METHOD_NOT_FOUND:
         return f"{server} does not support calling tools: {text}"
     return text or f"{server} refused the call to {tool} (error {code})"
+
+
+def _elicitation_urls(data: Any) -> list[str]:
+    """The URLs of a URL-elicitation-required error's `data.elicitations`."""
+    elicitations = data.get("elicitations") if isinstance(data, dict) else None
+    urls = [item.get("url") for item in elicitations or [] if isinstance(item, dict)]
+    return [" ".join(url.split()) for url in urls if isinstance(url, str) and url.strip()]
 
 
 _HTTP_MEANING = {

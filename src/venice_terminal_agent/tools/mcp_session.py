@@ -301,9 +301,7 @@ class ServerSession:
         except ToolError:
             raise
         except MCPError as error:
-            reason = error_reason(
-                error.code, error.message, server=self.name, tool=tool, timeout=self.call_timeout
-            )
+            reason = error_reason(error, server=self.name, tool=tool, timeout=self.call_timeout)
             if error.code == CONNECTION_CLOSED:
                 reason = self._with_stderr(reason)
                 self._fail(reason)
