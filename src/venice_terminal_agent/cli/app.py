@@ -83,6 +83,11 @@ run.__doc__ = f"""Run a plan of tool calls on the built-in tools, offline; show 
     With --mcp-config the plan may also call MCP tools; those not known to be read-only ask
     first (or run with --yes).
 
+    \b
+    venice-agent run examples/tour.json           # the README's tour
+    venice-agent run examples/budget.json --json  # the receipt alone, as JSON
+    echo '[{{"tool": "list_files", "arguments": {{}}}}, {{"answer": "done"}}]' | venice-agent run -
+
     Exit status: {exit_statuses(*LOOP_EXITS)}, {USAGE_ERROR_STATUS} a bad plan.
     """
 
@@ -201,8 +206,13 @@ def doctor(
 ) -> None:
     """Check the setup: settings files, key, model server, model, each MCP server, Node, store.
 
-    A checklist of ✓ and ✗, with one line of advice under each ✗. Exit status: 0 when every
-    check passes, 2 otherwise.
+    A checklist of ✓ and ✗, with one line of advice under each ✗.
+
+    \b
+    venice-agent doctor
+    venice-agent doctor --mcp-config mcp.json --json
+
+    Exit status: 0 when every check passes, 2 otherwise.
     """
     from .ask_cmd import Flags
     from .doctor_cmd import doctor_main
@@ -235,6 +245,10 @@ def tools_list(
 ) -> None:
     """List the servers, their tools, and which tools ask for consent before running.
 
+    \b
+    venice-agent tools list
+    venice-agent tools list --mcp-config mcp.json --json
+
     Exit status: 0 every server started, 2 a server failed or a configuration error.
     """
     from .tools_cmd import McpFlags, list_tools
@@ -263,6 +277,10 @@ def tools_call(
 ) -> None:
     """Call one MCP tool directly and print its result.
 
+    \b
+    venice-agent tools call search-actors '{"keywords": "web scraper", "limit": 3}'
+    venice-agent tools call get_current_time '{"timezone": "UTC"}' --mcp-config mcp.json --yes
+
     Exit status: 0 done, 5 the tool failed, 2 a usage or configuration error or a declined call.
     """
     from .tools_cmd import McpFlags, call_tool
@@ -280,8 +298,13 @@ ServerArgument = Annotated[str, typer.Argument(help="The MCP server's name, as `
 def login(server: ServerArgument, mcp_config: McpConfigOption = None) -> None:
     """Sign in to an MCP server with OAuth ahead of time (a browser opens; the URL is printed).
 
-    The tokens are kept in the user data folder, readable only by you. Exit status: 0 signed
-    in (or no sign-in needed), 2 the sign-in failed or a configuration error.
+    The tokens are kept in the user data folder, readable only by you.
+
+    \b
+    venice-agent login apify    # Apify's full tool set without APIFY_TOKEN
+    venice-agent login corp --mcp-config mcp.json
+
+    Exit status: 0 signed in (or no sign-in needed), 2 the sign-in failed or a configuration error.
     """
     from .login_cmd import login_main
     from .tools_cmd import McpFlags
@@ -292,6 +315,9 @@ def login(server: ServerArgument, mcp_config: McpConfigOption = None) -> None:
 @app.command()
 def logout(server: ServerArgument, mcp_config: McpConfigOption = None) -> None:
     """Sign out of an MCP server: its tokens are revoked and deleted.
+
+    \b
+    venice-agent logout apify   # back to Apify's anonymous tools
 
     Exit status: 0 signed out (or was not signed in), 2 a configuration error.
     """

@@ -57,6 +57,13 @@ def chat(
     message: read_file path=README.md, list_files path=., page id=3, TOOL {"json": "args"},
     help. A message repeating the previous one is answered again for free. Each reply ends with
     how the run stopped and how many calls are left this hour. Ctrl+D or /quit leaves.
+
+    \b
+    venice-agent chat --chat work
+    printf 'list_files\\nread_file path=README.md\\n' | venice-agent chat --db bot.db
+
+    Exit status: 0 when you leave, 2 a usage or configuration error (a store that cannot be
+    used included), 7 the model server failed at start-up.
     """
     from .chat_cmd import ChatOptions, chat_main
 
@@ -77,6 +84,12 @@ def logs(
 
     The chat bot records every run; the terminal agent records its questions when --db or
     VENICE_AGENT_DB is set (never otherwise).
+
+    \b
+    venice-agent logs -n 5
+    venice-agent logs --json --db runs.db | jq '.[-1].receipt'
+
+    Exit status: 0 (also when nothing is recorded yet), 2 the store cannot be read.
     """
     from .logs_cmd import logs_main
 
@@ -121,6 +134,14 @@ def serve(
     with 'Accept: text/event-stream'; GET /v1/chats/NAME shows the exchanges and the calls
     left; GET /healthz says it is ready. The same budgets as `chat`: shared by every process
     on the same store.
+
+    \b
+    venice-agent serve                      # http://127.0.0.1:8080, the default store
+    venice-agent serve --port 9000 --store bot.db --offline
+    venice-agent serve --host 0.0.0.0 --token-file tokens --store redis://127.0.0.1:6379/0
+
+    Exit status: 0 stopped (Ctrl+C or SIGTERM), 2 a usage or configuration error (the address
+    taken included), 7 the model server failed at start-up.
     """
     from .serve_cmd import ServeOptions, serve_main
 
@@ -136,8 +157,13 @@ def store_copy(
 ) -> None:
     """Copy every chat (budget ledger, last message, exchanges, owner) into another store.
 
-    Moves an SQLite store into Redis (venice-agent store copy bot.db redis://127.0.0.1:6379/0)
-    and back. A chat the destination already holds is refused, never merged.
+    Moves an SQLite store into Redis and back. A chat the destination already holds is
+    refused, never merged.
+
+    \b
+    venice-agent store copy bot.db redis://127.0.0.1:6379/0
+    venice-agent store copy redis://127.0.0.1:6379/0 bot.db
+
     Exit status: 0 copied, 2 a store cannot be used or already holds a chat.
     """
     from .store_cmd import copy_main

@@ -1,0 +1,43 @@
+"""Every command's --help teaches: an example to copy, and the exit statuses a script can test.
+
+The commands are found by walking the app, so a command added later is held to the same rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from venice_terminal_agent.cli.app import app
+
+
+def leaf_commands() -> list[tuple[str, ...]]:
+    """The path of every command a person runs (groups only list theirs; `ask` is the main help's)."""
+    found: list[tuple[str, ...]] = []
+
+    def walk(command: Any, path: tuple[str, ...]) -> None:
+        if hasattr(command, "commands"):  # a group (Typer's own click)
+            for name, sub in command.commands.items():
+                walk(sub, (*path, name))
+        elif not command.hidden:
+            found.append(path)
+
+    walk(typer.main.get_command(app), ())
+    return found
+
+
+def test_the_walk_finds_the_commands() -> None:
+    assert {("run",), ("serve",), ("tools", "call"), ("store", "copy"), ("login",)} <= set(leaf_commands())
+
+
+@pytest.mark.parametrize("path", leaf_commands(), ids=" ".join)
+def test_each_command_help_has_an_example_and_its_exit_statuses(path: tuple[str, ...]) -> None:
+    result = CliRunner().invoke(app, [*path, "--help"])
+    assert result.exit_code == 0
+    lines = [line.strip() for line in result.stdout.splitlines()]
+    usage = "venice-agent " + " ".join(path)
+    assert any(line.startswith(usage + " ") for line in lines), f"no example line starting {usage!r}"
+    assert "Exit status:" in " ".join(result.stdout.split())
