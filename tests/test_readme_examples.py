@@ -1,4 +1,5 @@
-"""README examples run as a reader would paste them: the shell block itself, through bash.
+"""The README as a reader meets it: examples run as pasted (the shell block itself, through
+bash), and no paragraph said twice.
 
 Only what a test machine forces is changed (a free port instead of 8080), and the test checks
 that each change found its place, so an edited example cannot slip past it.
@@ -8,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -59,3 +62,12 @@ def test_the_token_example_answers_alice_as_written(tmp_path: Path) -> None:
     reply = json.loads(done.stdout.splitlines()[0])  # curl's output; serve's line goes to stderr
     assert reply["status"] == "stopped: answered · 0 calls · 5 left this hour", reply
     assert (tmp_path / "tokens").stat().st_mode & 0o777 == 0o600
+
+
+def test_no_paragraph_is_said_twice_in_a_section() -> None:
+    """A paragraph's bold lead-in ("**Retries**:") names its subject once per `##` section; a
+    second one is an older copy left behind by a merge, soon saying something else."""
+    for section in re.split(r"^## ", README.read_text(encoding="utf-8"), flags=re.M):
+        leads = Counter(re.findall(r"^\*\*([^*]+)\*\*", section, flags=re.M))
+        twice = [lead for lead, count in leads.items() if count > 1]
+        assert not twice, f"said twice in '## {section.splitlines()[0]}': {twice}"
