@@ -79,6 +79,16 @@ def test_an_unset_variable_disables_that_server_alone_with_a_warning(tmp_path: P
     assert "ready)" not in done.stderr  # the start-up spinner is for terminals only
 
 
+def test_an_unset_variable_in_the_url_query_is_named_not_masked(tmp_path: Path) -> None:
+    # A query value is masked as a secret; an unset ${NAME} there is the name to set, not a secret.
+    config = tmp_path / "mcp.json"
+    notes = {"url": "http://127.0.0.1:9/mcp?token=${NOTES_TOKEN}"}
+    config.write_text(json.dumps({"mcpServers": {"notes": notes}}))
+    done = run(tmp_path, "http://127.0.0.1:9", "tools", "list", "--mcp-config", str(config))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "notes cannot start: 'url' uses ${NOTES_TOKEN}, which is not set" in done.stdout
+
+
 def test_the_readme_example_mcp_json_loads_as_printed_without_its_variable() -> None:
     block = re.search(r"```json\n(\{\n  \"mcpServers\".*?)```", README.read_text(), re.S)
     assert block is not None

@@ -95,7 +95,9 @@ def parse_servers(
                 ServerConfig(
                     str(name),
                     command=command if isinstance(command, str) else None,
-                    url=url if isinstance(url, str) else None,
+                    # Never dialled: the query (whose values are masked as secrets) would mask
+                    # the unexpanded ${NAME} the message asks the person to set.
+                    url=url.split("?", 1)[0] if isinstance(url, str) else None,
                     unavailable=str(error),
                 )
             )
