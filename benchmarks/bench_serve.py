@@ -9,15 +9,16 @@ process, the same for every configuration).
     uv run python benchmarks/bench_serve.py [--rounds 3] [--seconds 3] [--connections 32] [--rate 500]
 
 The load at saturation comes from `wrk` (C, one epoll loop per thread; Debian:
-`apt-get install wrk`), so the client costs a few microseconds of CPU a reply, not the
-serve processes' hundreds: a Python client on the same 2 CPUs topped out near 650 replies/s
-and was what the old figures measured. Its threads are spread over the serve processes, and
-its Lua script gives each request a new chat and checks every reply said "stopped: answered".
+`apt-get install wrk`): it costs a few hundredths of a millisecond of CPU a reply, a tenth of
+what serve spends; first it is pointed at a trivial route on the same HTTP stack (uvicorn,
+httptools, Starlette), which shows how far above serve's rate the client can go. Its threads
+are spread over the serve processes, and its Lua script gives each request a new chat and
+checks every reply said "stopped: answered".
 
 Reported per configuration: replies/s in a closed loop (`--connections` requests in flight,
 `--rounds` rounds of `--seconds`, the configurations taking turns so that other work on a
-shared machine falls on each alike), p50 and p99 latency there (the median round), each as a ratio against the single SQLite process
-measured in the same run, and the CPU each part used per reply (serve processes, redis-server,
+shared machine falls on each alike), p50 and p99 latency there (the median round), each as a
+ratio against the single SQLite process measured in the same run, and the CPU each part used per reply (serve processes, redis-server,
 wrk, the fake model server, and everything else on the machine: other people's work). Then an
 open loop at `--rate` requests/s on 4 Redis processes with the command planner, sent on a fixed
 schedule by `--senders` Python processes; each latency counts from its scheduled time.
@@ -46,6 +47,7 @@ from serve_open_loop import open_loop
 
 PYTHON = sys.executable
 COMMAND = str(Path(PYTHON).parent / "venice-agent")
+HERE = Path(__file__).parent
 TICK = os.sysconf("SC_CLK_TCK")
 
 # wrk's script: thread N talks to serve process N mod count; each request names a new chat;
@@ -236,6 +238,15 @@ async def main(args: argparse.Namespace) -> int:
                 ready=b"http://",
             )
         )  # fmt: skip
+        port = free_ports(1)
+        async with process(PYTHON, str(HERE / "serve_floor.py"), str(port[0]), ready=b"ready") as floor:
+            await wrk(port, 1, args.connections, "floor-warm", "{}")
+            used = cpu_seconds([floor])
+            got = await wrk(port, args.seconds, args.connections, "floor", "{}")
+            floor_row = (
+                got["replies"] / got["us"] * 1e6,
+                (cpu_seconds([floor]) - used) / got["replies"] * 1000,
+            )
         for planner in ("commands", "model"):
             extra = ["--offline"] if planner == "commands" else ["--mcp-config", str(folder / "mcp.json")]
             model_env = (
@@ -282,6 +293,8 @@ async def main(args: argparse.Namespace) -> int:
     print(f"\n{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, load average "
           f"{load_before[0]:.1f} before, {load_after[0]:.1f} after; wrk, {args.connections} connections, "
           f"{args.rounds} rounds of {args.seconds:g} s per row, taking turns\n")  # fmt: skip
+    print(f"wrk against a route that does nothing, on the same HTTP stack: {floor_row[0]:,.0f} replies/s "
+          f"({floor_row[1]:.3f} ms of server CPU a reply)\n")  # fmt: skip
     print("| planner | serve | replies/s | × SQLite | p50 ms | p99 ms | p99 × SQLite |")
     print("|---|---|---|---|---|---|---|")
     for row in rows:
