@@ -120,9 +120,10 @@ async def _converse(bot: Any, chat: str, read_line: ReadLine, interactive: bool,
         if text.strip().lower() in QUIT_WORDS:
             return
         if mcp is not None and text.split()[0].lower() in MCP_COMMANDS:
-            text = await _mcp_command(text.strip(), mcp)
-            if text is None:
+            asked = await _mcp_command(text.strip(), mcp)
+            if asked is None:
                 continue
+            text = asked
         try:
             reply = await cancellable(bot.respond(text, chat, events=show_calls))
         except asyncio.CancelledError:
