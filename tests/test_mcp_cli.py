@@ -103,6 +103,18 @@ def test_tools_call_usage_errors(paged_only):
     assert done.returncode == 2 and "cannot read the MCP config" in done.stderr
 
 
+def test_tools_call_whose_server_did_not_start_says_so_in_one_line(tmp_path):
+    config = tmp_path / "ghost.json"
+    config.write_text(json.dumps({"mcpServers": {"ghost": {"command": "no-such-mcp-server"}}}))
+    done = venice_agent("tools", "call", "haunt", "{}", "--mcp-config", str(config))
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()  # not a warning, then "there is no tool named" as if none were meant
+    assert line.startswith(
+        "venice-agent tools call: there is no tool named 'haunt' among the servers that started "
+        "(tools: none): ghost cannot start: `no-such-mcp-server` was not found"
+    ), line
+
+
 def test_run_calls_mcp_tools_beside_the_built_in_ones(paged_only, tmp_path):
     config = paged_only
     plan = tmp_path / "plan.json"

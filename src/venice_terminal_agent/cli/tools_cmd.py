@@ -143,11 +143,13 @@ async def _call(
 
     async with open_runtime(settings, servers, model=False, on_status=_progress(False)) as runtime:
         box = runtime.mcp
+        if name not in box:  # its server may be one that did not start: the one line says why
+            known = ", ".join(sorted(spec.name for spec in box.specs())) or "none"
+            among = " among the servers that started" if box.failures else ""
+            failed = ": " + " · ".join(box.failures) if box.failures else ""
+            return _fail("tools call", f"there is no tool named {name!r}{among} (tools: {known}){failed}")
         for failure in box.failures:
             typer.echo(f"venice-agent tools call: {safe(failure)}", err=True)
-        if name not in box:
-            known = ", ".join(sorted(spec.name for spec in box.specs())) or "none"
-            return _fail("tools call", f"there is no tool named {name!r} (tools: {known})")
         tools = consent(box, yes)
         if not await tools.approve(Call(name, arguments)):
             return USAGE_ERROR_STATUS
