@@ -1,7 +1,7 @@
 """The whole suite from one command: `uv run pytest` on a fresh machine.
 
-Run whole (no paths given), the suite is spread over WORKERS processes (pytest-xdist): most
-tests wait on child processes (the CLI, MCP servers, Node), so workers overlap that waiting.
+Run whole (no paths given), the suite is spread over one worker process per CPU (pytest-xdist):
+most tests wait on child processes (the CLI, MCP servers, Node), so workers overlap that waiting.
 A run of chosen files or tests (`uv run pytest tests/test_x.py -x`) stays in one process,
 where starting workers would cost more than it saves; `-n N` decides either way.
 
@@ -30,7 +30,11 @@ import pytest
 INSTALL = Path(__file__).resolve().parent / "node" / "install"
 NO_NPM = 3  # the install script's status when npm is not on the machine
 _NPM_KEY = pytest.StashKey[str]()
-WORKERS = 4  # measured on 2 cores: see README "Development"
+WORKERS = "auto"  # one per CPU: each test runs several processes already (README "Development")
+# Files whose tests share a module-scoped fixture too costly to build once per worker: all their
+# tests go to one worker. (xdist's own `xdist_group` mark does nothing under pytest 9: xdist 3.8
+# renames tests through an attribute pytest 9 no longer reads.)
+ONE_WORKER = {"test_mcp_conformance.py"}
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -39,6 +43,22 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     chosen = getattr(config.option, "numprocesses", None)  # `-n`, when xdist is loaded
     if whole_suite and chosen is None and not hasattr(config, "workerinput"):
         config.option.numprocesses = WORKERS
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getoption("dist") != "load":
+        return None  # a distribution asked for by name (`--dist loadfile`) is xdist's own
+    from xdist.scheduler import LoadScopeScheduling
+
+    class OneWorkerForSharedFixtures(LoadScopeScheduling):
+        """Every test its own unit, but a ONE_WORKER file is one unit; the largest units go
+        first (xdist's reordering), so the conformance scenarios start at once, not last."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            file = nodeid.split("::")[0]
+            return file if file.rsplit("/", 1)[-1] in ONE_WORKER else nodeid
+
+    return OneWorkerForSharedFixtures(config, log)
 
 
 def pytest_sessionstart(session: Any) -> None:

@@ -4,6 +4,7 @@ loopback-only network namespace where `unshare -n` works.
 
 Every scenario runs once per test session, four at a time (each is a Node runner and a Python
 client: run one by one they would take most of a minute); each test then reads its checks.
+Under xdist all of them go to one worker (ONE_WORKER in conftest.py), so they run once.
 """
 
 import json
@@ -17,8 +18,6 @@ import pytest
 
 from servers.node import bin_path, in_loopback_namespace, loopback_only_works, node22
 
-# One worker runs them all: the scenarios are run once per module, four at a time, by `results`.
-pytestmark = pytest.mark.xdist_group("conformance")
 SERVERS = Path(__file__).parent / "servers"
 SCENARIOS = [
     "initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry",
