@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -31,10 +32,11 @@ def offline_env(folder: Path) -> dict[str, str]:
 
 @asynccontextmanager
 async def served(folder: Path, *args: str, env: dict[str, str] | None = None) -> AsyncIterator[Served]:
-    """A serve process with `args`, once it listens; stopped (SIGTERM) on the way out."""
-    port = free_port()
+    """A serve process with `args`, once it listens; stopped (SIGTERM) on the way out. It takes
+    a port the kernel gives it (`--port 0`) and says which: a port picked here and bound later
+    can be taken meanwhile (by another test worker's connection, say)."""
     process = await asyncio.create_subprocess_exec(
-        COMMAND, "serve", "--port", str(port), *args,
+        COMMAND, "serve", "--port", "0", *args,
         env=env or offline_env(folder),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
@@ -47,7 +49,9 @@ async def served(folder: Path, *args: str, env: dict[str, str] | None = None) ->
                 said += line
                 assert line, f"serve exited before it listened: {said.decode()}"
         drain = asyncio.create_task(process.stdout.read())  # a full pipe must never block it
-        yield Served(f"http://127.0.0.1:{port}", line.decode().strip(), process)
+        said_url = re.search(r"http://127\.0\.0\.1:\d+", line.decode())
+        assert said_url, line
+        yield Served(said_url.group(), line.decode().strip(), process)
     finally:
         if process.returncode is None:
             process.send_signal(signal.SIGTERM)
