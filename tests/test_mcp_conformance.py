@@ -5,18 +5,27 @@ loopback-only network namespace where `unshare -n` works.
 Every scenario runs once per test session, four at a time (each is a Node runner and a Python
 client: run one by one they would take most of a minute); each test then reads its checks.
 Under xdist all of them go to one worker (ONE_WORKER in conftest.py), so they run once.
+One scenario also runs from the suite's next release, where upstream fixed its mock (BACKCOMPAT).
 """
 
 import json
 import os
+import re
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 import pytest
 
-from servers.node import bin_path, in_loopback_namespace, loopback_only_works, node22
+from servers.node import (
+    MODULES,
+    NEXT_MODULES,
+    bin_path,
+    in_loopback_namespace,
+    loopback_only_works,
+    node22,
+)
 
 SERVERS = Path(__file__).parent / "servers"
 SCENARIOS = [
@@ -30,14 +39,13 @@ SCENARIOS = [
     "auth/offline-access-not-supported", "auth/client-credentials-jwt", "auth/client-credentials-basic",
     "auth/cross-app-access-complete-flow",
 ]  # fmt: skip
-NOT_YET = {  # scenario: why it fails (strict xfail: a pass must remove it from here)
-    # 0.1.16's mock serves its metadata at the origin's well-known URL naming `<origin>/oauth` as
-    # issuer; RFC 8414 §3.3 says such a document "MUST NOT be used", and the client refuses it
-    # (test_mcp_oauth.py shows the refusal). Upstream fixed the mock (conformance PR #359, issuer
-    # = origin; in 0.2.0 pre-releases only): our client passes that version unchanged.
-    "auth/2025-03-26-oauth-metadata-backcompat": "the pinned suite's metadata names an issuer other "
-    "than the origin it is served from, which RFC 8414 §3.3 forbids using",
-}
+# 0.1.16's back-compat mock serves its metadata at the origin's well-known URL naming
+# `<origin>/oauth` as issuer; RFC 8414 §3.3 says such a document "MUST NOT be used", and the client
+# refuses it (test_mcp_oauth.py shows the refusal). Upstream fixed the mock (conformance PR #359,
+# issuer = origin), so far only in 0.2.0 pre-releases: the fixed scenario runs from the next
+# release (tests/node/next), and the pinned one is run too, to fail exactly at the issuer check.
+BACKCOMPAT = "auth/2025-03-26-oauth-metadata-backcompat"
+NEXT = "next:"  # prefix of a scenario run from the next release
 
 
 def env() -> dict[str, str]:
@@ -45,8 +53,10 @@ def env() -> dict[str, str]:
 
 
 def run(scenario: str, out: Path) -> tuple[subprocess.CompletedProcess, Path]:
+    modules = NEXT_MODULES if scenario.startswith(NEXT) else MODULES
+    scenario = scenario.removeprefix(NEXT)
     command = [
-        str(node22()), str(bin_path("conformance").resolve()), "client",
+        str(node22()), str(bin_path("conformance", modules).resolve()), "client",
         "--command", f"{sys.executable} {SERVERS / 'conformance_client.py'}",
         "--scenario", scenario, "--timeout", "120000", "-o", str(out),
     ]  # fmt: skip
@@ -58,10 +68,23 @@ def run(scenario: str, out: Path) -> tuple[subprocess.CompletedProcess, Path]:
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
+    """Each scenario's run (a future: a suite not installed fails or skips only its own tests)."""
     root = tmp_path_factory.mktemp("conformance")
     with ThreadPoolExecutor(4) as pool:
-        futures = {s: pool.submit(run, s, root / str(i)) for i, s in enumerate(SCENARIOS)}
-        return {scenario: future.result() for scenario, future in futures.items()}
+        runs = [*SCENARIOS, NEXT + BACKCOMPAT]
+        futures = {s: pool.submit(run, s, root / str(i)) for i, s in enumerate(runs)}
+        wait(futures.values())
+        return futures
+
+
+def checks_of(out: Path) -> tuple[list[dict], str]:
+    """The run's checks, and what our client wrote to stderr."""
+    (checks_file,) = out.glob("**/checks.json")
+    return json.loads(checks_file.read_text()), (checks_file.parent / "stderr.txt").read_text()
+
+
+def failed(checks: list[dict]) -> set[str]:
+    return {check["id"] for check in checks if check["status"] not in ("SUCCESS", "INFO")}
 
 
 def test_the_pinned_suite_has_these_client_scenarios():
@@ -73,18 +96,22 @@ def test_the_pinned_suite_has_these_client_scenarios():
     assert listed == SCENARIOS
 
 
-@pytest.mark.parametrize(
-    "scenario",
-    [
-        pytest.param(s, marks=pytest.mark.xfail(reason=NOT_YET[s], strict=True)) if s in NOT_YET else s
-        for s in SCENARIOS
-    ],
-)
+@pytest.mark.parametrize("scenario", [s for s in SCENARIOS if s != BACKCOMPAT] + [NEXT + BACKCOMPAT])
 def test_conformance_client_scenario(scenario, results):
-    done, out = results[scenario]
+    done, out = results[scenario].result()
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    (checks_file,) = out.glob("**/checks.json")
-    checks = json.loads(checks_file.read_text())
-    failed = [check for check in checks if check["status"] not in ("SUCCESS", "INFO")]
-    assert not failed
+    checks, _ = checks_of(out)
+    assert failed(checks) == set()
     assert any(check["status"] == "SUCCESS" for check in checks)
+
+
+def test_the_pinned_backcompat_mock_is_refused_at_its_issuer(results):
+    """Signing in stops right after the metadata is read, on its issuer, and nowhere else: if the
+    pinned mock (or our client) changes, this says so."""
+    done, out = results[BACKCOMPAT].result()
+    checks, stderr = checks_of(out)
+    assert done.returncode != 0
+    assert ("authorization-server-metadata", "SUCCESS") in {(c["id"], c["status"]) for c in checks}
+    assert failed(checks) == {"client-registration", "authorization-request", "token-request"}
+    issuer = r"issuer mismatch: (http://localhost:\d+)/oauth != \1$"
+    assert re.search(r"^conformance: sign-in failed: .*" + issuer, stderr, re.M), stderr

@@ -14,8 +14,14 @@ TESTS = Path(__file__).resolve().parent
 
 def fresh_clone(tmp_path: Path) -> Path:
     """The script and the lock file, as a fresh clone has them, and no `.tools`."""
-    (tmp_path / "tests" / "node").mkdir(parents=True)
-    for name in ("install", "package.json", "package-lock.json"):
+    (tmp_path / "tests" / "node" / "next").mkdir(parents=True)
+    for name in (
+        "install",
+        "package.json",
+        "package-lock.json",
+        "next/package.json",
+        "next/package-lock.json",
+    ):
         shutil.copy2(TESTS / "node" / name, tmp_path / "tests" / "node" / name)
     return tmp_path / "tests" / "node" / "install"
 
@@ -47,8 +53,9 @@ def test_the_servers_are_installed_once_and_without_npm_it_says_so(tmp_path: Pat
     for _ in range(2):
         done = subprocess.run([str(install)], capture_output=True, text=True, env=env, check=False)
         assert done.returncode == 0, done.stderr
-    assert (tools / "calls").read_text().splitlines() == ["ci --no-audit --no-fund --loglevel=error"]
+    assert (tools / "calls").read_text().splitlines() == ["ci --no-audit --no-fund --loglevel=error"] * 2
     assert (tmp_path / ".tools" / "node" / "node_modules").is_dir()
+    assert (tmp_path / ".tools" / "node-next" / "node_modules").is_dir()
 
 
 def test_a_run_with_skipped_tests_ends_with_one_line_saying_why(tmp_path: Path) -> None:

