@@ -45,6 +45,7 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         config.option.numprocesses = WORKERS
 
 
+@pytest.hookimpl(optionalhook=True)  # `-p no:xdist` must still run
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     if config.getoption("dist") != "load":
         return None  # a distribution asked for by name (`--dist loadfile`) is xdist's own
