@@ -26,9 +26,9 @@ def test_resources_and_prompts_listed_and_a_prompt_asked_as_the_next_question(tm
         assert "demo://resource/static/document/architecture.md" in listing and "text/markdown" in listing
         term.ask("/prompts")
         listing = term.expect("ask one: /prompt NAME key=value")
-        assert "args-prompt" in listing and "city (required): Name of the city, state" in listing
+        assert "args-prompt" in listing and "city (required: Name of the city), state" in listing
         term.ask("/prompt args-prompt state=Bohemia")
-        term.expect("args-prompt: missing city; its arguments: city (required): Name of the city, state")
+        term.expect("args-prompt: missing city; its arguments: city (required: Name of the city), state")
         term.ask("/prompt nope")
         term.expect("no prompt named nope; /prompts lists them")
         term.ask('/prompt everything__args-prompt city="Prague"')

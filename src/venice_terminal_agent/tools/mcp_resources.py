@@ -155,13 +155,14 @@ def find_prompt(listed: Sequence[Listed], name: str) -> Listed:
 
 
 def arguments_line(prompt: Any) -> str:
-    """`city (required): Name of the city, state` — a prompt's arguments in one line."""
+    """`city (required: Name of the city), state` — a prompt's arguments in one line; each
+    description stays inside its argument's brackets, so a comma in it reads as its own."""
     parts = []
     for argument in prompt.arguments or []:
-        part = argument.name + (" (required)" if argument.required else "")
+        notes = ["required"] if argument.required else []
         if argument.description:
-            part += f": {' '.join(argument.description.split())}"
-        parts.append(part)
+            notes.append(" ".join(argument.description.split()))
+        parts.append(argument.name + (f" ({': '.join(notes)})" if notes else ""))
     return ", ".join(parts) or "none"
 
 
