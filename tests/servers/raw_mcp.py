@@ -27,7 +27,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 ARGS = set(sys.argv[1:])
 RECORD = sys.argv[sys.argv.index("--record") + 1] if "--record" in ARGS else None
@@ -138,15 +137,16 @@ def on_term(*_: object) -> None:
 def main() -> None:
     signal.signal(signal.SIGTERM, on_term)
     if "--child" in ARGS:
-        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        # a grandchild that lives until a signal ends it (what the process-group kill must reach)
+        child = subprocess.Popen([sys.executable, "-c", "import signal; signal.pause()"])
         note("child", child.pid)
     for line in sys.stdin.buffer:
         if line.strip():
             answer(json.loads(line))
     note("eof")
     if "--ignore-eof" in ARGS:
-        while True:
-            time.sleep(1)
+        while True:  # a server that outlives its stdin: only a signal (or SIGKILL) moves it
+            signal.pause()
 
 
 if __name__ == "__main__":
