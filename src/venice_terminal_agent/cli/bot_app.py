@@ -12,7 +12,7 @@ import typer
 
 from ..defaults import CALLS_PER_WINDOW
 from .group import command_group
-from .options import McpConfigOption, NoFilesOption, RootOption
+from .options import McpConfigOption, NoFilesOption, OfflineOption, RootOption
 
 
 def add_bot_commands(app: typer.Typer) -> None:
@@ -35,9 +35,7 @@ def chat(
         str, typer.Option("--chat", help="The conversation's name; its budget and history are kept under it.")
     ] = "terminal",
     db: DbOption = None,
-    offline: Annotated[
-        bool, typer.Option("--offline", help="Plan from commands even when VENICE_API_KEY is set.")
-    ] = False,
+    offline: OfflineOption = False,
     calls: Annotated[
         int, typer.Option(min=0, help="Tool calls per conversation in any rolling hour.")
     ] = CALLS_PER_WINDOW,
@@ -116,9 +114,7 @@ def serve(
         int, typer.Option(min=0, help="Tool calls per chat in any rolling hour.")
     ] = CALLS_PER_WINDOW,
     root: RootOption = None,
-    offline: Annotated[
-        bool, typer.Option("--offline", help="Plan from commands even when VENICE_API_KEY is set.")
-    ] = False,
+    offline: OfflineOption = False,
     mcp_config: McpConfigOption = None,
     yes: Annotated[
         bool,

@@ -20,6 +20,9 @@ NoFilesOption = Annotated[
         "--no-files", help="Leave read_file and list_files out: no local file is read [env FILE_TOOLS=0]."
     ),
 ]
+OfflineOption = Annotated[  # chat and serve: the bot without a model
+    bool, typer.Option("--offline", help="Plan from commands even when VENICE_API_KEY is set.")
+]
 RootOption = Annotated[
     Path | None,
     typer.Option(help="Folder read_file and list_files may see [default: the working folder]."),
