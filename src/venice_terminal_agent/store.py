@@ -132,20 +132,13 @@ class Store:
         ticket: Ticket | None = None,
         reusable: bool = True,
     ) -> int | None:
-        """Record the exchange (and its receipt), settle the reservation at what the run spent,
-        and remember `text` as the chat's previous message. Returns the run's id, if one ran."""
+        """Record the exchange (and its receipt), settle the reservation at what the run spent
+        (nothing, without a receipt), and remember `text` as the chat's previous message. Returns the run's id, if one ran."""
 
         def work(db: sqlite3.Connection) -> int | None:
             run_id = None if receipt is None else _insert_run(db, now, "bot", chat, text, receipt)
-            if ticket is not None and ticket.reservation is not None:
-                spent = ticket.reserved if receipt is None else receipt.calls  # no receipt: assume all spent
-                if spent:
-                    db.execute(
-                        "UPDATE ledger SET calls = ?, at = max(at, ?), run = ? WHERE id = ?",
-                        (spent, now, run_id, ticket.reservation),
-                    )
-                else:
-                    db.execute("DELETE FROM ledger WHERE id = ?", (ticket.reservation,))
+            if ticket is not None:
+                _settle(db, ticket, 0 if receipt is None else receipt.calls, now, run_id)
             db.execute(
                 "INSERT INTO conversations (chat, last_message, last_reply, created, updated)"
                 " VALUES (?1, ?2, ?3, ?4, ?4) ON CONFLICT (chat) DO UPDATE SET"
@@ -159,6 +152,12 @@ class Store:
             return run_id
 
         return await self._worker.write(work)
+
+    async def settle(self, chat: str, ticket: Ticket, spent: int, *, now: float) -> None:
+        """Settle the reservation of a reply that failed at `spent`, recording nothing else
+        (the same again changes nothing, so it is safe after a `finish_reply` that may have
+        been written)."""
+        await self._worker.write(lambda db: _settle(db, ticket, spent, now, None))
 
     async def calls_used(self, chat: str, *, now: float, window: float) -> int:
         def work(db: sqlite3.Connection) -> int:
@@ -272,6 +271,18 @@ def _insert_run(
         ),
     )
     return int(cursor.lastrowid or 0)
+
+
+def _settle(db: sqlite3.Connection, ticket: Ticket, spent: int, now: float, run_id: int | None) -> None:
+    if ticket.reservation is None:
+        return
+    if spent:
+        db.execute(
+            "UPDATE ledger SET calls = ?, at = max(at, ?), run = coalesce(?, run) WHERE id = ?",
+            (spent, now, run_id, ticket.reservation),
+        )
+    else:
+        db.execute("DELETE FROM ledger WHERE id = ?", (ticket.reservation,))
 
 
 def _wait(rows: list[tuple[float, int]], used: int, limit: int, window: float, now: float) -> float:
