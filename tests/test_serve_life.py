@@ -5,7 +5,10 @@ Every failure here is ours, not the client's: none of them may spend a call that
 
 from __future__ import annotations
 
+import asyncio
 import os
+import signal
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -174,3 +177,47 @@ async def test_a_store_down_when_a_reply_ends_settles_at_the_calls_that_ran_once
                 async with redis_server(tmp_path / "redis", port=redis.port):
                     chat = (await http.get("/v1/chats/k")).json()
                     assert chat["calls_left"] == 4  # held for the run until now: the one call that ran
+
+
+async def test_sigterm_lets_running_replies_finish_cancels_the_rest_settled_and_exits_0(
+    tmp_path: Path,
+) -> None:
+    script = [
+        {"text": ["Thinking"], "hang": True},  # never ends: cancelled once the grace is over
+        {"text": ["Quick ", "answer."], "chunk_delay": 1},  # ends within the grace
+    ]
+    config = mcp_config(tmp_path, time_server=False)
+    with fake_venice(script, tmp_path) as fake:
+        args = ("--store", str(tmp_path / "bot.db"), "--mcp-config", str(config))
+        async with (
+            served(tmp_path, *args, env=clean_env(tmp_path, fake.base_url)) as server,
+            httpx2.AsyncClient(base_url=server.url, timeout=60) as http,
+            httpx2.AsyncClient(
+                base_url=server.url, limits=httpx2.Limits(max_keepalive_connections=0)
+            ) as probe,
+            http.stream("POST", "/v1/chats/slow/messages", json={"text": "think"}, headers=SSE) as slow,
+            http.stream("POST", "/v1/chats/quick/messages", json={"text": "hi"}, headers=SSE) as quick,
+        ):
+            slow_lines, quick_lines = slow.aiter_lines(), quick.aiter_lines()
+            for lines in (slow_lines, quick_lines):
+                async for line in lines:
+                    if line == "event: text":
+                        break  # under way
+            server.process.send_signal(signal.SIGTERM)
+            async with asyncio.timeout(30):
+                while True:  # each try is a round trip: it stops taking new requests at once
+                    try:
+                        await probe.get("/healthz")
+                    except (httpx2.ConnectError, httpx2.RemoteProtocolError):  # refused, or closed unanswered
+                        break
+            quick_events = events_of("\n".join([line async for line in quick_lines]))
+            slow_events = events_of("\n".join([line async for line in slow_lines]))
+            assert quick_events[-1][1]["status"] == "stopped: answered · 0 calls · 5 left this hour"
+            assert slow_events[-1][0] == "reply"
+            assert slow_events[-1][1]["status"] == "stopped: cancelled · 0 calls · 5 left this hour"
+            assert await server.process.wait() == 0
+    said = (await server.rest).decode()
+    assert "ERROR" not in said and "Traceback" not in said, said
+    async with Store(tmp_path / "bot.db") as store:
+        assert await store.calls_used("slow", now=time.time(), window=3600) == 0  # settled, not held
+        assert [m["reply"] for m in await store.history("slow")] == ["cancelled before an answer"]

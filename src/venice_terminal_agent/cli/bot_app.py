@@ -136,8 +136,9 @@ def serve(
     venice-agent serve --port 9000 --store bot.db --offline
     venice-agent serve --host 0.0.0.0 --token-file tokens --store redis://127.0.0.1:6379/0
 
-    Exit status: 0 stopped (Ctrl+C or SIGTERM), 2 a usage or configuration error (the address
-    taken included), 7 the model server failed at start-up.
+    Exit status: 0 stopped (Ctrl+C or SIGTERM: running replies get 5 s, then end cancelled),
+    2 a usage or configuration error (the address taken included), 7 the model server failed
+    at start-up.
     """
     from .serve_cmd import ServeOptions, serve_main
 

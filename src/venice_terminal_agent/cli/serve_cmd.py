@@ -9,10 +9,13 @@ are requests accepted, so `/healthz` answers 200 as soon as anyone can reach it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
+import signal
 import socket
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,8 @@ from ..receipt import USAGE_ERROR_STATUS
 from ..tools.base import ToolSpec
 
 LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})
+GRACE = 5  # seconds running replies are given to finish on SIGTERM or Ctrl+C
+SETTLING = 5  # then, for the cancelled ones to be recorded and answered
 
 
 @dataclass(frozen=True)
@@ -164,11 +169,12 @@ async def _listen(
 ) -> int:
     import uvicorn
 
-    from ..serve.app import build_app
+    from ..serve.app import Replies, build_app
     from ..store_protocol import shown
     from ..wording import plural
 
-    app = build_app(bot, users=users, run_timeout=options.run_timeout)
+    replies = Replies()
+    app = build_app(bot, users=users, run_timeout=options.run_timeout, replies=replies)
     sock = listening_socket(options.host, options.port)
     host, port = sock.getsockname()[:2]
     where = f"[{host}]" if sock.family == socket.AF_INET6 else host
@@ -183,11 +189,51 @@ async def _listen(
         file=sys.stderr,
         flush=True,
     )
+    # uvicorn's own deadline is past the grace and the settling: it never has to cancel.
     config = uvicorn.Config(
-        app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=5
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=GRACE + SETTLING,
     )
-    await uvicorn.Server(config).serve(sockets=[sock])
+    await stopping_server(config, replies).serve(sockets=[sock])
     return 0
+
+
+def stopping_server(config: Any, replies: Any) -> Any:
+    import uvicorn  # here, not at the top: the other commands start without it
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, stopped as `serve --help` says. On SIGTERM or Ctrl+C it takes no
+        new request, gives the running replies GRACE seconds, then cancels the rest (each ends
+        `cancelled`, settled, and its client gets that reply), and the command exits 0."""
+
+        def __init__(self, config: Any, replies: Any) -> None:
+            super().__init__(config)
+            self.replies = replies
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # uvicorn's own raises the signal again once stopped: SIGTERM then killed it (143).
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            before = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in before.items():
+                    signal.signal(sig, handler)
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            later = asyncio.get_running_loop().call_later(GRACE, self.replies.cancel)
+            try:
+                await super().shutdown(sockets)
+            finally:
+                later.cancel()
+
+    return Server(config, replies)
 
 
 def listening_socket(host: str, port: int) -> socket.socket:

@@ -38,16 +38,33 @@ def error(status: int, message: str, headers: Mapping[str, str] | None = None) -
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
+class Replies:
+    """The replies running now, so that a server that is stopping can cancel them: each then
+    ends `cancelled`, settled at the calls that ran, and its client still gets its reply."""
+
+    def __init__(self) -> None:
+        self.running: set[asyncio.Task[Any]] = set()
+        self.stopping = False
+
+    def cancel(self) -> None:
+        self.stopping = True
+        for task in self.running:
+            task.cancel()
+
+
 def build_app(
     bot: Any,
     *,
     users: Mapping[str, str] | None = None,
     run_timeout: float = 300.0,
     ready: Callable[[], Awaitable[None]] | None = None,
+    replies: Replies | None = None,
 ) -> Starlette:
     """`bot`: an opened `Bot`; `users`: token → user name (None: no tokens, loopback only);
     `run_timeout`: seconds one reply may take before it is cancelled (and its reservation
-    settled); `ready`: raises while something the bot needs (MCP servers) is not ready."""
+    settled); `ready`: raises while something the bot needs (MCP servers) is not ready;
+    `replies`: where the running replies are kept (for `Replies.cancel`)."""
+    running = replies if replies is not None else Replies()
 
     def user_of(request: Request) -> str | None:
         if users is None:
@@ -79,9 +96,11 @@ def build_app(
         text = await _message_text(request)
         chat = await chat_of(request, user, claim=True)
         if "text/event-stream" in request.headers.get("accept", ""):
-            stream = EventStream(lambda events: _respond(bot, text, chat, events, run_timeout), _event_json)
+            stream = EventStream(
+                lambda events: _respond(bot, text, chat, events, run_timeout, running), _event_json
+            )
             return stream  # type: ignore[return-value]  # an ASGI app: Starlette answers with it
-        return JSONResponse(reply_json(await _respond(bot, text, chat, None, run_timeout)))
+        return JSONResponse(reply_json(await _respond(bot, text, chat, None, run_timeout, running)))
 
     async def get_chat(request: Request) -> Response:
         user = user_of(request)
@@ -154,12 +173,22 @@ async def _message_text(request: Request) -> str:
     return data["text"]
 
 
-async def _respond(bot: Any, text: str, chat: str, events: Any, run_timeout: float) -> Any:
+async def _respond(bot: Any, text: str, chat: str, events: Any, run_timeout: float, replies: Replies) -> Any:
+    task = asyncio.current_task()
+    assert task is not None
+    replies.running.add(task)
     try:
         async with asyncio.timeout(run_timeout):
             return await bot.respond(text, chat, events=events)
     except TimeoutError:
         raise Refused(504, f"the reply took longer than {run_timeout:g} s and was stopped") from None
+    except asyncio.CancelledError:
+        if not replies.stopping:
+            raise
+        task.uncancel()  # cancelled before its run began (the bot settled it): said, not dropped
+        raise Refused(503, "the server is stopping: this reply was cancelled") from None
+    finally:
+        replies.running.discard(task)
 
 
 def _event_json(event: Event) -> tuple[str, dict[str, Any]] | None:
@@ -179,4 +208,4 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-__all__ = ["MAX_BODY", "Refused", "build_app", "reply_json"]
+__all__ = ["MAX_BODY", "Refused", "Replies", "build_app", "reply_json"]
