@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -17,7 +18,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from cli_support import clean_env, fake_venice, mcp_config
+from cli_support import COMMAND, clean_env, fake_venice, mcp_config
 from serve_support import redis_server, served
 from test_serve import SSE, events_of
 from venice_terminal_agent import Bot, Call, run_loop
@@ -221,3 +222,30 @@ async def test_sigterm_lets_running_replies_finish_cancels_the_rest_settled_and_
     async with Store(tmp_path / "bot.db") as store:
         assert await store.calls_used("slow", now=time.time(), window=3600) == 0  # settled, not held
         assert [m["reply"] for m in await store.history("slow")] == ["cancelled before an answer"]
+
+
+@pytest.mark.parametrize("pinned", [False, True])
+def test_an_unreachable_model_server_stops_the_start_pinned_model_or_not(tmp_path: Path, pinned: bool) -> None:
+    config = mcp_config(tmp_path, time_server=False)
+    env = clean_env(tmp_path, "http://127.0.0.1:9", **({"VENICE_MODEL": "some-model"} if pinned else {}))
+    done = subprocess.run(
+        [COMMAND, "serve", "--port", "0", "--store", str(tmp_path / "bot.db"), "--mcp-config", str(config)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 7, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "venice-agent serve: cannot list models: cannot reach the model server at http://127.0.0.1:9: "
+        "All connection attempts failed"
+    ]
+
+
+async def test_a_pinned_model_on_a_server_that_answers_starts(tmp_path: Path) -> None:
+    config = mcp_config(tmp_path, time_server=False)
+    with fake_venice([], tmp_path) as fake:
+        env = clean_env(tmp_path, fake.base_url, VENICE_MODEL="fake-model")
+        args = ("--store", str(tmp_path / "bot.db"), "--mcp-config", str(config))
+        async with served(tmp_path, *args, env=env) as server:
+            assert "planned by the model fake-model" in server.line

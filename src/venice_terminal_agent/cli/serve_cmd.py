@@ -1,9 +1,9 @@
 """`venice-agent serve`: the chat bot over HTTP (uvicorn, `serve/app.py`), on SQLite or Redis.
 
 Start-up, in order: refuse a non-loopback address without tokens; read the tokens; open the
-store; with a model, resolve it and open the MCP servers; bind the socket; say in one line
-where it listens, on which store, who plans, and whether paid tools are offered. Only then
-are requests accepted, so `/healthz` answers 200 as soon as anyone can reach it.
+store; with a model, resolve it (its server must answer, pinned model or not) and open the
+MCP servers; bind the socket; say in one line where it listens, on which store, who plans,
+and whether paid tools are offered. Only then are requests accepted, so `/healthz` answers 200 as soon as anyone can reach it.
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
     from .runtime import open_runtime
 
     servers = load_servers(settings, options.mcp_config)
-    async with open_runtime(settings, servers, root=options.root, person=False) as runtime:
+    async with open_runtime(settings, servers, root=options.root, person=False, check_model=True) as runtime:
         for failure in runtime.mcp.failures:
             print(f"venice-agent serve: {failure}", file=sys.stderr)
         tools = runtime.tools if options.yes else ReadOnlyTools(runtime.tools)
