@@ -225,7 +225,9 @@ async def test_sigterm_lets_running_replies_finish_cancels_the_rest_settled_and_
 
 
 @pytest.mark.parametrize("pinned", [False, True])
-def test_an_unreachable_model_server_stops_the_start_pinned_model_or_not(tmp_path: Path, pinned: bool) -> None:
+def test_an_unreachable_model_server_stops_the_start_pinned_model_or_not(
+    tmp_path: Path, pinned: bool
+) -> None:
     config = mcp_config(tmp_path, time_server=False)
     env = clean_env(tmp_path, "http://127.0.0.1:9", **({"VENICE_MODEL": "some-model"} if pinned else {}))
     done = subprocess.run(
@@ -249,3 +251,51 @@ async def test_a_pinned_model_on_a_server_that_answers_starts(tmp_path: Path) ->
         args = ("--store", str(tmp_path / "bot.db"), "--mcp-config", str(config))
         async with served(tmp_path, *args, env=env) as server:
             assert "planned by the model fake-model" in server.line
+
+
+async def test_healthz_is_503_with_the_reason_while_the_store_is_damaged(tmp_path: Path) -> None:
+    async with (
+        served(tmp_path, "--offline", "--store", str(tmp_path / "bot.db")) as server,
+        httpx2.AsyncClient(base_url=server.url) as http,
+    ):
+        assert (await http.post("/v1/chats/h/messages", json={"text": "help"})).status_code == 200
+        assert (await http.get("/healthz")).json() == {"ok": True}
+        (tmp_path / "bot.db").write_bytes(b"not a database any more " * 400)
+        health = await http.get("/healthz")
+        assert health.status_code == 503
+        reason = health.json()["error"]
+        assert reason.startswith(f"the store is unavailable: {tmp_path / 'bot.db'}") and "\n" not in reason
+
+
+def child_running(parent: int, script: str) -> int:
+    """The pid of `parent`'s child process whose command line names `script`."""
+    for task in Path(f"/proc/{parent}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            if script in Path(f"/proc/{child}/cmdline").read_bytes().decode(errors="replace"):
+                return int(child)
+    raise AssertionError(f"no child of {parent} runs {script}")
+
+
+async def test_healthz_is_503_naming_an_mcp_server_or_the_model_server_that_went_down(tmp_path: Path) -> None:
+    config = mcp_config(tmp_path, time_server=False)  # the shop, a stdio server
+    with fake_venice([], tmp_path) as fake:
+        args = ("--store", str(tmp_path / "bot.db"), "--mcp-config", str(config))
+        async with (
+            served(tmp_path, *args, env=clean_env(tmp_path, fake.base_url)) as server,
+            httpx2.AsyncClient(base_url=server.url) as http,
+        ):
+            assert (await http.get("/healthz")).json() == {"ok": True}
+            os.kill(child_running(server.process.pid, "cli_paid_server.py"), signal.SIGKILL)
+            async with asyncio.timeout(30):  # its end is noticed on the server's own time
+                while (health := await http.get("/healthz")).status_code == 200:
+                    pass  # each look is a round trip to the server
+            assert health.status_code == 503
+            assert health.json()["error"].startswith("the MCP server shop is down: ")
+
+            fake.process.terminate()
+            fake.process.wait(timeout=10)
+            reason = (await http.get("/healthz")).json()["error"]
+            assert (
+                "; the model server is down: cannot list models: cannot reach the model server at " in reason
+            )
+            assert "\n" not in reason

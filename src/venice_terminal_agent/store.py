@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .receipt import Receipt
-from .store_schema import StoreError, default_db_path, resolve_db_path
+from .store_schema import StoreError, connect, default_db_path, resolve_db_path
 from .store_worker import SqliteWorker
 
 T = TypeVar("T")
@@ -198,7 +198,23 @@ class Store:
         return await self._worker.read(work)
 
     async def ping(self) -> None:
-        await self._worker.read(lambda db: db.execute("SELECT 1").fetchone())
+        """A `StoreError` unless the file is still a usable store. The open connection would not
+        tell: its pages are cached, and a file replaced or overwritten is seen only by the
+        request that reads past them. So the file is opened afresh and checked as at start,
+        and each table's first page is read."""
+
+        def work(db: sqlite3.Connection) -> None:
+            db.execute("SELECT 1").fetchone()
+            if self.path == ":memory:":
+                return
+            fresh = connect(self.path, create=False)
+            try:
+                for table in ("conversations", "messages", "ledger", "owners", "runs"):
+                    fresh.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone()
+            finally:
+                fresh.close()
+
+        await self._worker.read(work)
 
     async def run(self, work: Callable[[sqlite3.Connection], T], *, write: bool = False) -> T:
         """`work(connection)` on the store's thread, inside a write transaction if `write`: for

@@ -128,8 +128,8 @@ def serve(
 
     POST /v1/chats/NAME/messages {"text": "..."} answers in JSON, or as server-sent events
     with 'Accept: text/event-stream'; GET /v1/chats/NAME shows the exchanges and the calls
-    left; GET /healthz says it is ready. The same budgets as `chat`: shared by every process
-    on the same store.
+    left; GET /healthz is 503, saying why, while the store, an MCP server or the model server
+    is down. The same budgets as `chat`: shared by every process on the same store.
 
     \b
     venice-agent serve                      # http://127.0.0.1:8080, the default store

@@ -3,7 +3,8 @@
 Start-up, in order: refuse a non-loopback address without tokens; read the tokens; open the
 store; with a model, resolve it (its server must answer, pinned model or not) and open the
 MCP servers; bind the socket; say in one line where it listens, on which store, who plans,
-and whether paid tools are offered. Only then are requests accepted, so `/healthz` answers 200 as soon as anyone can reach it.
+and whether paid tools are offered. Only then are requests accepted, so `/healthz` answers 200 as soon as anyone can reach it (and 503
+while the store, an MCP server or the model server is down).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -141,7 +142,33 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
             return runtime.agent(runtime.consented(tools=tools, auto_approve=options.yes))
 
         async with Bot(store=store, agent=agent_for, calls_per_window=options.calls) as bot:
-            return await _listen(options, users, bot, spec, f"the model {runtime.model}", paid)
+            planner = f"the model {runtime.model}"
+            return await _listen(options, users, bot, spec, planner, paid, health_of(runtime))
+
+
+def health_of(runtime: Any) -> Callable[[], Awaitable[list[str]]]:
+    """What `/healthz` asks beside the store: the MCP servers that started (one that failed at
+    start was said then, and the bot runs without it) and the model server."""
+    from ..errors import ModelError
+    from ..serve.app import HEALTH_TIMEOUT
+
+    started = [status.name for status in runtime.mcp.servers if status.state == "ready"]
+
+    async def model_down() -> list[str]:
+        try:
+            async with asyncio.timeout(HEALTH_TIMEOUT):
+                await runtime.client.check()
+        except TimeoutError:
+            return [f"the model server is down: it did not answer within {HEALTH_TIMEOUT:g} s"]
+        except ModelError as problem:
+            return [f"the model server is down: {problem.message}"]
+        return []
+
+    async def health() -> list[str]:
+        servers, model = await asyncio.gather(runtime.mcp.down(started), model_down())
+        return [*(f"the MCP server {name} is down: {why}" for name, why in servers.items()), *model]
+
+    return health
 
 
 class ReadOnlyTools:
@@ -165,7 +192,13 @@ class ReadOnlyTools:
 
 
 async def _listen(
-    options: ServeOptions, users: dict[str, str] | None, bot: Any, spec: str, planner: str, paid: str
+    options: ServeOptions,
+    users: dict[str, str] | None,
+    bot: Any,
+    spec: str,
+    planner: str,
+    paid: str,
+    health: Callable[[], Awaitable[list[str]]] | None = None,
 ) -> int:
     import uvicorn
 
@@ -174,7 +207,7 @@ async def _listen(
     from ..wording import plural
 
     replies = Replies()
-    app = build_app(bot, users=users, run_timeout=options.run_timeout, replies=replies)
+    app = build_app(bot, users=users, run_timeout=options.run_timeout, health=health, replies=replies)
     sock = listening_socket(options.host, options.port)
     host, port = sock.getsockname()[:2]
     where = f"[{host}]" if sock.family == socket.AF_INET6 else host

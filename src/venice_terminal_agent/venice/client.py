@@ -262,6 +262,10 @@ class VeniceClient:
                 self._listing = []
         return ModelFacts.from_listing(self._listing, model)
 
+    async def check(self) -> None:
+        """A `ModelError` unless the server answers its model listing now (what start-up asks)."""
+        await self._within_discovery(self._get_data("models"))
+
     async def list_models(self) -> list[Any]:
         """The server's models (`GET /models`): Venice's carry `model_spec.capabilities`."""
         models = await self._get_data("models")
