@@ -224,6 +224,14 @@ async def test_sigterm_lets_running_replies_finish_cancels_the_rest_settled_and_
         assert [m["reply"] for m in await store.history("slow")] == ["cancelled before an answer"]
 
 
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+async def test_an_idle_serve_stops_at_once_with_status_0(tmp_path: Path, stop: signal.Signals) -> None:
+    async with served(tmp_path, "--offline", "--store", str(tmp_path / "bot.db")) as server:
+        server.process.send_signal(stop)
+        assert await server.process.wait() == 0
+    assert (await server.rest).decode() == ""
+
+
 @pytest.mark.parametrize("pinned", [False, True])
 def test_an_unreachable_model_server_stops_the_start_pinned_model_or_not(
     tmp_path: Path, pinned: bool
