@@ -88,6 +88,11 @@ def serve_main(options: ServeOptions) -> int:
         )
     if options.root is not None and not options.root.is_dir():
         return _fail(f"--root {options.root} is not a folder")
+    before = None
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM before the server listens (or in the moment before it takes the signal
+        # over) stops it as Ctrl+C does, closing what was opened: status 0, not 143.
+        before = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         users = None if options.token_file is None else read_tokens(options.token_file)
         settings = load_settings(auto_approve_tools=options.yes or None)
@@ -98,6 +103,9 @@ def serve_main(options: ServeOptions) -> int:
         return _fail(f"cannot listen on {options.host}:{options.port}: {problem.strerror or problem}")
     except KeyboardInterrupt:
         return 0
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
 
 
 async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: Any) -> int:
