@@ -22,9 +22,9 @@ from cli_support import COMMAND, clean_env, fake_venice, mcp_config
 from serve_support import redis_server, served
 from test_serve import SSE, events_of
 from venice_terminal_agent import Bot, Call, run_loop
-from venice_terminal_agent.store import Store
-from venice_terminal_agent.store_protocol import ChatStore
-from venice_terminal_agent.stores import open_store
+from venice_terminal_agent.store import open_store
+from venice_terminal_agent.store.protocol import ChatStore
+from venice_terminal_agent.store.sqlite import Store
 
 
 @asynccontextmanager
