@@ -22,6 +22,7 @@ class Served:
     url: str
     line: str  # what it said when it started
     process: asyncio.subprocess.Process
+    rest: asyncio.Task[bytes]  # what it says after that line, to its end
 
 
 def offline_env(folder: Path) -> dict[str, str]:
@@ -51,7 +52,7 @@ async def served(folder: Path, *args: str, env: dict[str, str] | None = None) ->
         drain = asyncio.create_task(process.stdout.read())  # a full pipe must never block it
         said_url = re.search(r"http://127\.0\.0\.1:\d+", line.decode())
         assert said_url, line
-        yield Served(said_url.group(), line.decode().strip(), process)
+        yield Served(said_url.group(), line.decode().strip(), process, drain)
     finally:
         if process.returncode is None:
             process.send_signal(signal.SIGTERM)

@@ -128,16 +128,17 @@ def serve(
 
     POST /v1/chats/NAME/messages {"text": "..."} answers in JSON, or as server-sent events
     with 'Accept: text/event-stream'; GET /v1/chats/NAME shows the exchanges and the calls
-    left; GET /healthz says it is ready. The same budgets as `chat`: shared by every process
-    on the same store.
+    left; GET /healthz is 503, saying why, while the store, an MCP server or the model server
+    is down. The same budgets as `chat`: shared by every process on the same store.
 
     \b
     venice-agent serve                      # http://127.0.0.1:8080, the default store
     venice-agent serve --port 9000 --store bot.db --offline
     venice-agent serve --host 0.0.0.0 --token-file tokens --store redis://127.0.0.1:6379/0
 
-    Exit status: 0 stopped (Ctrl+C or SIGTERM), 2 a usage or configuration error (the address
-    taken included), 7 the model server failed at start-up.
+    Exit status: 0 stopped (Ctrl+C or SIGTERM: running replies get 5 s, then end cancelled),
+    2 a usage or configuration error (the address taken included), 7 the model server failed
+    at start-up.
     """
     from .serve_cmd import ServeOptions, serve_main
 

@@ -176,6 +176,7 @@ async def open_runtime(
     on_status: Callable[[Any], None] | None = None,
     spinner: Any = None,
     person: bool = True,
+    check_model: bool = False,
 ) -> AsyncIterator[Runtime]:
     """Open the MCP servers (and, with `model`, resolve the model meanwhile); close all after.
 
@@ -183,7 +184,9 @@ async def open_runtime(
     (`head_start`) and boot meanwhile in their own processes; a stdio server that could not
     be spawned early needs mcp to start, so mcp is imported first, then openai. `person` False:
     nobody at this terminal answers for the session (`serve`), so servers are offered neither
-    elicitation nor sampling.
+    elicitation nor sampling. `check_model`: the model server must answer at start even for
+    a pinned model (`serve`: else nobody hears it is down before a user does); without a
+    pinned model, discovery checks it anyway.
     """
     from ..core.pager import Pager
     from ..core.toolbox import CombinedToolbox
@@ -207,7 +210,7 @@ async def open_runtime(
         client = VeniceClient(key or "", base_url=settings.venice_base_url, secrets=secrets)
         opened.append(client)
         name = await client.resolve_model(settings.venice_model)
-        facts = await client.model_facts(name)  # prices, output limit: once
+        facts = await client.model_facts(name, strict=check_model)  # prices, output limit: once
         if spinner is not None:
             spinner.model_found()
         return client, name, facts

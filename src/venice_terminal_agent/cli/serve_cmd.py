@@ -1,18 +1,22 @@
 """`venice-agent serve`: the chat bot over HTTP (uvicorn, `serve/app.py`), on SQLite or Redis.
 
 Start-up, in order: refuse a non-loopback address without tokens; read the tokens; open the
-store; with a model, resolve it and open the MCP servers; bind the socket; say in one line
-where it listens, on which store, who plans, and whether paid tools are offered. Only then
-are requests accepted, so `/healthz` answers 200 as soon as anyone can reach it.
+store; with a model, resolve it (its server must answer, pinned model or not) and open the
+MCP servers; bind the socket; say in one line where it listens, on which store, who plans,
+and whether paid tools are offered. Only then are requests accepted, so `/healthz` answers 200 as soon as anyone can reach it (and 503
+while the store, an MCP server or the model server is down).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
+import signal
 import socket
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +27,8 @@ from ..core.receipt import USAGE_ERROR_STATUS
 from ..core.toolbox import ToolSpec
 
 LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})
+GRACE = 5  # seconds running replies are given to finish on SIGTERM or Ctrl+C
+SETTLING = 5  # then, for the cancelled ones to be recorded and answered
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,11 @@ def serve_main(options: ServeOptions) -> int:
         )
     if options.root is not None and not options.root.is_dir():
         return _fail(f"--root {options.root} is not a folder")
+    before = None
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM before the server listens (or in the moment before it takes the signal
+        # over) stops it as Ctrl+C does, closing what was opened: status 0, not 143.
+        before = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         users = None if options.token_file is None else read_tokens(options.token_file)
         settings = load_settings(auto_approve_tools=options.yes or None)
@@ -92,6 +103,9 @@ def serve_main(options: ServeOptions) -> int:
         return _fail(f"cannot listen on {options.host}:{options.port}: {problem.strerror or problem}")
     except KeyboardInterrupt:
         return 0
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
 
 
 async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: Any) -> int:
@@ -118,7 +132,7 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
     from .runtime import open_runtime
 
     servers = load_servers(settings, options.mcp_config)
-    async with open_runtime(settings, servers, root=options.root, person=False) as runtime:
+    async with open_runtime(settings, servers, root=options.root, person=False, check_model=True) as runtime:
         for failure in runtime.mcp.failures:
             print(f"venice-agent serve: {failure}", file=sys.stderr)
         tools = runtime.tools if options.yes else ReadOnlyTools(runtime.tools)
@@ -136,7 +150,33 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
             return runtime.agent(runtime.consented(tools=tools, auto_approve=options.yes))
 
         async with Bot(store=store, agent=agent_for, calls_per_window=options.calls) as bot:
-            return await _listen(options, users, bot, spec, f"the model {runtime.model}", paid)
+            planner = f"the model {runtime.model}"
+            return await _listen(options, users, bot, spec, planner, paid, health_of(runtime))
+
+
+def health_of(runtime: Any) -> Callable[[], Awaitable[list[str]]]:
+    """What `/healthz` asks beside the store: the MCP servers that started (one that failed at
+    start was said then, and the bot runs without it) and the model server."""
+    from ..core.errors import ModelError
+    from ..serve.app import HEALTH_TIMEOUT
+
+    started = [status.name for status in runtime.mcp.servers if status.state == "ready"]
+
+    async def model_down() -> list[str]:
+        try:
+            async with asyncio.timeout(HEALTH_TIMEOUT):
+                await runtime.client.check()
+        except TimeoutError:
+            return [f"the model server is down: it did not answer within {HEALTH_TIMEOUT:g} s"]
+        except ModelError as problem:
+            return [f"the model server is down: {problem.message}"]
+        return []
+
+    async def health() -> list[str]:
+        servers, model = await asyncio.gather(runtime.mcp.down(started), model_down())
+        return [*(f"the MCP server {name} is down: {why}" for name, why in servers.items()), *model]
+
+    return health
 
 
 class ReadOnlyTools:
@@ -160,15 +200,22 @@ class ReadOnlyTools:
 
 
 async def _listen(
-    options: ServeOptions, users: dict[str, str] | None, bot: Any, spec: str, planner: str, paid: str
+    options: ServeOptions,
+    users: dict[str, str] | None,
+    bot: Any,
+    spec: str,
+    planner: str,
+    paid: str,
+    health: Callable[[], Awaitable[list[str]]] | None = None,
 ) -> int:
     import uvicorn
 
     from ..core.wording import plural
-    from ..serve.app import build_app
+    from ..serve.app import Replies, build_app
     from ..store.protocol import shown
 
-    app = build_app(bot, users=users, run_timeout=options.run_timeout)
+    replies = Replies()
+    app = build_app(bot, users=users, run_timeout=options.run_timeout, health=health, replies=replies)
     sock = listening_socket(options.host, options.port)
     host, port = sock.getsockname()[:2]
     where = f"[{host}]" if sock.family == socket.AF_INET6 else host
@@ -183,11 +230,51 @@ async def _listen(
         file=sys.stderr,
         flush=True,
     )
+    # uvicorn's own deadline is past the grace and the settling: it never has to cancel.
     config = uvicorn.Config(
-        app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=5
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=GRACE + SETTLING,
     )
-    await uvicorn.Server(config).serve(sockets=[sock])
+    await stopping_server(config, replies).serve(sockets=[sock])
     return 0
+
+
+def stopping_server(config: Any, replies: Any) -> Any:
+    import uvicorn  # here, not at the top: the other commands start without it
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, stopped as `serve --help` says. On SIGTERM or Ctrl+C it takes no
+        new request, gives the running replies GRACE seconds, then cancels the rest (each ends
+        `cancelled`, settled, and its client gets that reply), and the command exits 0."""
+
+        def __init__(self, config: Any, replies: Any) -> None:
+            super().__init__(config)
+            self.replies = replies
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # uvicorn's own raises the signal again once stopped: SIGTERM then killed it (143).
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            before = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in before.items():
+                    signal.signal(sig, handler)
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            later = asyncio.get_running_loop().call_later(GRACE, self.replies.cancel)
+            try:
+                await super().shutdown(sockets)
+            finally:
+                later.cancel()
+
+    return Server(config, replies)
 
 
 def listening_socket(host: str, port: int) -> socket.socket:

@@ -47,6 +47,7 @@ __all__ = ["ServerSession", "ServerStatus", "SessionHooks", "ToolListError", "li
 
 State = Literal["starting", "ready", "failed", "closed"]
 CLOSE_TIMEOUT = 15.0
+PING_TIMEOUT = 3.0  # seconds a running server has to answer a ping (serve's /healthz)
 MAX_INSTRUCTIONS = 2000  # characters of a server's instructions that reach the system prompt
 
 
@@ -322,6 +323,22 @@ class ServerSession:
                 self._fail(reason)
             raise ToolError(redact(reason, self.config.secret_values()) or reason) from None
         return result_text(result)
+
+    async def ping(self) -> str | None:
+        """None when the server is running and answers an MCP ping within PING_TIMEOUT, else
+        why not, in one line."""
+        if self.state != "ready" or self.client is None:
+            return self.error or f"it is {self.state}"
+        if self._gone():
+            return "its process has exited" if self._process is not None else "its connection is closed"
+        try:
+            async with asyncio.timeout(PING_TIMEOUT):
+                await self.client.send_ping()
+        except TimeoutError:
+            return f"it did not answer a ping within {PING_TIMEOUT:g} s"
+        except Exception as error:
+            return describe_error(leaf_error(error))
+        return None
 
     def _gone(self) -> bool:
         if self._process is not None:

@@ -3,7 +3,8 @@
     POST /v1/chats/{chat}/messages   {"text": …} → {"text", "status", "left", "receipt", …}
                                      (Accept: text/event-stream → the run's events, then the reply)
     GET  /v1/chats/{chat}            the chat's recent exchanges and what is left of its budget
-    GET  /healthz                    200 once the store (and the MCP servers) answer
+    GET  /healthz                    200 while the store, the MCP servers and the model server
+                                     answer; else 503 and one line naming what is down
     GET  /                           the chat page
 
 Nothing that is refused here (no token, another user's chat, a body over 32 KB, malformed
@@ -32,10 +33,25 @@ from .sse import EventStream, Refused, reply_json
 
 MAX_BODY = 32 * 1024
 MAX_CHAT_NAME = 200
+HEALTH_TIMEOUT = 3.0  # seconds each part may take to answer /healthz
 
 
 def error(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+class Replies:
+    """The replies running now, so that a server that is stopping can cancel them: each then
+    ends `cancelled`, settled at the calls that ran, and its client still gets its reply."""
+
+    def __init__(self) -> None:
+        self.running: set[asyncio.Task[Any]] = set()
+        self.stopping = False
+
+    def cancel(self) -> None:
+        self.stopping = True
+        for task in self.running:
+            task.cancel()
 
 
 def build_app(
@@ -43,11 +59,15 @@ def build_app(
     *,
     users: Mapping[str, str] | None = None,
     run_timeout: float = 300.0,
-    ready: Callable[[], Awaitable[None]] | None = None,
+    health: Callable[[], Awaitable[list[str]]] | None = None,
+    replies: Replies | None = None,
 ) -> Starlette:
     """`bot`: an opened `Bot`; `users`: token → user name (None: no tokens, loopback only);
     `run_timeout`: seconds one reply may take before it is cancelled (and its reservation
-    settled); `ready`: raises while something the bot needs (MCP servers) is not ready."""
+    settled); `health`: one line per other part the bot needs that is down now (MCP servers,
+    the model server), each asked within HEALTH_TIMEOUT; `replies`: where the running replies
+    are kept (for `Replies.cancel`)."""
+    running = replies if replies is not None else Replies()
 
     def user_of(request: Request) -> str | None:
         if users is None:
@@ -79,9 +99,11 @@ def build_app(
         text = await _message_text(request)
         chat = await chat_of(request, user, claim=True)
         if "text/event-stream" in request.headers.get("accept", ""):
-            stream = EventStream(lambda events: _respond(bot, text, chat, events, run_timeout), _event_json)
+            stream = EventStream(
+                lambda events: _respond(bot, text, chat, events, run_timeout, running), _event_json
+            )
             return stream  # type: ignore[return-value]  # an ASGI app: Starlette answers with it
-        return JSONResponse(reply_json(await _respond(bot, text, chat, None, run_timeout)))
+        return JSONResponse(reply_json(await _respond(bot, text, chat, None, run_timeout, running)))
 
     async def get_chat(request: Request) -> Response:
         user = user_of(request)
@@ -98,10 +120,23 @@ def build_app(
             }
         )
 
+    async def store_down() -> list[str]:
+        try:
+            async with asyncio.timeout(HEALTH_TIMEOUT):
+                await bot.store.ping()
+        except StoreError as problem:
+            return [f"the store is unavailable: {problem}"]
+        except TimeoutError:
+            return [f"the store did not answer within {HEALTH_TIMEOUT:g} s"]
+        return []
+
     async def healthz(request: Request) -> Response:
-        await bot.store.ping()
-        if ready is not None:
-            await ready()
+        """200 while the store, the MCP servers and the model server all answer; else 503
+        with every part that is down, in one line (a load balancer stops sending then)."""
+        nothing: Callable[[], Awaitable[list[str]]] = _nothing
+        store, others = await asyncio.gather(store_down(), (health or nothing)())
+        if store or others:
+            return error(503, _one_line("; ".join([*store, *others])), {"Retry-After": "5"})
         return JSONResponse({"ok": True})
 
     async def page(request: Request) -> Response:
@@ -119,7 +154,7 @@ def build_app(
             return error(404, f"no such route: {request.method} {request.url.path}")
         return error(exc.status_code, str(exc.detail))
 
-    async def store_down(request: Request, exc: Exception) -> Response:
+    async def store_refused(request: Request, exc: Exception) -> Response:
         return error(503, _one_line(f"the store is unavailable: {exc}"), {"Retry-After": "5"})
 
     routes = [
@@ -128,7 +163,7 @@ def build_app(
         Route("/v1/chats/{chat}/messages", post_message, methods=["POST"]),
         Route("/v1/chats/{chat}", get_chat, methods=["GET"]),
     ]
-    handlers = {Refused: refused, HTTPException: http_error, StoreError: store_down}
+    handlers = {Refused: refused, HTTPException: http_error, StoreError: store_refused}
     return Starlette(routes=routes, exception_handlers=handlers)  # type: ignore[arg-type]
 
 
@@ -154,12 +189,22 @@ async def _message_text(request: Request) -> str:
     return data["text"]
 
 
-async def _respond(bot: Any, text: str, chat: str, events: Any, run_timeout: float) -> Any:
+async def _respond(bot: Any, text: str, chat: str, events: Any, run_timeout: float, replies: Replies) -> Any:
+    task = asyncio.current_task()
+    assert task is not None
+    replies.running.add(task)
     try:
         async with asyncio.timeout(run_timeout):
             return await bot.respond(text, chat, events=events)
     except TimeoutError:
         raise Refused(504, f"the reply took longer than {run_timeout:g} s and was stopped") from None
+    except asyncio.CancelledError:
+        if not replies.stopping:
+            raise
+        task.uncancel()  # cancelled before its run began (the bot settled it): said, not dropped
+        raise Refused(503, "the server is stopping: this reply was cancelled") from None
+    finally:
+        replies.running.discard(task)
 
 
 def _event_json(event: Event) -> tuple[str, dict[str, Any]] | None:
@@ -175,8 +220,12 @@ def _event_json(event: Event) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
+async def _nothing() -> list[str]:
+    return []
+
+
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-__all__ = ["MAX_BODY", "Refused", "build_app", "reply_json"]
+__all__ = ["HEALTH_TIMEOUT", "MAX_BODY", "Refused", "Replies", "build_app", "reply_json"]
