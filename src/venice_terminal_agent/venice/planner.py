@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from ..costs import Cap, add_usage, round_cost
 from ..events import EventSink
 from ..loop import DECLINED, Move, Outcome, Stop
-from ..receipt import Answer, Call, Exit
+from ..receipt import Answer, Call, Exit, read_json
 from ..tools.base import ToolSpec
 from .errors import ModelError
 from .models import ModelFacts, balance
@@ -224,7 +224,7 @@ def to_call(tool_call: dict[str, Any]) -> Call:
     name = function.get("name") or "(unnamed)"
     raw = function.get("arguments") or "{}"
     try:
-        arguments = json.loads(raw)
+        arguments = read_json(raw)
     except ValueError as error:
         return Call(
             name, {}, id=tool_call["id"], malformed=f"the arguments are not valid JSON ({error}): {raw[:200]}"
