@@ -23,6 +23,7 @@ from ..receipt import USAGE_ERROR_STATUS
 from ..tools.base import ToolSpec
 
 LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})
+OWN_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})  # the Host names of a loopback server
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class ServeOptions:
     mcp_config: Path | None = None
     yes: bool = False
     run_timeout: float = 300.0
+    allowed_hosts: tuple[str, ...] = ()  # more Host names to answer to (NAME or NAME:PORT)
 
 
 def is_loopback(host: str) -> bool:
@@ -82,6 +84,13 @@ def serve_main(options: ServeOptions) -> int:
         )
     if options.root is not None and not options.root.is_dir():
         return _fail(f"--root {options.root} is not a folder")
+    from ..serve.app import split_host
+
+    for name in options.allowed_hosts:
+        if split_host(name) is None:
+            return _fail(
+                f"--allowed-host {name!r} is not a host name (NAME or NAME:PORT, e.g. bot.example.com)"
+            )
     try:
         users = None if options.token_file is None else read_tokens(options.token_file)
         settings = load_settings(auto_approve_tools=options.yes or None)
@@ -168,9 +177,10 @@ async def _listen(
     from ..store_protocol import shown
     from ..wording import plural
 
-    app = build_app(bot, users=users, run_timeout=options.run_timeout)
     sock = listening_socket(options.host, options.port)
     host, port = sock.getsockname()[:2]
+    hosts = hosts_for(host, port, options.allowed_hosts)
+    app = build_app(bot, hosts=hosts, users=users, run_timeout=options.run_timeout)
     where = f"[{host}]" if sock.family == socket.AF_INET6 else host
     who = (
         "loopback only, no tokens"
@@ -184,10 +194,30 @@ async def _listen(
         flush=True,
     )
     config = uvicorn.Config(
-        app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=5
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=5,
     )
     await uvicorn.Server(config).serve(sockets=[sock])
     return 0
+
+
+def hosts_for(bound: str, port: int, allowed: Sequence[str]) -> Any:
+    """The Host names a server bound to `bound`:`port` answers to (see `serve.app.Hosts`): the
+    address it is bound to; on loopback or on every address, 127.0.0.1, localhost and [::1]
+    too; on every address, any IP address (a client on the network names the machine by one).
+    DNS names only when given (--allowed-host): a name is what a rebinding page sends."""
+    from ..serve.app import Hosts, split_host
+
+    address = ipaddress.ip_address(bound)
+    everywhere = address.is_unspecified
+    names = {f"[{address}]" if address.version == 6 else str(address)}
+    if address.is_loopback or everywhere:
+        names |= OWN_NAMES
+    given = tuple(parsed for name in allowed if (parsed := split_host(name)) is not None)
+    return Hosts(port, frozenset(names), given, any_address=everywhere)
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
