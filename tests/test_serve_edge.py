@@ -1,17 +1,20 @@
 """`venice-agent serve` at its edges, against a real process: who may ask (Host, Origin), what a
-body must be (JSON, sent as JSON, not nested past reason). Every refusal here is checked to
-cost no call."""
+body must be (JSON, sent as JSON, not nested past reason), and connections that never finish
+a request (raw sockets). Every refusal here is checked to cost no call."""
 
 from __future__ import annotations
 
+import asyncio
+import socket
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import httpx2
 
 from cli_support import COMMAND
 from serve_support import offline_env, served
-from venice_terminal_agent.cli.serve_cmd import hosts_for
+from venice_terminal_agent.cli.serve_cmd import guarded_http, hosts_for, listening_socket
 
 JSON = {"Content-Type": "application/json"}
 
@@ -151,3 +154,140 @@ async def test_a_deeply_nested_body_gets_the_one_line_400_of_any_malformed_body(
             assert reply.status_code == 200, reply.text
             assert reply.json()["text"].startswith("page: could not read the arguments (nested too deeply)")
         assert await calls_left(http, "a") == 5
+
+
+HEAD = b"GET /healthz HTTP/1.1\r\nHost: {host}\r\n"
+
+
+async def test_a_connection_that_sends_no_whole_request_head_is_closed(tmp_path: Path) -> None:
+    """Slowloris: connections that never finish a request head used to be kept forever (on a
+    connection that already had a reply, uvicorn's keep-alive timeout stops once bytes come)."""
+    async with served(tmp_path, "--offline", "--store", str(tmp_path / "bot.db")) as server:
+        host = server.url.removeprefix("http://")
+        address, port = host.split(":")
+        head = HEAD.replace(b"{host}", host.encode())
+        stalls = {
+            "nothing": b"",
+            "half a head": head + b"X-Slow: ",
+            "a reply, then half a head": head + b"\r\n",
+        }
+        streams = {}
+        for name, sent in stalls.items():
+            reader, writer = await asyncio.open_connection(address, int(port))
+            writer.write(sent)
+            if name.startswith("a reply"):
+                assert (await reader.readuntil(b'{"ok":true}')).startswith(b"HTTP/1.1 200 OK")
+                writer.write(b"GET /heal")
+            await writer.drain()
+            streams[name] = reader, writer
+        async with asyncio.timeout(60):  # the server closes them on its own (a few seconds)
+            for name, (reader, writer) in streams.items():
+                assert await reader.read() == b"", name  # read() returns once the server closed
+                writer.close()
+        async with httpx2.AsyncClient(base_url=server.url) as http:
+            assert (await http.get("/healthz")).status_code == 200
+
+
+async def test_stalled_connections_past_the_descriptor_limit_leave_room_for_a_health_check(
+    tmp_path: Path,
+) -> None:
+    """With a soft limit of 64 descriptors (hard 300) and 400 connections sending nothing, a
+    health check is still answered: serve raises its soft limit to the hard one and keeps its
+    connections under it, a new one closing the oldest still waiting for its request head."""
+    args = ("--offline", "--store", str(tmp_path / "bot.db"))
+    async with served(tmp_path, *args, nofile=(64, 300)) as server:
+        address, port = server.url.removeprefix("http://").split(":")
+        stalled = []
+        try:
+            for _ in range(400):
+                connection = socket.create_connection((address, int(port)))
+                stalled.append(connection)
+            async with httpx2.AsyncClient(base_url=server.url, timeout=30) as http:
+                assert (await http.get("/healthz")).json() == {"ok": True}
+        finally:
+            for connection in stalled:
+                connection.close()
+        limits = Path(f"/proc/{server.process.pid}/limits").read_text()  # noqa: ASYNC240 (procfs)
+        files = [line.split()[3:5] for line in limits.splitlines() if line.startswith("Max open files")]
+        assert files == [["300", "300"]]  # the soft limit raised to the hard one
+
+
+async def test_past_the_cap_a_new_connection_closes_the_oldest_one_waiting_for_its_head() -> None:
+    """serve's HTTP protocol in this process, with a cap of 3 connections and a head timeout
+    too long to matter: which connection goes is decided by the cap alone."""
+    import uvicorn
+
+    held, release = asyncio.Event(), asyncio.Event()
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["path"] == "/hold":
+            held.set()
+            await release.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    async def request(path: str) -> asyncio.StreamReader:
+        reader, writer = await asyncio.open_connection(address, port)
+        writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        writers.append(writer)  # kept: a writer that is collected closes its connection
+        return reader
+
+    async def stalled() -> socket.socket:
+        connection = socket.socket()
+        connection.setblocking(False)
+        await loop.sock_connect(connection, (address, port))
+        return connection
+
+    def still_open(connection: socket.socket) -> bool:
+        try:
+            return connection.recv(1, socket.MSG_PEEK) != b""
+        except BlockingIOError:  # nothing to read, and no end either
+            return True
+
+    async def run(cap: int) -> tuple[uvicorn.Server, asyncio.Task[None]]:
+        config = uvicorn.Config(app, http=guarded_http(3600, cap), log_level="warning", lifespan="off")
+        server = uvicorn.Server(config)
+        return server, asyncio.create_task(server.serve(sockets=[sock]))
+
+    loop = asyncio.get_running_loop()
+    sock = listening_socket("127.0.0.1", 0)
+    address, port = sock.getsockname()[:2]
+    waiting: list[socket.socket] = []
+    writers: list[asyncio.StreamWriter] = []
+    server, task = await run(3)
+    try:
+        async with asyncio.timeout(30):
+            waiting = [await stalled() for _ in range(3)]
+            reader = await request("/")  # the fourth: the oldest waiting one makes room
+            assert (await reader.read(1024)).startswith(b"HTTP/1.1 200 OK")
+            assert await loop.sock_recv(waiting[0], 1) == b""  # closed by the server
+            assert still_open(waiting[1]) and still_open(waiting[2])
+            await request("/")  # the keep-alive one above waits since its reply: newer than these
+            assert await loop.sock_recv(waiting[1], 1) == b""
+            assert still_open(waiting[2])
+    finally:
+        server.should_exit = True
+        await task
+        for connection in waiting:
+            connection.close()
+
+    sock = listening_socket("127.0.0.1", 0)
+    address, port = sock.getsockname()[:2]
+    server, task = await run(1)
+    try:
+        async with asyncio.timeout(30):
+            busy = await request("/hold")
+            await held.wait()  # its one connection is busy with a request: a new one is told so
+            refused = await request("/")
+            answer = await refused.read()
+            assert answer.startswith(b"HTTP/1.1 503 Service Unavailable\r\n")
+            assert answer.endswith(
+                b'{"error": "the server has too many open connections; try again in a moment"}'
+            )
+            release.set()
+            assert (await busy.read(1024)).startswith(b"HTTP/1.1 200 OK")
+    finally:
+        server.should_exit = True
+        await task
+        for writer in writers:
+            writer.close()

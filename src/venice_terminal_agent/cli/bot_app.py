@@ -141,7 +141,10 @@ def serve(
 
     It answers only to the Host names it listens as (127.0.0.1, localhost, [::1] at its port;
     the address it is bound to; --allowed-host names), and a POST with an Origin only from its
-    own page. Limits: a body of 32 KB, sent within 10 s of its head.
+    own page. Limits: a body of 32 KB, sent within 10 s of its head; a request head within 5 s
+    of connecting or of the last reply, else the connection is closed; at most 1,000 open
+    connections (half the descriptor limit if lower; the soft limit is raised to the hard
+    one), a new one closing the oldest still waiting for its head.
 
     \b
     venice-agent serve                      # http://127.0.0.1:8080, the default store
