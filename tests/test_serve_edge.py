@@ -161,15 +161,18 @@ HEAD = b"GET /healthz HTTP/1.1\r\nHost: {host}\r\n"
 
 async def test_a_connection_that_sends_no_whole_request_head_is_closed(tmp_path: Path) -> None:
     """Slowloris: connections that never finish a request head used to be kept forever (on a
-    connection that already had a reply, uvicorn's keep-alive timeout stops once bytes come)."""
+    connection that already had a reply, uvicorn's keep-alive timeout stops once bytes come);
+    a body that stops halfway gets 408 and the connection is closed."""
     async with served(tmp_path, "--offline", "--store", str(tmp_path / "bot.db")) as server:
         host = server.url.removeprefix("http://")
         address, port = host.split(":")
         head = HEAD.replace(b"{host}", host.encode())
+        post = f"POST /v1/chats/a/messages HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
         stalls = {
             "nothing": b"",
             "half a head": head + b"X-Slow: ",
             "a reply, then half a head": head + b"\r\n",
+            "a head, then half its body": (post + "Content-Length: 30\r\n\r\n").encode() + b'{"text": "li',
         }
         streams = {}
         for name, sent in stalls.items():
@@ -182,7 +185,12 @@ async def test_a_connection_that_sends_no_whole_request_head_is_closed(tmp_path:
             streams[name] = reader, writer
         async with asyncio.timeout(60):  # the server closes them on its own (a few seconds)
             for name, (reader, writer) in streams.items():
-                assert await reader.read() == b"", name  # read() returns once the server closed
+                received = await reader.read()  # read() returns once the server closed
+                if name.endswith("half its body"):
+                    assert received.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), received
+                    assert received.endswith(b'{"error":"the request body did not arrive within 10 s"}')
+                else:
+                    assert received == b"", name
                 writer.close()
         async with httpx2.AsyncClient(base_url=server.url) as http:
             assert (await http.get("/healthz")).status_code == 200
