@@ -8,15 +8,16 @@ SQLite or the terminal is heavier still.
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .bot import Bot
-    from .loop import Outcome, Planner, Stop, run_loop
-    from .receipt import EXIT_STATUS, Answer, Call, Exit, Receipt, Step
-    from .tools.base import ToolError
+    from .bot.bot import Bot
+    from .core.loop import Outcome, Planner, Stop, run_loop
+    from .core.receipt import EXIT_STATUS, Answer, Call, Exit, Receipt, Step
+    from .core.toolbox import ToolError
 
 _HOME = {
-    "Outcome": "loop", "Planner": "loop", "Stop": "loop", "run_loop": "loop",
-    "EXIT_STATUS": "receipt", "Answer": "receipt", "Call": "receipt", "Exit": "receipt",
-    "Receipt": "receipt", "Step": "receipt", "ToolError": "tools.base", "Bot": "bot",
+    "Outcome": "core.loop", "Planner": "core.loop", "Stop": "core.loop", "run_loop": "core.loop",
+    "EXIT_STATUS": "core.receipt", "Answer": "core.receipt", "Call": "core.receipt",
+    "Exit": "core.receipt", "Receipt": "core.receipt", "Step": "core.receipt",
+    "ToolError": "core.toolbox", "Bot": "bot.bot",
 }  # fmt: skip
 
 __all__ = [

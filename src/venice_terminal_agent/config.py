@@ -12,14 +12,10 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from .defaults import MAX_ROUNDS, PAGE_CHARS
-from .errors import ConfigError
+from .core.defaults import APIFY_MCP_URL, MAX_ROUNDS, MCP_CALL_TIMEOUT, PAGE_CHARS, VENICE_BASE_URL
+from .core.errors import ConfigError
 
-VENICE_BASE_URL = "https://api.venice.ai/api/v1"
-APIFY_MCP_URL = "https://mcp.apify.com"
 VENICE_KEY_HELP = "set VENICE_API_KEY (environment or .env); get a key at https://venice.ai/settings/api"
-APIFY_TOKEN_HELP = "set APIFY_TOKEN; get one at https://console.apify.com/settings/integrations"
-MCP_CALL_TIMEOUT = 300.0  # seconds an MCP tool call may take before it ends with that reason
 
 
 class Settings(BaseSettings):

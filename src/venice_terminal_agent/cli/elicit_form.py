@@ -5,7 +5,7 @@ line per field, built from the requested schema: its title, the choices of an en
 default in brackets (Enter keeps it), yes/no for a boolean; a value that does not fit the type
 is asked again. Ctrl+C or end of input at any point cancels. A URL request shows the URL and
 waits for the go-ahead before opening it. Only built where a person can answer: without a
-terminal, in the bot and under `--yes` every request is declined (`tools/mcp_features.py`).
+terminal, in the bot and under `--yes` every request is declined (`mcp/features.py`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, TextIO, cast
 from rich.console import Console
 from rich.text import Text
 
-from ..tools.mcp_features import Action, Elicitor, Form, FormField
+from ..mcp.features import Action, Elicitor, Form, FormField
 from .approver import AskLine, prompt_on
 from .text import safe
 
@@ -122,8 +122,8 @@ def terminal_features(*, yes: bool, root: Any = None, model: bool = False, perso
     import sys
     from pathlib import Path
 
-    from ..sampling import SamplingDesk
-    from ..tools.mcp_features import ClientFeatures
+    from ..mcp.features import ClientFeatures
+    from ..mcp.sampling_model import SamplingDesk
     from .approver import has_terminal
     from .render import make_console
 

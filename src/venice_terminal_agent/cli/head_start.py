@@ -2,7 +2,7 @@
 
 A Python MCP server spends a second or more importing its own SDK before it can answer;
 so does this process before it can talk to it. `venice-agent "question"` therefore spawns
-each stdio server first (`tools/mcp_stdio.py`, plain `subprocess`, no SDK needed), then
+each stdio server first (`mcp/stdio.py`, plain `subprocess`, no SDK needed), then
 imports mcp and openai while the servers boot; each session then takes its running server
 instead of spawning one. Same transport, same child environment, same shutdown either way.
 """
@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..tools.mcp_stdio import StdioServer, child_environment, spawn
+from ..mcp.stdio import StdioServer, child_environment, spawn
 
 __all__ = ["child_environment", "head_start"]
 

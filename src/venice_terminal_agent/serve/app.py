@@ -35,9 +35,9 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..events import Event, TextDelta, TextDiscarded, ToolFinished, ToolStarted
-from ..receipt import read_json
-from ..store_schema import StoreError
+from ..core.events import Event, TextDelta, TextDiscarded, ToolFinished, ToolStarted
+from ..core.receipt import read_json
+from ..store.schema import StoreError
 from .sse import EventStream, Refused, reply_json
 
 MAX_BODY = 32 * 1024

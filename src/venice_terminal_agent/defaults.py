@@ -1,9 +1,0 @@
-"""Every default named once. Code, help texts and the README refer to these names; a default
-that changes here changes everywhere. (Pure: no imports, so the loop core may use it.)"""
-
-PAGE_CHARS = 20_000  # a result longer than this is cut into pages (MAX_TOOL_RESULT_CHARS)
-PLAN_BUDGET = 5  # tool calls of a run when neither the caller nor the plan says (`run_loop`, `run`)
-QUESTION_BUDGET = 10  # tool calls per question of the LLM agent (`--budget`)
-MAX_ROUNDS = 12  # model requests per question (`MAX_ROUNDS`, `--max-rounds`)
-CALLS_PER_WINDOW = 5  # the bot's tool calls per chat in any rolling window (`--calls`)
-WINDOW_SECONDS = 3600.0  # the bot's rolling window
