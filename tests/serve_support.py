@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import resource
 import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -32,15 +33,24 @@ def offline_env(folder: Path) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def served(folder: Path, *args: str, env: dict[str, str] | None = None) -> AsyncIterator[Served]:
+async def served(
+    folder: Path, *args: str, env: dict[str, str] | None = None, nofile: tuple[int, int] | None = None
+) -> AsyncIterator[Served]:
     """A serve process with `args`, once it listens; stopped (SIGTERM) on the way out. It takes
     a port the kernel gives it (`--port 0`) and says which: a port picked here and bound later
-    can be taken meanwhile (by another test worker's connection, say)."""
+    can be taken meanwhile (by another test worker's connection, say). `nofile`: its (soft,
+    hard) limit of open descriptors, as a shell's `ulimit -n` would set it."""
+
+    def limit() -> None:
+        if nofile is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
+
     process = await asyncio.create_subprocess_exec(
         COMMAND, "serve", "--port", "0", *args,
         env=env or offline_env(folder),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
+        preexec_fn=limit,
     )  # fmt: skip
     assert process.stdout is not None
     said = b""

@@ -20,7 +20,7 @@ import pytest
 
 from cli_support import COMMAND, clean_env, fake_venice, mcp_config
 from serve_support import redis_server, served
-from test_serve import SSE, events_of
+from test_serve import JSON, SSE, events_of
 from venice_terminal_agent import Bot, Call, run_loop
 from venice_terminal_agent.store import open_store
 from venice_terminal_agent.store.protocol import ChatStore
@@ -48,13 +48,17 @@ async def test_lone_surrogates_from_a_client_are_repaired_and_cost_only_the_call
         httpx2.AsyncClient(base_url=server.url) as http,
     ):
         # JSON may escape half of a pair alone; Python reads it as a lone surrogate.
-        plain = await http.post("/v1/chats/s/messages", content=b'{"text": "read_file path=\\ud800.txt"}')
+        plain = await http.post(
+            "/v1/chats/s/messages", content=b'{"text": "read_file path=\\ud800.txt"}', headers=JSON
+        )
         assert plain.status_code == 200, plain.text
         assert plain.json()["text"].startswith("a file named by a repaired character\n")
         assert plain.json()["left"] == 4
 
         streamed = await http.post(
-            "/v1/chats/s/messages", content=b'{"text": "read_file path=\\udfff.txt "}', headers=SSE
+            "/v1/chats/s/messages",
+            content=b'{"text": "read_file path=\\udfff.txt "}',
+            headers={**SSE, **JSON},
         )
         assert streamed.status_code == 200
         events = events_of(streamed.text)  # the whole stream, to its reply

@@ -17,7 +17,7 @@ from collections.abc import Container, Sequence
 from typing import Any
 
 from ..core.loop import Move, Outcome
-from ..core.receipt import Answer, Call
+from ..core.receipt import Answer, Call, read_json
 
 HELP_WORDS = frozenset({"help", "/help", "?"})
 
@@ -42,7 +42,7 @@ USAGE = 'write them as key=value pairs or one JSON object, e.g. read_file path=R
 def _arguments(text: str) -> dict[str, Any]:
     if text.startswith("{"):
         try:
-            value = json.loads(text)
+            value = read_json(text)
         except json.JSONDecodeError as error:
             raise ValueError(f"not JSON: {error.msg} at column {error.colno}") from None
         if not isinstance(value, dict):
@@ -61,8 +61,8 @@ def _arguments(text: str) -> dict[str, Any]:
 
 def _value(raw: str) -> Any:
     try:
-        value = json.loads(raw)
-    except ValueError:
+        value = read_json(raw)
+    except json.JSONDecodeError:
         return raw
     # Only plain scalars and containers read as JSON; a bare word stays the text it is.
     return value if isinstance(value, int | float | bool | list | dict) or value is None else raw

@@ -123,13 +123,29 @@ def serve(
     run_timeout: Annotated[
         float, typer.Option(min=1, help="Seconds one reply may run before it is cancelled.")
     ] = 300.0,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="NAME",
+            help="Also answer to this Host name (NAME at any port, or NAME:PORT), e.g. the name "
+            "of a proxy in front; repeatable. Other names get 421 (DNS rebinding).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the chat bot over HTTP: the API under /v1 and a chat page at /.
 
-    POST /v1/chats/NAME/messages {"text": "..."} answers in JSON, or as server-sent events
-    with 'Accept: text/event-stream'; GET /v1/chats/NAME shows the exchanges and the calls
-    left; GET /healthz is 503, saying why, while the store, an MCP server or the model server
-    is down. The same budgets as `chat`: shared by every process on the same store.
+    POST /v1/chats/NAME/messages {"text": "..."} (Content-Type: application/json) answers in
+    JSON, or as server-sent events with 'Accept: text/event-stream'; GET /v1/chats/NAME shows
+    the exchanges and the calls left; GET /healthz is 503, saying why, while the store, an MCP
+    server or the model server is down. The same budgets as `chat`: shared by every process on
+    the same store.
+
+    It answers only to the Host names it listens as (127.0.0.1, localhost, [::1] at its port;
+    the address it is bound to; --allowed-host names), and a POST with an Origin only from its
+    own page. Limits: a body of 32 KB, sent within 10 s of its head; a request head within 5 s
+    of connecting or of the last reply, else the connection is closed; at most 1,000 open
+    connections (half the descriptor limit if lower; the soft limit is raised to the hard
+    one), a new one closing the oldest still waiting for its head.
 
     \b
     venice-agent serve                      # http://127.0.0.1:8080, the default store
@@ -142,7 +158,19 @@ def serve(
     """
     from .serve_cmd import ServeOptions, serve_main
 
-    options = ServeOptions(host, port, store, token_file, calls, root, offline, mcp_config, yes, run_timeout)
+    options = ServeOptions(
+        host,
+        port,
+        store,
+        token_file,
+        calls,
+        root,
+        offline,
+        mcp_config,
+        yes,
+        run_timeout,
+        tuple(allowed_host or ()),
+    )
     raise typer.Exit(serve_main(options))
 
 

@@ -1,10 +1,15 @@
 """`venice-agent serve`: the chat bot over HTTP (uvicorn, `serve/app.py`), on SQLite or Redis.
 
-Start-up, in order: refuse a non-loopback address without tokens; read the tokens; open the
-store; with a model, resolve it (its server must answer, pinned model or not) and open the
-MCP servers; bind the socket; say in one line where it listens, on which store, who plans,
-and whether paid tools are offered. Only then are requests accepted, so `/healthz` answers 200 as soon as anyone can reach it (and 503
-while the store, an MCP server or the model server is down).
+Start-up, in order: refuse a non-loopback address without tokens; raise the soft limit of open
+descriptors to the hard one; read the tokens; open the store; with a model, resolve it (its
+server must answer, pinned model or not) and open the MCP servers; bind the socket; say in one
+line where it listens, on which store, who plans, and whether paid tools are offered. Only then
+are requests accepted, so `/healthz` answers 200 as soon as anyone can reach it (and 503 while
+the store, an MCP server or the model server is down).
+
+Connections (`guarded_http`): one that has not sent a whole request head within
+`HEAD_TIMEOUT` is closed, and at most `connection_cap()` are open; past that a new one closes
+the oldest still waiting for its head, so stalled connections cannot keep anyone else out.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import resource
 import signal
 import socket
 import sys
@@ -29,6 +35,10 @@ from ..core.toolbox import ToolSpec
 LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})
 GRACE = 5  # seconds running replies are given to finish on SIGTERM or Ctrl+C
 SETTLING = 5  # then, for the cancelled ones to be recorded and answered
+OWN_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})  # the Host names of a loopback server
+HEAD_TIMEOUT = 5.0  # seconds a connection has to send a whole request head
+LISTEN_QUEUE = 2048  # connections the kernel holds until they are accepted
+MAX_CONNECTIONS = 1000  # open at once; fewer when the descriptor limit is low (connection_cap)
 
 
 @dataclass(frozen=True)
@@ -43,6 +53,7 @@ class ServeOptions:
     mcp_config: Path | None = None
     yes: bool = False
     run_timeout: float = 300.0
+    allowed_hosts: tuple[str, ...] = ()  # more Host names to answer to (NAME or NAME:PORT)
 
 
 def is_loopback(host: str) -> bool:
@@ -88,6 +99,14 @@ def serve_main(options: ServeOptions) -> int:
         )
     if options.root is not None and not options.root.is_dir():
         return _fail(f"--root {options.root} is not a folder")
+    from ..serve.app import split_host
+
+    for name in options.allowed_hosts:
+        if split_host(name) is None:
+            return _fail(
+                f"--allowed-host {name!r} is not a host name (NAME or NAME:PORT, e.g. bot.example.com)"
+            )
+    raise_descriptor_limit()
     before = None
     if threading.current_thread() is threading.main_thread():
         # SIGTERM before the server listens (or in the moment before it takes the signal
@@ -215,9 +234,12 @@ async def _listen(
     from ..store.protocol import shown
 
     replies = Replies()
-    app = build_app(bot, users=users, run_timeout=options.run_timeout, health=health, replies=replies)
     sock = listening_socket(options.host, options.port)
     host, port = sock.getsockname()[:2]
+    hosts = hosts_for(host, port, options.allowed_hosts)
+    app = build_app(
+        bot, hosts=hosts, users=users, run_timeout=options.run_timeout, health=health, replies=replies
+    )
     where = f"[{host}]" if sock.family == socket.AF_INET6 else host
     who = (
         "loopback only, no tokens"
@@ -230,19 +252,25 @@ async def _listen(
         file=sys.stderr,
         flush=True,
     )
-    # uvicorn's own deadline is past the grace and the settling: it never has to cancel.
+    cap = connection_cap()
     config = uvicorn.Config(
         app,
+        http=guarded_http(HEAD_TIMEOUT, cap),
+        # asyncio accepts up to `backlog` connections at a time before any of them is counted:
+        # a few such bursts must fit in the descriptors left above the cap, or accept() fails
+        # (EMFILE) and asyncio stops accepting for a second while the kernel's queue overflows.
+        backlog=max(16, cap // 8),
         log_level="warning",
         access_log=False,
         lifespan="off",
+        # uvicorn's own deadline is past the grace and the settling: it never has to cancel.
         timeout_graceful_shutdown=GRACE + SETTLING,
     )
-    await stopping_server(config, replies).serve(sockets=[sock])
+    await serve_server(config, replies).serve(sockets=[sock])
     return 0
 
 
-def stopping_server(config: Any, replies: Any) -> Any:
+def serve_server(config: Any, replies: Any) -> Any:
     import uvicorn  # here, not at the top: the other commands start without it
 
     class Server(uvicorn.Server):
@@ -253,6 +281,11 @@ def stopping_server(config: Any, replies: Any) -> Any:
         def __init__(self, config: Any, replies: Any) -> None:
             super().__init__(config)
             self.replies = replies
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            for listening in sockets or ():
+                listening.listen(LISTEN_QUEUE)  # the kernel's queue stays long (asyncio set `backlog`)
 
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
@@ -277,6 +310,111 @@ def stopping_server(config: Any, replies: Any) -> Any:
     return Server(config, replies)
 
 
+def hosts_for(bound: str, port: int, allowed: Sequence[str]) -> Any:
+    """The Host names a server bound to `bound`:`port` answers to (see `serve.app.Hosts`): the
+    address it is bound to; on loopback or on every address, 127.0.0.1, localhost and [::1]
+    too; on every address, any IP address (a client on the network names the machine by one).
+    DNS names only when given (--allowed-host): a name is what a rebinding page sends."""
+    from ..serve.app import Hosts, split_host
+
+    address = ipaddress.ip_address(bound)
+    everywhere = address.is_unspecified
+    names = {f"[{address}]" if address.version == 6 else str(address)}
+    if address.is_loopback or everywhere:
+        names |= OWN_NAMES
+    given = tuple(parsed for name in allowed if (parsed := split_host(name)) is not None)
+    return Hosts(port, frozenset(names), given, any_address=everywhere)
+
+
+def raise_descriptor_limit() -> None:
+    """Raise the soft limit of open descriptors to the hard one: many systems start programs at
+    1,024 with far more allowed above it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and soft < hard:
+        with contextlib.suppress(ValueError, OSError):  # not allowed here: the soft limit stays
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def connection_cap() -> int:
+    """At most MAX_CONNECTIONS, and half the descriptor limit at most: the other half stays for
+    the store, the MCP servers' pipes and the model's connections."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    limit = MAX_CONNECTIONS if soft == resource.RLIM_INFINITY else min(MAX_CONNECTIONS, soft // 2)
+    return max(limit, 1)
+
+
+def guarded_http(head_timeout: float, max_connections: int) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol (httptools) with what it lacks against stalled connections:
+    uvicorn arms its keep-alive timeout only after a reply, and cancels it at the first byte of
+    the next request, so a connection that sends nothing, or half a head, was kept forever.
+
+    Here a connection that is waiting for a request head (since it opened, or since its last
+    reply) is closed `head_timeout` seconds later unless the head is complete; and when more
+    than `max_connections` are open, a new connection closes the oldest one still waiting for
+    its head (a stalled one, or an idle keep-alive), or is itself answered 503 when every
+    connection is busy with a request."""
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    busy_body = b'{"error": "the server has too many open connections; try again in a moment"}'
+    busy = (
+        b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
+        b"content-length: %d\r\nretry-after: 1\r\nconnection: close\r\n\r\n%s" % (len(busy_body), busy_body)
+    )
+
+    class GuardedHttp(HttpToolsProtocol):
+        waiting_since: float | None = None  # loop time since it waits for a request head
+        head_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self.await_head()
+            if len(self.connections) > max_connections:
+                self.make_room()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self.stop_waiting()
+            super().connection_lost(exc)
+
+        def on_headers_complete(self) -> None:
+            self.stop_waiting()
+            super().on_headers_complete()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if self.timeout_keep_alive_task is not None:  # kept alive, and no request queued
+                self.await_head()
+
+        def await_head(self) -> None:
+            self.stop_waiting()
+            self.waiting_since = self.loop.time()
+            self.head_timer = self.loop.call_later(head_timeout, self.transport.close)
+
+        def stop_waiting(self) -> None:
+            if self.head_timer is not None:
+                self.head_timer.cancel()
+            self.head_timer = self.waiting_since = None
+
+        def make_room(self) -> None:
+            live = [c for c in self.connections if not c.transport.is_closing()]
+            if len(live) <= max_connections:
+                return  # the ones over are already closing
+            waiting = {
+                c: c.waiting_since
+                for c in live
+                if isinstance(c, GuardedHttp) and c is not self and c.waiting_since is not None
+            }
+            if waiting:
+                oldest = min(waiting, key=waiting.__getitem__)
+                oldest.stop_waiting()
+                oldest.transport.close()
+            else:
+                self.stop_waiting()
+                self.transport.write(busy)
+                self.transport.close()
+
+    return GuardedHttp
+
+
 def listening_socket(host: str, port: int) -> socket.socket:
     """The service's socket, bound and listening. It says it is TCP (IPPROTO_TCP, not 0):
     asyncio sets TCP_NODELAY only on connections of such a socket, and without it a reply
@@ -286,7 +424,7 @@ def listening_socket(host: str, port: int) -> socket.socket:
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host.strip("[]"), port))
-    sock.listen(2048)
+    sock.listen(LISTEN_QUEUE)
     return sock
 
 
