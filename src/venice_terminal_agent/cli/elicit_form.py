@@ -65,7 +65,8 @@ async def _ask_field(console: Console, ask: AskLine, field: FormField) -> Any:
     hints = [" / ".join(field.choices)] if field.choices else []
     hints += ["y/n"] if field.kind == "boolean" else []
     hints += ["several, separated by commas"] if field.kind == "array" else []
-    question = safe(field.title) + (f" ({', '.join(hints)})" if hints else "")
+    # Titles, choices and defaults are the server's text: shown, never obeyed (cli/text.py).
+    question = safe(field.title + (f" ({', '.join(hints)})" if hints else ""))
     question += f" [{_shown(field.default)}]" if field.default is not None else ""
     if field.description:
         console.print(Text(f"  {safe(field.description)}", style="dim"))
@@ -79,7 +80,7 @@ async def _ask_field(console: Console, ask: AskLine, field: FormField) -> Any:
         value, problem = parse(field, text)
         if problem is None:
             return value
-        console.print(Text(f"  {problem}", style="yellow"))
+        console.print(Text(f"  {safe(problem)}", style="yellow"))  # it quotes the choices
     raise EOFError  # three wrong answers: the person is not getting through, cancel
 
 
