@@ -52,3 +52,44 @@ def test_every_http_status_at_start_up_is_named():
         "check that the URL is the server's Streamable HTTP endpoint"
     )
     assert "wants a token or a sign-in" in http_status_reason("http://h/mcp", 403)
+
+
+def test_an_error_result_quoting_a_configured_token_is_masked_on_stderr_and_for_the_model(tmp_path):
+    """A `${VAR}` token in a header, repeated by the server in an `is_error` result: masked like
+    any error, in `tools call` and in what the model is sent; a successful result is the tool's
+    own text, untouched."""
+    import asyncio
+    import json
+    import subprocess
+
+    from cli_support import COMMAND, clean_env, fake_venice
+
+    token = "notes-token-0123456789"
+
+    async def scenario():
+        async with bearer_server(token) as url:
+            config = tmp_path / "mcp.json"
+            entry = {"url": url, "headers": {"Authorization": "Bearer ${NOTES_TOKEN}"}}
+            config.write_text(json.dumps({"mcpServers": {"notes": entry}}))
+            script = [{"tool_calls": [{"name": "fail", "arguments": {}}]},
+                      {"tool_calls": [{"name": "echo", "arguments": {"text": f"say {token}"}}]}, {"text": "done"}]  # fmt: skip
+            with fake_venice(script, tmp_path) as fake:
+                env = clean_env(tmp_path, fake.base_url, NOTES_TOKEN=token)
+                run = lambda *args: subprocess.run(  # noqa: E731
+                    [COMMAND, *args, "--yes", "--mcp-config", str(config)], capture_output=True, text=True,
+                    env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, timeout=90, check=False,
+                )  # fmt: skip
+                called, asked = await asyncio.gather(
+                    asyncio.to_thread(run, "tools", "call", "fail"), asyncio.to_thread(run, "say it")
+                )
+                return called, asked, fake.chat_bodies()
+
+    called, asked, bodies = asyncio.run(scenario())
+    assert called.returncode == 5, called.stderr
+    assert called.stderr == "venice-agent tools call: fail: Error executing tool fail: the token *** is not allowed to fail\n"
+    assert asked.returncode == 0, asked.stderr
+    results = [m["content"] for m in bodies[-1]["messages"] if m["role"] == "tool"]
+    assert "the token *** is not allowed to fail" in results[0] and token not in results[0]
+    assert f"say {token}" in results[1]  # a result is untouched
+    failed = [line for line in asked.stderr.splitlines() if "not allowed to fail" in line]
+    assert failed and all(token not in line and "***" in line for line in failed), asked.stderr

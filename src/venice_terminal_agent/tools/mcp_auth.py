@@ -67,13 +67,18 @@ class ServerAuth:
         self.waiting = False
         oauth = config.oauth or {}
         browser = oauth.get("grant_type") != "client_credentials" and not oauth.get("idp_id_token")
-        storage = self.storage = sign_in.storage(config)
+        storage = self.storage = _Remembered(sign_in.storage(config))
         self._remembered: Any = None  # the server metadata last written beside the tokens
         # Bound now (the redirect URI goes into the registration), listened on only when needed;
         # the port registered before is taken again when free.
         port = getattr(storage, "registered_port", lambda: None)()
         self._redirect = LoopbackRedirect(port) if browser else None
         self.provider = _provider(config, storage, self)
+
+    def secrets(self) -> list[str]:
+        """Every token obtained, refreshed or loaded for this server (and a client secret a
+        registration gave us): masked wherever the server's text is shown, like `mcp.json`'s."""
+        return sorted(self.storage.seen)
 
     def httpx(self) -> Any:
         import httpx2  # here, not at the top: `--help` must not load the HTTP stack
@@ -223,6 +228,43 @@ def _client_credentials(url: str, storage: Any, oauth: dict[str, str]) -> Any:
         return ClientCredentialsOAuthProvider(
             url, storage, client_id, oauth.get("client_secret") or "", scope=oauth.get("scope")
         )
+
+
+class _Remembered:
+    """The token storage, remembering each secret that passes through it: whatever provider
+    (browser, client credentials, cross-app) obtains or refreshes a token stores it here, and
+    loads stored ones from here."""
+
+    def __init__(self, storage: Any) -> None:
+        self._storage = storage
+        self.seen: set[str] = set()
+
+    def __getattr__(self, name: str) -> Any:  # the rest of the storage (expiry, metadata) as is
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._storage, name)
+
+    def _keep(self, *values: Any) -> None:
+        self.seen.update(value for value in values if isinstance(value, str) and value)
+
+    async def get_tokens(self) -> Any:
+        tokens = await self._storage.get_tokens()
+        if tokens is not None:
+            self._keep(tokens.access_token, tokens.refresh_token)
+        return tokens
+
+    async def set_tokens(self, tokens: Any) -> None:
+        self._keep(tokens.access_token, tokens.refresh_token)
+        await self._storage.set_tokens(tokens)
+
+    async def get_client_info(self) -> Any:
+        info = await self._storage.get_client_info()
+        self._keep(getattr(info, "client_secret", None))
+        return info
+
+    async def set_client_info(self, client_info: Any) -> None:
+        self._keep(getattr(client_info, "client_secret", None))
+        await self._storage.set_client_info(client_info)
 
 
 class _Registration:

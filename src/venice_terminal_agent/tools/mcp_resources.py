@@ -16,7 +16,7 @@ from typing import Any
 
 from .base import ToolError, ToolSpec
 from .mcp_listing import ToolListError, list_all
-from .mcp_results import block_text, error_text, redact, resource_text
+from .mcp_results import block_text, error_text, resource_text
 
 READ_RESOURCE = "read_resource"
 SEPARATOR = "__"  # `server__name` for a prompt two servers share, as for tools (catalogue.py)
@@ -59,7 +59,7 @@ async def list_everywhere(sessions: Sequence[Any], what: str) -> tuple[list[List
 
 
 def _said(session: Any, message: str) -> str:
-    return redact(message, session.config.secret_values()) or message
+    return str(session.masked(message))
 
 
 def read_resource_spec(servers: Sequence[str]) -> ToolSpec:

@@ -120,8 +120,17 @@ class ServerSession:
             self.name, self.config.transport, self.config.where, self.state, len(self.tools), self.error
         )
 
+    def secrets(self) -> list[str]:
+        """What this server's texts must never show: the entry's secrets (headers, env,
+        `${NAME}` values) and every token obtained or refreshed for it by OAuth."""
+        return self.config.secret_values() + (self.auth.secrets() if self.auth else [])
+
+    def masked(self, text: str) -> str:
+        """`text` with `secrets()` masked: for every error and log line a server's text reaches."""
+        return redact(text, self.secrets()) or text
+
     def _set(self, state: State, error: str | None = None) -> None:
-        self.state, self.error = state, redact(error, self.config.secret_values())
+        self.state, self.error = state, redact(error, self.secrets())
         if self.on_status is not None:
             self.on_status(self.status())
 
@@ -250,7 +259,8 @@ class ServerSession:
     async def _log(self, params: Any) -> None:
         if self.hooks.verbose:
             data = params.data if isinstance(params.data, str) else repr(params.data)
-            self.hooks.notice(f"{self.name} [{params.level}] {' '.join(data.split())[:500]}")
+            line = ' '.join(self.masked(data).split())[:500]  # masked whole, before it is cut
+            self.hooks.notice(f"{self.name} [{params.level}] {line}")
 
     async def _notified(self, message: Any) -> None:
         if getattr(message, "method", None) == "notifications/tools/list_changed":
@@ -272,8 +282,16 @@ class ServerSession:
         """Call `tool`; its text, or a `ToolError` whether the server failed or refused.
 
         Every call carries a progress token; the server's progress goes to the reporter the
-        loop set for this call. A tool that can only run as a task runs as one.
+        loop set for this call. A tool that can only run as a task runs as one. An error (the
+        server's `is_error` result as much as its JSON-RPC error) is masked like every error:
+        it goes to the terminal and to the model. A result is the tool's text, untouched.
         """
+        try:
+            return await self._call(tool, arguments)
+        except ToolError as error:
+            raise ToolError(self.masked(error.message)) from None
+
+    async def _call(self, tool: str, arguments: Mapping[str, Any]) -> str:
         from mcp import MCPError
         from pydantic import ValidationError
 
@@ -305,7 +323,7 @@ class ServerSession:
             if error.code == CONNECTION_CLOSED:
                 reason = self._with_stderr(reason)
                 self._fail(reason)
-            raise ToolError(redact(reason, self.config.secret_values()) or reason) from None
+            raise ToolError(reason) from None
         except ValidationError as error:
             raise ToolError(
                 f"{self.name} answered {tool} with a result this agent cannot read: {error}"
@@ -320,7 +338,7 @@ class ServerSession:
             if self._gone():  # the transport broke under the call
                 reason = self._with_stderr(reason)
                 self._fail(reason)
-            raise ToolError(redact(reason, self.config.secret_values()) or reason) from None
+            raise ToolError(reason) from None
         return result_text(result)
 
     def _gone(self) -> bool:
