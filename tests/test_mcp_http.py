@@ -86,7 +86,10 @@ def test_an_error_result_quoting_a_configured_token_is_masked_on_stderr_and_for_
 
     called, asked, bodies = asyncio.run(scenario())
     assert called.returncode == 5, called.stderr
-    assert called.stderr == "venice-agent tools call: fail: Error executing tool fail: the token *** is not allowed to fail\n"
+    assert (
+        called.stderr
+        == "venice-agent tools call: fail: Error executing tool fail: the token *** is not allowed to fail\n"
+    )
     assert asked.returncode == 0, asked.stderr
     results = [m["content"] for m in bodies[-1]["messages"] if m["role"] == "tool"]
     assert "the token *** is not allowed to fail" in results[0] and token not in results[0]

@@ -23,7 +23,6 @@ import uvicorn
 from mcp import MCPError
 from mcp.server import MCPServer
 from mcp.server.auth.middleware.auth_context import get_access_token
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
@@ -32,6 +31,7 @@ from mcp.server.auth.provider import (
     construct_redirect_uri,
 )
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.auth import OAuthToken
 
 

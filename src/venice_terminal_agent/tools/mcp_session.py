@@ -259,7 +259,7 @@ class ServerSession:
     async def _log(self, params: Any) -> None:
         if self.hooks.verbose:
             data = params.data if isinstance(params.data, str) else repr(params.data)
-            line = ' '.join(self.masked(data).split())[:500]  # masked whole, before it is cut
+            line = " ".join(self.masked(data).split())[:500]  # masked whole, before it is cut
             self.hooks.notice(f"{self.name} [{params.level}] {line}")
 
     async def _notified(self, message: Any) -> None:
