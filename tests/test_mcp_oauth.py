@@ -176,7 +176,57 @@ async def test_a_token_obtained_by_oauth_is_masked_in_errors_and_for_the_model(h
             status, out, err = await venice_agent(env, "why?", "--yes", "--mcp-config", str(config))
             sent = json.dumps(fake.chat_bodies()[-1]["messages"])
     assert said["refuse"] == (5, "", "venice-agent tools call: refuse: token *** may not do this\n")
-    assert said["fail"] == (5, "", "venice-agent tools call: fail: Error executing tool fail: token *** has expired\n")
+    assert said["fail"] == (
+        5,
+        "",
+        "venice-agent tools call: fail: Error executing tool fail: token *** has expired\n",
+    )
     assert status == 0, err
     assert "token *** may not do this" in sent and "token *** has expired" in sent
     assert token not in sent + out + err
+
+
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [
+        (
+            '{"url": "URL", "tokens": {"access_token": 5}}',
+            "its 'tokens' has the wrong shape",
+        ),  # pydantic's text
+        ('{"url": "URL", "client_info": 5}', "its 'client_info' has the wrong shape"),  # 'int' has no .get
+        ('{"url": "URL", "tok', "it is not a JSON object"),
+    ],
+)
+async def test_a_damaged_token_file_is_named_with_its_fix_and_login_replaces_it(home, tmp_path, damage, why):
+    port, events = free_port(), tmp_path / "events"
+    url = f"http://127.0.0.1:{port}/mcp"
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"signed": {"url": url}}}))
+    stored = TokenFile("signed", url, Path(home["XDG_DATA_HOME"]) / "venice-agent" / "oauth")
+    stored.path.parent.mkdir(parents=True)
+    stored.path.write_text(damage.replace("URL", url))
+    said = f"signed cannot start: its sign-in file {stored.path} cannot be read ({why}); run venice-agent login signed to replace it"
+    command = [sys.executable, str(SERVERS / "oauth_server.py"), str(port), str(events)]
+    async with serving(command, b"Uvicorn running on", env=home):
+        status, out, err = await venice_agent(home, "tools", "list", "--mcp-config", str(config))
+        assert (status, out.splitlines()[0]) == (2, f"signed (http, {url}): failed: {said}"), out + err
+        status, out, err = await venice_agent(
+            home, "tools", "call", "whoami", "--yes", "--mcp-config", str(config)
+        )
+        assert status == 2 and f": {said}\n" in err, err
+
+        status, out, err = await venice_agent(home, "login", "signed", "--mcp-config", str(config))
+        assert (status, out) == (0, "Signed in to signed (3 tools)\n"), err
+        assert f"{stored.path} could not be read ({why}): replaced by this sign-in\n" in err
+        status, out, err = await venice_agent(
+            home, "tools", "call", "whoami", "--yes", "--mcp-config", str(config)
+        )
+        assert (status, json.loads(out)) == (0, {"result": "signed in"}), err
+
+        stored.path.write_text(damage.replace("URL", url))
+        status, out, err = await venice_agent(home, "logout", "signed", "--mcp-config", str(config))
+        assert (status, out) == (
+            0,
+            f"Signed out of signed: {stored.path} could not be read ({why}) and is deleted\n",
+        )
+        assert not stored.path.exists()

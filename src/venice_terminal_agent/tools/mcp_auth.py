@@ -20,6 +20,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import ServerError
 from .mcp_config import ServerConfig
 from .oauth_redirect import LoopbackRedirect, SignInRefused
 from .oauth_store import TokenFile
@@ -105,6 +106,9 @@ class ServerAuth:
             return
         except SignInNeeded:
             self.problem = needs_sign_in(self.config.name)
+            raise
+        except ServerError as error:  # the token file cannot be read: it says which and the fix
+            self.problem = error.message
             raise
         except Exception as error:
             if self.problem is None:
