@@ -96,3 +96,39 @@ def test_an_error_result_quoting_a_configured_token_is_masked_on_stderr_and_for_
     assert f"say {token}" in results[1]  # a result is untouched
     failed = [line for line in asked.stderr.splitlines() if "not allowed to fail" in line]
     assert failed and all(token not in line and "***" in line for line in failed), asked.stderr
+
+
+REDIRECTS = Path(__file__).parent / "servers" / "redirects.py"
+
+
+@asynccontextmanager
+async def redirecting(events: Path, *args: str):
+    port = free_port()
+    async with serving(
+        [sys.executable, str(REDIRECTS), str(port), str(events), *args], b"Uvicorn running on"
+    ):
+        yield f"http://127.0.0.1:{port}"
+
+
+async def test_a_redirect_within_the_origin_is_followed_with_the_token(tmp_path):
+    events = tmp_path / "events"
+    async with redirecting(events, "/mcp", "s3cret") as base:
+        notes = ServerConfig("notes", url=f"{base}/old", headers={"Authorization": "Bearer s3cret"})
+        async with McpToolbox.open([notes], startup_timeout=20) as box:
+            assert box.failures == [] and await box.call("add", {"a": 2, "b": 40}) == '{"result": 42}'
+    assert all("authorization=Bearer s3cret" in line for line in events.read_text().splitlines())
+
+
+async def test_a_redirect_to_another_origin_is_followed_without_the_token_or_headers(tmp_path):
+    """Two ports are two origins: the new one gets the request, never the configured
+    Authorization header or the other configured headers (they were for the first)."""
+    there_events, here_events = tmp_path / "there", tmp_path / "here"
+    async with redirecting(there_events) as there, redirecting(here_events, f"{there}/mcp") as here:
+        headers = {"Authorization": "Bearer s3cret", "X-Api-Key": "k3y-value"}
+        notes = ServerConfig("notes", url=f"{here}/old", headers=headers)
+        async with McpToolbox.open([notes], startup_timeout=20) as box:
+            assert box.failures == [] and await box.call("add", {"a": 2, "b": 40}) == '{"result": 42}'
+    arrived = there_events.read_text().splitlines()
+    assert arrived and all(line.endswith(" authorization=- x-api-key=-") for line in arrived), arrived
+    asked = here_events.read_text().splitlines()
+    assert asked and all("authorization=Bearer s3cret x-api-key=k3y-value" in line for line in asked)

@@ -29,7 +29,7 @@ from typing import Any, Literal
 from ..events import tool_progress
 from .apify import node_problem
 from .base import ToolError
-from .mcp_auth import ServerAuth, SignIn, http_auth
+from .mcp_auth import ServerAuth, SignIn, http_auth, redirecting_transport
 from .mcp_config import ServerConfig
 from .mcp_listing import ToolListError, list_all_tools, startup_reason, startup_timeout_reason
 from .mcp_results import (
@@ -219,6 +219,7 @@ class ServerSession:
                     timeout=httpx2.Timeout(30, read=300),
                     auth=self.auth.httpx() if self.auth else None,
                     event_hooks={"response": [remember]},
+                    transport=redirecting_transport(config),
                 )
             )
             target, mode = streamable_http_client(config.url or "", http_client=http), "auto"
