@@ -170,8 +170,9 @@ _REDIRECTS = {301, 302, 303, 307, 308}
 
 def redirecting_transport(config: ServerConfig) -> Any:
     """The HTTP transport of `config`'s client: it follows the server's redirects, to another
-    origin too, and sends the configured headers and any `Authorization` (a configured token, or
-    one OAuth obtained) only to the origin of the configured URL, the one they were for.
+    origin too, and sends the configured headers and any `Authorization` (a configured token,
+    one OAuth obtained, a client's credentials at a token endpoint) only to the origin the
+    request was made for: a hop to another origin goes without them.
 
     The SDK follows a redirect only within the origin and fails on any other ("Redirect to … not
     followed"); below it, a redirect is followed here before the SDK sees a response. A redirect
@@ -179,7 +180,6 @@ def redirecting_transport(config: ServerConfig) -> Any:
     """
     import httpx2
 
-    home = httpx2.URL(config.url or "").origin
     private = {"authorization", "cookie", *(name.lower() for name in config.headers)}
 
     class Redirects(httpx2.AsyncBaseTransport):
@@ -187,7 +187,7 @@ def redirecting_transport(config: ServerConfig) -> Any:
             self.inner = httpx2.AsyncHTTPTransport()
 
         async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-            body = await request.aread()
+            body, home = await request.aread(), request.url.origin
             for _ in range(MAX_REDIRECTS):
                 response = await self.inner.handle_async_request(request)
                 location = response.headers.get("location")
