@@ -118,8 +118,8 @@ def _shown(value: Any) -> str:
 def terminal_features(*, yes: bool, root: Any = None, model: bool = False, person: bool = True) -> Any:
     """What the session's MCP client offers: the form on stderr when a person is there and no
     `--yes` (which never answers a server's question), sampling under the same condition and
-    only with a `model` to ask, and the file root as its root. `person` False: nobody answers
-    at this terminal for the session (`serve`)."""
+    only with a `model` to ask, and the file root as the default root (`roots_for` chooses per
+    server). `person` False: nobody answers at this terminal for the session (`serve`)."""
     import sys
     from pathlib import Path
 
