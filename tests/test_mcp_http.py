@@ -132,3 +132,23 @@ async def test_a_redirect_to_another_origin_is_followed_without_the_token_or_hea
     assert arrived and all(line.endswith(" authorization=- x-api-key=-") for line in arrived), arrived
     asked = here_events.read_text().splitlines()
     assert asked and all("authorization=Bearer s3cret x-api-key=k3y-value" in line for line in asked)
+
+
+async def test_a_request_made_for_another_origin_keeps_its_credentials_through_its_redirects(tmp_path):
+    """An OAuth token request goes to the authorisation server, often on another origin than the
+    MCP URL: its client credentials were made for that origin, and a redirect within it keeps them
+    (only a hop to yet another origin drops them)."""
+    import httpx2
+
+    from venice_terminal_agent.tools.mcp_auth import redirecting_transport
+
+    events = tmp_path / "events"
+    async with redirecting(events, "/token") as issuer:
+        config = ServerConfig("notes", url="http://127.0.0.1:9/mcp", headers={"X-Api-Key": "k3y-value"})
+        async with httpx2.AsyncClient(transport=redirecting_transport(config)) as http:
+            basic = {"Authorization": "Basic Y2xpZW50OnNlY3JldA==", "X-Api-Key": "k3y-value"}
+            await http.post(f"{issuer}/old", headers=basic, data={"grant_type": "client_credentials"})
+    assert [line.split(" ", 1)[1] for line in events.read_text().splitlines()] == [
+        "POST /old authorization=Basic Y2xpZW50OnNlY3JldA== x-api-key=k3y-value",
+        "POST /token authorization=Basic Y2xpZW50OnNlY3JldA== x-api-key=k3y-value",
+    ]
