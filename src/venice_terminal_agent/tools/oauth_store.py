@@ -47,7 +47,9 @@ def unreadable(server: str, path: Path, why: str) -> str:
     return f"{server} cannot start: its sign-in file {path} cannot be read ({why}); run venice-agent login {server} to replace it"
 
 
-_SHAPES = {"tokens": dict, "client_info": dict, "server_metadata": dict, "expires_at": (int, float)}
+_SHAPES: dict[str, type | tuple[type, ...]] = {
+    "tokens": dict, "client_info": dict, "server_metadata": dict, "expires_at": (int, float),
+}  # fmt: skip
 
 
 class TokenFile:
