@@ -9,8 +9,8 @@ import pytest
 
 from venice_terminal_agent.cli.approver import NO_TERMINAL, TerminalApprover
 from venice_terminal_agent.cli.render import make_console
-from venice_terminal_agent.receipt import Call
-from venice_terminal_agent.tools.base import ToolSpec
+from venice_terminal_agent.core.receipt import Call
+from venice_terminal_agent.core.toolbox import ToolSpec
 
 CALL = Call("call-actor", {"actor": "apify/rag-web-browser", "input": {"query": "x" * 500}})
 SPEC = ToolSpec("call-actor", server="apify", paid=True)

@@ -14,7 +14,7 @@ import pytest
 
 from servers.node import bin_path
 from venice_terminal_agent.cli.elicit_form import parse
-from venice_terminal_agent.tools.mcp_features import FormField, form_fields, with_defaults
+from venice_terminal_agent.mcp.features import FormField, form_fields, with_defaults
 
 BIN = Path(sys.executable).parent
 SERVERS = Path(__file__).parent / "servers"
@@ -172,10 +172,10 @@ async def test_escape_sequences_in_a_forms_choices_are_shown_never_obeyed():
 
     from servers.forms import BLINK, TITLE
     from venice_terminal_agent.cli.elicit_form import terminal_elicitor
-    from venice_terminal_agent.tools.mcp_config import ServerConfig
-    from venice_terminal_agent.tools.mcp_features import ClientFeatures
-    from venice_terminal_agent.tools.mcp_session import SessionHooks
-    from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
+    from venice_terminal_agent.mcp.config import ServerConfig
+    from venice_terminal_agent.mcp.features import ClientFeatures
+    from venice_terminal_agent.mcp.session import SessionHooks
+    from venice_terminal_agent.mcp.toolbox import McpToolbox
 
     screen, asked = StringIO(), []
     typed = iter(["y", "red", BLINK])

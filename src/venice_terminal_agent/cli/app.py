@@ -11,8 +11,8 @@ from typing import Annotated
 
 import typer
 
-from ..defaults import MAX_ROUNDS, PLAN_BUDGET, QUESTION_BUDGET
-from ..receipt import USAGE_ERROR_STATUS, Exit, exit_statuses
+from ..core.defaults import MAX_ROUNDS, PLAN_BUDGET, QUESTION_BUDGET
+from ..core.receipt import USAGE_ERROR_STATUS, Exit, exit_statuses
 from .bot_app import add_bot_commands
 from .group import DefaultCommandGroup, command_group
 from .options import ApifyToolsOption, McpConfigOption, NoFilesOption, RootOption, TransportOption
@@ -336,7 +336,7 @@ def main() -> None:
     try:
         app()
     except Exception as error:
-        from ..errors import VeniceAgentError
+        from ..core.errors import VeniceAgentError
         from .terminal import crash, fail
 
         if isinstance(error, VeniceAgentError):  # expected and explained: one line, its status

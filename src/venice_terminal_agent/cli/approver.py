@@ -19,9 +19,9 @@ from typing import IO, TextIO, cast
 from rich.console import Console
 from rich.text import Text
 
-from ..consent import Why
-from ..receipt import Call
-from ..tools.base import ToolSpec
+from ..core.consent import Why
+from ..core.receipt import Call
+from ..core.toolbox import ToolSpec
 from .text import call_text, preview, safe
 
 ARGS_PREVIEW = 240  # the call a person is asked about: a little more of it

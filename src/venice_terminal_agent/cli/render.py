@@ -14,7 +14,7 @@ from typing import IO, Any
 from rich.console import Console
 from rich.text import Text
 
-from ..events import (
+from ..core.events import (
     ConsentAsked,
     Event,
     Finished,
@@ -26,8 +26,8 @@ from ..events import (
     ToolProgress,
     ToolStarted,
 )
-from ..receipt import Exit, Receipt
-from ..tools.base import ToolSpec
+from ..core.receipt import Exit, Receipt
+from ..core.toolbox import ToolSpec
 from .text import CONSENT_KEY, call_text, preview, safe, tool_rows
 
 RESULT_PREVIEW = 120
