@@ -15,12 +15,15 @@ TESTS = Path(__file__).resolve().parent
 def fresh_clone(tmp_path: Path) -> Path:
     """The script and the lock file, as a fresh clone has them, and no `.tools`."""
     (tmp_path / "tests" / "node" / "next").mkdir(parents=True)
+    (tmp_path / "tests" / "node" / "filesystem").mkdir()
     for name in (
         "install",
         "package.json",
         "package-lock.json",
         "next/package.json",
         "next/package-lock.json",
+        "filesystem/package.json",
+        "filesystem/package-lock.json",
     ):
         shutil.copy2(TESTS / "node" / name, tmp_path / "tests" / "node" / name)
     return tmp_path / "tests" / "node" / "install"
@@ -53,9 +56,10 @@ def test_the_servers_are_installed_once_and_without_npm_it_says_so(tmp_path: Pat
     for _ in range(2):
         done = subprocess.run([str(install)], capture_output=True, text=True, env=env, check=False)
         assert done.returncode == 0, done.stderr
-    assert (tools / "calls").read_text().splitlines() == ["ci --no-audit --no-fund --loglevel=error"] * 2
+    assert (tools / "calls").read_text().splitlines() == ["ci --no-audit --no-fund --loglevel=error"] * 3
     assert (tmp_path / ".tools" / "node" / "node_modules").is_dir()
     assert (tmp_path / ".tools" / "node-next" / "node_modules").is_dir()
+    assert (tmp_path / ".tools" / "node-filesystem" / "node_modules").is_dir()
 
 
 def test_a_run_with_skipped_tests_ends_with_one_line_saying_why(tmp_path: Path) -> None:

@@ -298,7 +298,8 @@ ServerArgument = Annotated[str, typer.Argument(help="The MCP server's name, as `
 def login(server: ServerArgument, mcp_config: McpConfigOption = None) -> None:
     """Sign in to an MCP server with OAuth ahead of time (a browser opens; the URL is printed).
 
-    The tokens are kept in the user data folder, readable only by you.
+    The tokens are kept in the user data folder, readable only by you. A token file that
+    cannot be read is replaced (said on stderr).
 
     \b
     venice-agent login apify    # Apify's full tool set without APIFY_TOKEN

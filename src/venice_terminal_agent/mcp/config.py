@@ -13,7 +13,8 @@ given by `--mcp-config FILE`, else `mcp.json` in the user config folder, else Ap
 so tokens need not sit in the file. An entry with neither `command` nor `url` named `apify`
 is Apify's server as the settings describe it. `"trusted": true` lets the server's read-only
 annotations skip consent; `"sampling": false` keeps our model from the server (MCP sampling is
-not offered to it); `"disabled": true` skips the entry.
+not offered to it); `"roots": ["folder", ...]` says which folders it is offered as MCP roots
+(`[]`: none; left out: the rule in `mcp_features.roots_for`); `"disabled": true` skips the entry.
 """
 
 from __future__ import annotations
@@ -123,7 +124,13 @@ def _server(
     for key, flag in (("trusted", trusted), ("sampling", sampling)):
         if not isinstance(flag, bool):
             raise ConfigError(f"{where}: '{key}' is true or false")
-    return dataclasses.replace(_entry(name, entry, where, settings, environ, trusted), sampling=sampling)
+    roots = entry.get("roots")
+    if roots is not None:
+        if not isinstance(roots, list) or not all(isinstance(root, str) and root.strip() for root in roots):
+            raise ConfigError(f"{where}: 'roots' is a list of folders (an empty list: none)")
+        roots = tuple(_expand(root, "roots", where, environ) for root in roots)
+    server = _entry(name, entry, where, settings, environ, trusted)
+    return dataclasses.replace(server, sampling=sampling, roots=roots)
 
 
 def _entry(
