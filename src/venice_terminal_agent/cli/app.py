@@ -15,7 +15,14 @@ from ..defaults import MAX_ROUNDS, PLAN_BUDGET, QUESTION_BUDGET
 from ..receipt import USAGE_ERROR_STATUS, Exit, exit_statuses
 from .bot_app import add_bot_commands
 from .group import DefaultCommandGroup, command_group
-from .options import ApifyToolsOption, McpConfigOption, NoFilesOption, RootOption, TransportOption
+from .options import (
+    ApifyToolsOption,
+    McpConfigOption,
+    NoFilesOption,
+    NoMcpOption,
+    RootOption,
+    TransportOption,
+)
 
 USAGE = f"{USAGE_ERROR_STATUS} a usage or configuration error"
 LOOP_EXITS = (Exit.ANSWERED, Exit.REPEATED_CALL, Exit.BUDGET, Exit.TOOL_ERROR)
@@ -116,6 +123,7 @@ def ask(
     transport: TransportOption = None,
     tools: ApifyToolsOption = None,
     mcp_config: McpConfigOption = None,
+    no_mcp: NoMcpOption = False,
     max_rounds: Annotated[
         int | None,
         typer.Option(
@@ -188,6 +196,7 @@ def ask(
         session_max_usd=session_max_usd,
         root=root,
         no_files=no_files,
+        no_mcp=no_mcp,
     )
     raise typer.Exit(ask_main(question, flags))
 
@@ -196,6 +205,7 @@ def ask(
 def doctor(
     json_output: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
     mcp_config: McpConfigOption = None,
+    no_mcp: NoMcpOption = False,
     model: Annotated[str | None, typer.Option(help="Model id to check [env VENICE_MODEL].")] = None,
     base_url: Annotated[
         str | None, typer.Option(help="OpenAI-compatible API root [env VENICE_BASE_URL].")
@@ -224,6 +234,7 @@ def doctor(
         tools=tools,
         mcp_config=mcp_config,
         db=db,
+        no_mcp=no_mcp,
     )
     raise typer.Exit(doctor_main(flags, json_output=json_output))
 

@@ -12,7 +12,7 @@ import typer
 
 from ..defaults import CALLS_PER_WINDOW
 from .group import command_group
-from .options import McpConfigOption, NoFilesOption, OfflineOption, RootOption
+from .options import McpConfigOption, NoFilesOption, NoMcpOption, OfflineOption, RootOption
 
 
 def add_bot_commands(app: typer.Typer) -> None:
@@ -48,6 +48,7 @@ def chat(
         bool, typer.Option("--yes", "-y", help="With a model: run paid tools without asking.")
     ] = False,
     no_files: NoFilesOption = False,
+    no_mcp: NoMcpOption = False,
 ) -> None:
     """Talk to the chat bot: each line is a message; a budget of tool calls per hour, kept on disk.
 
@@ -65,7 +66,7 @@ def chat(
     """
     from .chat_cmd import ChatOptions, chat_main
 
-    options = ChatOptions(chat, db, root, offline, calls, mcp_config, yes, no_files)
+    options = ChatOptions(chat, db, root, offline, calls, mcp_config, yes, no_files, no_mcp)
     raise typer.Exit(chat_main(options))
 
 
@@ -116,6 +117,7 @@ def serve(
     root: RootOption = None,
     offline: OfflineOption = False,
     mcp_config: McpConfigOption = None,
+    no_mcp: NoMcpOption = False,
     yes: Annotated[
         bool,
         typer.Option("--yes", "-y", help="Offer tools that may cost money (else they are left out)."),
@@ -141,7 +143,9 @@ def serve(
     """
     from .serve_cmd import ServeOptions, serve_main
 
-    options = ServeOptions(host, port, store, token_file, calls, root, offline, mcp_config, yes, run_timeout)
+    options = ServeOptions(
+        host, port, store, token_file, calls, root, offline, mcp_config, yes, run_timeout, no_mcp
+    )
     raise typer.Exit(serve_main(options))
 
 
