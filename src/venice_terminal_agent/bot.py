@@ -32,7 +32,7 @@ from .store_protocol import ChatStore
 from .tools.base import CombinedToolbox, FunctionToolbox, Toolbox, ToolError, as_toolbox
 from .tools.builtin import FileTools
 from .tools.pager import DEFAULT_PAGE_CHARS, Pager
-from .wording import all_of, plural, verb
+from .wording import all_of, plural, shown_answer, verb
 
 MAX_CHATS_KEPT = 1024  # conversations whose pages and agents stay in memory (least recently used dropped)
 
@@ -268,9 +268,9 @@ class Bot:
 def _body(receipt: Receipt) -> str:
     """What the person reads above the status line."""
     if receipt.stopped_because is Exit.ANSWERED and receipt.answer is not None:
-        return receipt.answer
+        return shown_answer(receipt.answer)
     if receipt.partial and receipt.answer is not None:
-        return f"{receipt.answer}\n\n(partial answer: {receipt.refusal})"
+        return f"{shown_answer(receipt.answer)}\n\n(partial answer: {receipt.refusal})"
     done = [(step.tool, step.result) for step in receipt.steps if step.error is None]
     parts = [results_text(done)] if done else []
     parts.append(receipt.refusal or f"stopped without an answer ({receipt.stopped_because})")

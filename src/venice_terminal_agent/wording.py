@@ -1,10 +1,19 @@
-"""The one place that says how many of something: "1 call", "2 calls", "The 1 tool call … is".
+"""The one place for wordings said on several paths: how many of something ("1 call", "2
+calls", "The 1 tool call … is"), an empty answer, a call nobody can be asked about.
 
 Every count a person reads goes through `plural`, so no message says "1 calls" or "All 1
 tool calls". It imports nothing: the loop core uses it.
 """
 
 from __future__ import annotations
+
+EMPTY_RESPONSE = "(empty response)"
+
+
+def shown_answer(answer: str) -> str:
+    """An answer as a person reads it: an empty one (or blanks alone) says so, never a blank
+    line. The receipt keeps the answer as it came."""
+    return answer if answer.strip() else EMPTY_RESPONSE
 
 
 def plural(count: int, noun: str, nouns: str | None = None) -> str:

@@ -17,6 +17,7 @@ from ..plans import PlanError, parse_plan
 from ..receipt import USAGE_ERROR_STATUS, Receipt
 from ..tools.builtin import builtin_toolbox
 from ..tools.pager import DEFAULT_PAGE_CHARS, Pager
+from ..wording import shown_answer
 from .text import preview, safe, tool_line
 
 DEFAULT_BUDGET = PLAN_BUDGET
@@ -78,7 +79,7 @@ def _show_step(event: Event) -> None:
 
 def _show_end(receipt: Receipt) -> None:
     if receipt.answer is not None:
-        typer.echo(safe(receipt.answer))
+        typer.echo(safe(shown_answer(receipt.answer)))
     if receipt.refusal is not None:
         typer.echo(f"refusal: {safe(receipt.refusal)}")
     typer.echo(receipt.summary())
