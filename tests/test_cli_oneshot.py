@@ -292,7 +292,7 @@ def test_after_a_file_is_read_a_read_only_mcp_tool_asks_and_without_a_terminal_i
     done, bodies = ask(tmp_path, script, "--root", str(tmp_path / "box"), "what is in my notes?")
     assert done.returncode == 0, done.stderr
     assert f"files  read_file and list_files see {tmp_path / 'box'}" in done.stderr  # the banner
-    refused = "skipped get_current_time: it may send local file contents off this machine; that needs a terminal or --yes"
+    refused = "skipped get_current_time: it may send local file contents off this machine, and there is no terminal to ask on (or use --yes)"
     assert done.stderr.count("skipped get_current_time") == 1 and refused in done.stderr
     tool_messages = [m["content"] for m in bodies[3]["messages"] if m["role"] == "tool"]
     assert "meet at noon" in tool_messages[1] and "declined" in tool_messages[2]

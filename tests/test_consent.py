@@ -11,7 +11,7 @@ from mcp.server import MCPServer
 from mcp.types import ToolAnnotations
 
 from venice_terminal_agent import Call, Exit, run_loop
-from venice_terminal_agent.cli.approver import LOCAL_DATA, NO_TERMINAL_LOCAL, TerminalApprover
+from venice_terminal_agent.cli.approver import LOCAL_DATA, TerminalApprover
 from venice_terminal_agent.cli.render import make_console
 from venice_terminal_agent.consent import Consent, Why
 from venice_terminal_agent.events import ConsentAsked, ConsentGiven
@@ -19,6 +19,7 @@ from venice_terminal_agent.tools.base import CombinedToolbox, FunctionToolbox
 from venice_terminal_agent.tools.builtin import builtin_toolbox
 from venice_terminal_agent.tools.mcp_config import ServerConfig
 from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
+from venice_terminal_agent.wording import NO_TERMINAL_LOCAL
 
 
 class Asked:

@@ -9,6 +9,13 @@ from __future__ import annotations
 
 EMPTY_RESPONSE = "(empty response)"
 
+# A call that needs a yes when nobody can be asked (cron, CI, a pipe without /dev/tty): the
+# same words for a paid tool as for any other, so the README can quote them.
+NO_TERMINAL = "there is no terminal to ask on"
+NO_TERMINAL_CONSENT = f"it needs your consent, and {NO_TERMINAL} (or use --yes)"
+NO_TERMINAL_LOCAL = f"it may send local file contents off this machine, and {NO_TERMINAL} (or use --yes)"
+NO_TERMINAL_SAMPLING = f"it needs your yes, and {NO_TERMINAL}"
+
 
 def shown_answer(answer: str) -> str:
     """An answer as a person reads it: an empty one (or blanks alone) says so, never a blank
