@@ -259,7 +259,11 @@ class Bot:
 
     def _command_planner(self, text: str, toolbox: Toolbox) -> CommandPlanner:
         names = self._tool_names(toolbox)
-        return CommandPlanner(text, names, help_text(names, self.calls_per_window, self._window_words()))
+        return CommandPlanner(text, names, help_text(names, self.calls_per_window, self._per_window()))
+
+    def _per_window(self) -> str:
+        """The limit's period: "an hour", "every 10 minutes"."""
+        return "an hour" if self.window == 3600 else f"every {human_wait(self.window)}"
 
     def _window_words(self) -> str:
         return "this hour" if self.window == 3600 else f"in this {human_wait(self.window)} window"
