@@ -81,3 +81,37 @@ def test_a_run_with_skipped_tests_ends_with_one_line_saying_why(tmp_path: Path) 
         "skipped 3 tests: 2 npm test servers are not installed (Node 22 missing); "
         "1 redis-server is not installed"
     ) in done.stdout.splitlines()
+
+
+def test_the_stores_the_examples_make_are_ignored_by_git() -> None:
+    """The README's and --help's examples make stores in the working folder (bot.db, runs.db)
+    and SQLite its side files beside them; none of them shows up as a change in a clone."""
+    made = ["bot.db", "runs.db", "bot.db-wal", "bot.db-shm", "bot.db-journal", "docs/x.db"]
+    done = subprocess.run(
+        ["git", "check-ignore", "--no-index", *made],
+        cwd=TESTS.parent,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.stdout.split() == made, done.stderr
+
+
+def test_the_readme_chat_example_leaves_nothing_in_the_working_folder(tmp_path: Path) -> None:
+    readme = (TESTS.parent / "README.md").read_text(encoding="utf-8")
+    example = next(line for line in readme.splitlines() if line.startswith("printf 'list_files\\n"))
+    work = tmp_path / "clone"
+    work.mkdir()
+    (work / "README.md").write_text("# a clone\n")
+    env = {
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "HOME": str(tmp_path),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+    done = subprocess.run(
+        ["bash", "-c", example], cwd=work, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "# a clone" in done.stdout
+    assert sorted(path.name for path in work.iterdir()) == ["README.md"]

@@ -12,9 +12,10 @@ from typing import Annotated
 import typer
 
 from ..defaults import MAX_ROUNDS, PLAN_BUDGET, QUESTION_BUDGET
+from ..errors import CRASHED
 from ..receipt import USAGE_ERROR_STATUS, Exit, exit_statuses
 from .bot_app import add_bot_commands
-from .group import DefaultCommandGroup, command_group
+from .group import DefaultCommandGroup, add_crash_status, command_group
 from .options import (
     ApifyToolsOption,
     McpConfigOption,
@@ -24,7 +25,7 @@ from .options import (
     TransportOption,
 )
 
-USAGE = f"{USAGE_ERROR_STATUS} a usage or configuration error"
+USAGE = f"{USAGE_ERROR_STATUS} a usage or configuration error, {CRASHED}"
 LOOP_EXITS = (Exit.ANSWERED, Exit.REPEATED_CALL, Exit.BUDGET, Exit.TOOL_ERROR)
 
 app = typer.Typer(
@@ -339,6 +340,7 @@ def logout(server: ServerArgument, mcp_config: McpConfigOption = None) -> None:
 
 
 add_bot_commands(app)  # chat, logs, serve, store copy
+add_crash_status(app)  # every command's "Exit status:" ends with 1, a crash
 
 
 def main() -> None:

@@ -59,7 +59,7 @@ def chat(
 
     \b
     venice-agent chat --chat work
-    printf 'list_files\\nread_file path=README.md\\n' | venice-agent chat --db bot.db
+    printf 'list_files\\nread_file path=README.md\\n' | venice-agent chat --chat work
 
     Exit status: 0 when you leave, 2 a usage or configuration error (a store that cannot be
     used included), 7 the model server failed at start-up.

@@ -118,6 +118,31 @@ def _own_option(ctx: Context, option: str, shell: str | None) -> None:
     callback(ctx, None, shell or True)  # type: ignore[arg-type]
 
 
+def add_crash_status(app: typer.Typer) -> None:
+    """End each command's help, whose last paragraph is its "Exit status: …." sentence, with
+    the status any command may end with: 1, a crash. Written once here, not in every docstring."""
+    from ..errors import CRASHED
+
+    for command in _commands(app):
+        if "Exit status" in (command.epilog or ""):
+            continue  # `ask`: its statuses are in its epilog, written with CRASHED already
+        doc = command.callback.__doc__ or ""
+        statuses = doc.rstrip()
+        last = statuses.rsplit("\n\n", 1)[-1]
+        if "Exit status:" not in last or not statuses.endswith("."):
+            raise AssertionError(f"{command.callback.__name__}'s help must end with its exit statuses")
+        if CRASHED not in last:
+            command.callback.__doc__ = f"{statuses[:-1]}, {CRASHED}.\n"
+
+
+def _commands(app: typer.Typer) -> list[Any]:
+    found = [info for info in app.registered_commands if info.callback is not None]
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            found += _commands(group.typer_instance)
+    return found
+
+
 def command_group(parent: typer.Typer, name: str, help: str) -> typer.Typer:
     """A command with subcommands (`tools`, `store`) added to `parent`: alone, it shows its help."""
     group = typer.Typer(
