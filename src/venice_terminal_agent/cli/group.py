@@ -58,6 +58,28 @@ class DefaultCommandGroup(TyperGroup):
             sys.exit(1)
         sys.exit(status if isinstance(status, int) else 0)
 
+    def shell_complete(self, ctx: Context, incomplete: str) -> list[Any]:
+        """`venice-agent --<Tab>`: the command names and the group's --help (Click's), and also
+        the options of the default command and our own, which work in that place too."""
+        results = super().shell_complete(ctx, incomplete)
+        if not incomplete.startswith("-"):
+            return results
+        from typer._click.shell_completion import CompletionItem
+
+        seen = {item.value for item in results}
+        default = self.commands.get(DEFAULT_COMMAND)
+        options = [
+            (name, param.help)
+            for param in (default.get_params(ctx) if default is not None else [])
+            if param.param_type_name == "option" and not getattr(param, "hidden", False)
+            for name in (*param.opts, *param.secondary_opts)
+        ]
+        for name, help in [*options, *OWN_OPTIONS.items()]:
+            if name.startswith(incomplete) and name not in seen:
+                seen.add(name)
+                results.append(CompletionItem(name, help=help))
+        return results
+
     def get_help_option(self, ctx: Context) -> Any:
         # Typer converts even this switch's absent value through pydantic, an import that
         # costs every subcommand (`doctor --help`, `run`) 0.1 s; a switch is only true or false.
