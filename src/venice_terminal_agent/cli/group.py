@@ -69,7 +69,7 @@ class DefaultCommandGroup(TyperGroup):
         seen = {item.value for item in results}
         default = self.commands.get(DEFAULT_COMMAND)
         options = [
-            (name, param.help)
+            (name, getattr(param, "help", None))  # options have help; mypy types the base class
             for param in (default.get_params(ctx) if default is not None else [])
             if param.param_type_name == "option" and not getattr(param, "hidden", False)
             for name in (*param.opts, *param.secondary_opts)
