@@ -26,8 +26,8 @@ import time
 from openai import AsyncOpenAI
 
 from venice_terminal_agent.agent import SYSTEM_PROMPT, Agent
-from venice_terminal_agent.tools.base import FunctionToolbox
-from venice_terminal_agent.venice import VeniceClient
+from venice_terminal_agent.core.toolbox import FunctionToolbox
+from venice_terminal_agent.model import VeniceClient
 
 TARGET = 1.10
 ROUNDS = [{"tool_calls": [{"name": "lookup", "arguments": {"key": f"k{n}"}}]} for n in (1, 2, 3)]

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from venice_terminal_agent import Bot, run_loop
-from venice_terminal_agent.commands import CommandPlanner
+from venice_terminal_agent.bot.commands import CommandPlanner
 from venice_terminal_agent.tools.builtin import builtin_toolbox
 
 TARGET = 1_000.0

@@ -23,7 +23,7 @@ from pathlib import Path
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from venice_terminal_agent.tools.mcp_stdio import spawn
+from venice_terminal_agent.mcp.stdio import spawn
 
 RAW = Path(__file__).resolve().parents[1] / "tests" / "servers" / "raw_mcp.py"
 MB = 1_000_000

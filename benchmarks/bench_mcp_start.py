@@ -18,8 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-from venice_terminal_agent.tools.mcp_config import ServerConfig
-from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
+from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.mcp.toolbox import McpToolbox
 
 PAGED = Path(__file__).resolve().parents[1] / "tests" / "servers" / "paged.py"
 

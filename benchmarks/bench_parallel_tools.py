@@ -21,8 +21,8 @@ import sys
 import time
 
 from venice_terminal_agent.agent import Agent
-from venice_terminal_agent.tools.base import FunctionToolbox
-from venice_terminal_agent.venice import VeniceClient
+from venice_terminal_agent.core.toolbox import FunctionToolbox
+from venice_terminal_agent.model import VeniceClient
 
 TARGET = 1.03
 MODEL_S, TOOL_S = 0.1, 0.5

@@ -12,14 +12,14 @@ import pytest
 
 from venice_terminal_agent import Exit, ToolError
 from venice_terminal_agent.agent import Agent
-from venice_terminal_agent.consent import Consent
-from venice_terminal_agent.events import ConsentAsked, ConsentGiven, Finished, TextDelta
+from venice_terminal_agent.core.consent import Consent
+from venice_terminal_agent.core.events import ConsentAsked, ConsentGiven, Finished, TextDelta
+from venice_terminal_agent.core.toolbox import CombinedToolbox, FunctionToolbox
+from venice_terminal_agent.model import RetryPolicy, VeniceClient
+from venice_terminal_agent.model.planner import NOT_RUN
 from venice_terminal_agent.testing import MockVenice
 from venice_terminal_agent.testing.checks import problem
-from venice_terminal_agent.tools.base import CombinedToolbox, FunctionToolbox
 from venice_terminal_agent.tools.builtin import builtin_toolbox
-from venice_terminal_agent.venice import RetryPolicy, VeniceClient
-from venice_terminal_agent.venice.planner import NOT_RUN
 
 
 async def no_wait(_seconds: float) -> None:
@@ -331,7 +331,7 @@ async def test_a_tool_the_catalogue_does_not_describe_asks_before_it_runs() -> N
     # A toolbox that can run a name its specs() does not list: nothing says it is read-only,
     # so it must not run without a yes.
     from venice_terminal_agent.agent import Agent
-    from venice_terminal_agent.tools.base import FunctionToolbox
+    from venice_terminal_agent.core.toolbox import FunctionToolbox
 
     ran: list[str] = []
 
@@ -350,7 +350,7 @@ async def test_a_tool_the_catalogue_does_not_describe_asks_before_it_runs() -> N
         calls = 0
 
         async def complete(self, model, messages, tools=(), *, temperature=None, events=None):
-            from venice_terminal_agent.venice.stream import Completion
+            from venice_terminal_agent.model.stream import Completion
 
             self.calls += 1
             if self.calls == 1:

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 
 from venice_terminal_agent import Exit, ToolError
 from venice_terminal_agent.agent import Agent
+from venice_terminal_agent.core.toolbox import FunctionToolbox
+from venice_terminal_agent.model import RetryPolicy, VeniceClient
 from venice_terminal_agent.testing import MockVenice
 from venice_terminal_agent.testing.checks import problem
-from venice_terminal_agent.tools.base import FunctionToolbox
-from venice_terminal_agent.venice import RetryPolicy, VeniceClient
 
 
 async def no_wait(_seconds: float) -> None:

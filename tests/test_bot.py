@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from venice_terminal_agent import Answer, Bot, Call, Exit, Receipt, ToolError, run_loop
-from venice_terminal_agent.bot import human_wait
+from venice_terminal_agent.bot.bot import human_wait
 
 
 class Clock:

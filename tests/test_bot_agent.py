@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from venice_terminal_agent import Bot, Exit
 from venice_terminal_agent.agent import Agent
+from venice_terminal_agent.core.toolbox import FunctionToolbox
+from venice_terminal_agent.model import RetryPolicy, VeniceClient
 from venice_terminal_agent.testing import MockVenice
-from venice_terminal_agent.tools.base import FunctionToolbox
-from venice_terminal_agent.venice import RetryPolicy, VeniceClient
 
 
 async def no_wait(_seconds: float) -> None:
@@ -63,10 +63,10 @@ async def test_the_local_data_rule_holds_for_the_bot_across_messages(tmp_path) -
     from mcp.server import MCPServer
     from mcp.types import ToolAnnotations
 
-    from venice_terminal_agent.tools.base import CombinedToolbox
+    from venice_terminal_agent.core.toolbox import CombinedToolbox
+    from venice_terminal_agent.mcp.config import ServerConfig
+    from venice_terminal_agent.mcp.toolbox import McpToolbox
     from venice_terminal_agent.tools.builtin import builtin_toolbox
-    from venice_terminal_agent.tools.mcp_config import ServerConfig
-    from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
 
     (tmp_path / "notes.txt").write_text("the door code is 4321", encoding="utf-8")
     server = MCPServer("web", version="0.1")

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from venice_terminal_agent import Answer, Call, Exit, ToolError, run_loop
+from venice_terminal_agent.core.pager import Pager
 from venice_terminal_agent.tools.builtin import FileTools, builtin_toolbox
-from venice_terminal_agent.tools.pager import Pager
 
 
 @pytest.fixture

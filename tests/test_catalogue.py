@@ -6,7 +6,7 @@ from types import SimpleNamespace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from venice_terminal_agent.tools.catalogue import MAX_NAME, Catalogue, Listing, Target
+from venice_terminal_agent.mcp.catalogue import MAX_NAME, Catalogue, Listing, Target
 
 VALID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 

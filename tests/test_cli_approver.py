@@ -10,9 +10,9 @@ import pytest
 
 from venice_terminal_agent.cli.approver import TerminalApprover
 from venice_terminal_agent.cli.render import make_console
-from venice_terminal_agent.receipt import Call
-from venice_terminal_agent.tools.base import ToolSpec
-from venice_terminal_agent.wording import NO_TERMINAL_CONSENT
+from venice_terminal_agent.core.receipt import Call
+from venice_terminal_agent.core.toolbox import ToolSpec
+from venice_terminal_agent.core.wording import NO_TERMINAL_CONSENT
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

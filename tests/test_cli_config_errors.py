@@ -13,7 +13,7 @@ import pytest
 
 from cli_support import COMMAND, PYTHON, clean_env, fake_venice
 from venice_terminal_agent.config import load_settings
-from venice_terminal_agent.tools.mcp_config import parse_servers
+from venice_terminal_agent.mcp.config import parse_servers
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

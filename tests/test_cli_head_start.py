@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from venice_terminal_agent.cli.head_start import child_environment, head_start
-from venice_terminal_agent.tools.mcp_config import ServerConfig
-from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
+from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.mcp.toolbox import McpToolbox
 
 TIME = ServerConfig("time", command=sys.executable, args=("-m", "mcp_server_time", "--local-timezone", "UTC"))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from venice_terminal_agent.cli.render import Renderer, banner, make_console, tools_table
-from venice_terminal_agent.events import (
+from venice_terminal_agent.core.events import (
     ConsentAsked,
     Finished,
     RoundStarted,
@@ -14,8 +14,8 @@ from venice_terminal_agent.events import (
     ToolFinished,
     ToolStarted,
 )
-from venice_terminal_agent.receipt import Call, Exit, Receipt, Step
-from venice_terminal_agent.tools.base import ToolSpec
+from venice_terminal_agent.core.receipt import Call, Exit, Receipt, Step
+from venice_terminal_agent.core.toolbox import ToolSpec
 
 
 def screen() -> tuple[Renderer, io.StringIO]:

@@ -13,13 +13,13 @@ from hypothesis import strategies as st
 
 from venice_terminal_agent import Exit
 from venice_terminal_agent.agent import Agent
-from venice_terminal_agent.costs import Cap, Prices, add_usage, round_cost, usd
-from venice_terminal_agent.errors import ConfigError
+from venice_terminal_agent.core.costs import Cap, Prices, add_usage, round_cost, usd
+from venice_terminal_agent.core.errors import ConfigError
+from venice_terminal_agent.core.toolbox import FunctionToolbox
+from venice_terminal_agent.model import RetryPolicy, VeniceClient
+from venice_terminal_agent.model.models import ModelFacts
+from venice_terminal_agent.model.stream import Assembler, Completion
 from venice_terminal_agent.testing import FakeVenice
-from venice_terminal_agent.tools.base import FunctionToolbox
-from venice_terminal_agent.venice import RetryPolicy, VeniceClient
-from venice_terminal_agent.venice.models import ModelFacts
-from venice_terminal_agent.venice.stream import Assembler, Completion
 
 PRICING = {
     "input": {"usd": 0.5, "diem": 0.5},

@@ -13,7 +13,7 @@ import httpx2
 
 from cli_support import COMMAND, clean_env, fake_venice
 from serve_support import served
-from venice_terminal_agent.wording import EMPTY_RESPONSE
+from venice_terminal_agent.core.wording import EMPTY_RESPONSE
 
 EMPTY = {"text": ""}
 

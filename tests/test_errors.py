@@ -11,23 +11,23 @@ from pathlib import Path
 import pytest
 
 from cli_support import clean_env, fake_venice
-from venice_terminal_agent import errors
 from venice_terminal_agent.agent import Agent
-from venice_terminal_agent.receipt import EXIT_STATUS, Exit
+from venice_terminal_agent.core import errors
+from venice_terminal_agent.core.receipt import EXIT_STATUS, Exit
+from venice_terminal_agent.core.toolbox import FunctionToolbox
+from venice_terminal_agent.model import RetryPolicy, VeniceClient
+from venice_terminal_agent.model.stream import Assembler
 from venice_terminal_agent.testing import MockVenice
-from venice_terminal_agent.tools.base import FunctionToolbox
-from venice_terminal_agent.venice import RetryPolicy, VeniceClient
-from venice_terminal_agent.venice.stream import Assembler
 
 
 def test_every_error_is_one_tree_and_the_old_names_are_the_same_classes() -> None:
     from venice_terminal_agent import ToolError
     from venice_terminal_agent.config import ConfigError
-    from venice_terminal_agent.plans import PlanError
-    from venice_terminal_agent.store import StoreError
+    from venice_terminal_agent.core.plans import PlanError
+    from venice_terminal_agent.mcp.session import ToolListError
+    from venice_terminal_agent.model import ModelError, NoModelError
+    from venice_terminal_agent.store.sqlite import StoreError
     from venice_terminal_agent.testing import ScriptError
-    from venice_terminal_agent.tools.mcp_session import ToolListError
-    from venice_terminal_agent.venice import ModelError, NoModelError
 
     old = [ToolError, ConfigError, PlanError, StoreError, ModelError, NoModelError, ToolListError]
     assert old == [
@@ -84,7 +84,7 @@ async def test_a_bug_in_the_assembler_goes_up_as_it_is_and_is_not_retried() -> N
 
 PLANTED = """
 import sys
-from venice_terminal_agent.venice.stream import Assembler
+from venice_terminal_agent.model.stream import Assembler
 def feed(self, chunk):
     raise KeyError("planted")
 Assembler.feed = feed
@@ -118,7 +118,7 @@ def test_the_command_says_a_crash_is_a_bug_in_one_line_with_status_1(tmp_path: P
 
 HELP_PROBE = """
 import sys
-import venice_terminal_agent.receipt as receipt
+import venice_terminal_agent.core.receipt as receipt
 receipt.EXIT_STATUS[receipt.Exit.BUDGET] = 33  # a table changed in one place only
 sys.argv = ["venice-agent", *sys.argv[1:]]
 from venice_terminal_agent.cli.app import main

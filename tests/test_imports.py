@@ -19,7 +19,7 @@ def test_package_root_and_loop_import_nothing_heavy() -> None:
     modules = loaded_after(
         "import venice_terminal_agent\n"
         "from venice_terminal_agent import run_loop, Call, Answer, Receipt, Step, Exit, ToolError\n"
-        "import venice_terminal_agent.loop, venice_terminal_agent.tools.builtin"
+        "import venice_terminal_agent.core.loop, venice_terminal_agent.tools.builtin"
     )
     assert modules.isdisjoint(HEAVY), modules & set(HEAVY)
 

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 import pytest
 
 from venice_terminal_agent import Answer, Call, Exit, Outcome, Receipt, Step, Stop, ToolError, run_loop
-from venice_terminal_agent.events import Finished, RoundStarted, ToolFinished, ToolStarted
-from venice_terminal_agent.tools.pager import Pager
+from venice_terminal_agent.core.events import Finished, RoundStarted, ToolFinished, ToolStarted
+from venice_terminal_agent.core.pager import Pager
 
 
 class Recorder:
@@ -353,7 +353,7 @@ async def test_negative_budget_is_a_usage_error() -> None:
 
 
 def test_every_exit_has_its_own_documented_status() -> None:
-    from venice_terminal_agent.receipt import EXIT_STATUS, USAGE_ERROR_STATUS
+    from venice_terminal_agent.core.receipt import EXIT_STATUS, USAGE_ERROR_STATUS
 
     assert set(EXIT_STATUS) == set(Exit)
     assert EXIT_STATUS[Exit.ANSWERED] == 0

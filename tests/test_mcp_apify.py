@@ -20,8 +20,8 @@ from servers.node import (
     path_with_node22,
 )
 from venice_terminal_agent import ToolError
-from venice_terminal_agent.tools.mcp_config import ServerConfig
-from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
+from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.mcp.toolbox import McpToolbox
 
 STAND_IN = Path(__file__).parent / "servers" / "apify_api_401.py"
 APIFY_STDIO = MODULES / "@apify" / "actors-mcp-server" / "dist" / "stdio.js"

@@ -14,7 +14,7 @@ import pytest
 
 from servers.node import bin_path
 from venice_terminal_agent.cli.elicit_form import parse
-from venice_terminal_agent.tools.mcp_features import FormField, form_fields, with_defaults
+from venice_terminal_agent.mcp.features import FormField, form_fields, with_defaults
 
 BIN = Path(sys.executable).parent
 

@@ -6,9 +6,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from venice_terminal_agent.config import ConfigError, Settings
-from venice_terminal_agent.tools import mcp_config
-from venice_terminal_agent.tools.apify import apify_server, with_query
-from venice_terminal_agent.tools.mcp_config import load_servers, parse_servers
+from venice_terminal_agent.mcp import config as mcp_config
+from venice_terminal_agent.mcp.apify import apify_server, with_query
+from venice_terminal_agent.mcp.config import load_servers, parse_servers
 
 
 def settings(**values) -> Settings:

@@ -11,8 +11,8 @@ import pytest
 from servers.net import free_port, serving
 from servers.node import MODULES, bin_path, node22
 from venice_terminal_agent import ToolError
-from venice_terminal_agent.tools.mcp_config import ServerConfig
-from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
+from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.mcp.toolbox import McpToolbox
 
 LOOPBACK_PRELOAD = Path(__file__).parent / "servers" / "loopback.cjs"
 TOOLS = {
@@ -99,7 +99,7 @@ async def test_the_node_check_looks_at_the_node_that_will_run(monkeypatch):
     async with McpToolbox.open([config]) as box:
         assert box.failures == []
         assert await box.call("get-sum", {"a": 1, "b": 2}) == "The sum of 1 and 2 is 3."
-    from venice_terminal_agent.tools.apify import node_problem
+    from venice_terminal_agent.mcp.apify import node_problem
 
     env = {"PATH": f"{node22().parent}:/usr/bin:/bin"}
     assert await node_problem("npx", env) is None  # npx runs the node first on the child's PATH
@@ -111,7 +111,7 @@ async def test_a_cancelled_task_call_cancels_the_task_on_the_server():
 
     import mcp_types as types
 
-    from venice_terminal_agent.events import tool_progress
+    from venice_terminal_agent.core.events import tool_progress
 
     async with McpToolbox.open([stdio_config()]) as box:
         started = asyncio.Event()
@@ -148,7 +148,7 @@ async def test_one_session_runs_every_tool_of_server_everything_and_stays_usable
     }
     assert set(arguments) == TOOLS
     from venice_terminal_agent import Answer, Call, run_loop
-    from venice_terminal_agent.events import ToolProgress
+    from venice_terminal_agent.core.events import ToolProgress
 
     events = []
     plan = [*(Call(name, given) for name, given in arguments.items()), Call("get-sum", {"a": 1, "b": 1})]

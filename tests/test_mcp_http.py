@@ -5,8 +5,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from servers.net import free_port, serving
-from venice_terminal_agent.tools.mcp_config import ServerConfig
-from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
+from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.mcp.toolbox import McpToolbox
 
 SERVER = Path(__file__).parent / "servers" / "http_bearer.py"
 
@@ -45,7 +45,7 @@ async def test_a_wrong_path_says_its_status_and_to_check_the_path():
 
 
 def test_every_http_status_at_start_up_is_named():
-    from venice_terminal_agent.tools.mcp_results import http_status_reason
+    from venice_terminal_agent.mcp.results import http_status_reason
 
     assert http_status_reason("http://h/mcp", 501) == (
         "http://h/mcp answered HTTP 501 Not Implemented: "

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from venice_terminal_agent import ToolError
-from venice_terminal_agent.tools.mcp_config import ServerConfig
-from venice_terminal_agent.tools.mcp_session import SessionHooks
-from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
+from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.mcp.session import SessionHooks
+from venice_terminal_agent.mcp.toolbox import McpToolbox
 
 RAW = Path(__file__).parent / "servers" / "raw_mcp.py"
 BIN = Path(sys.executable).parent
@@ -86,7 +86,7 @@ async def test_base64_never_reaches_the_model_not_even_inside_structured_content
 
 
 def test_every_shape_of_binary_in_structured_content_is_one_line():
-    from venice_terminal_agent.tools.mcp_results import without_binary
+    from venice_terminal_agent.mcp.results import without_binary
 
     blob = "QUJD" * 100  # 400 characters of base64, 300 bytes
     value = {

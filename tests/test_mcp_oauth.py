@@ -17,9 +17,9 @@ import pytest
 
 from servers.net import free_port, serving
 from venice_terminal_agent.config import ConfigError, Settings
-from venice_terminal_agent.tools.apify import apify_server
-from venice_terminal_agent.tools.mcp_config import parse_servers
-from venice_terminal_agent.tools.oauth_store import TokenFile
+from venice_terminal_agent.mcp.apify import apify_server
+from venice_terminal_agent.mcp.config import parse_servers
+from venice_terminal_agent.mcp.oauth.tokens import TokenFile
 
 SERVERS = Path(__file__).parent / "servers"
 BIN = Path(sys.executable).parent

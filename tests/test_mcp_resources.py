@@ -13,15 +13,15 @@ from mcp.server import MCPServer
 from test_mcp_everything import stdio_config
 from venice_terminal_agent import ToolError
 from venice_terminal_agent.agent import Agent
-from venice_terminal_agent.consent import Consent, Why
-from venice_terminal_agent.receipt import Call
+from venice_terminal_agent.core.consent import Consent, Why
+from venice_terminal_agent.core.receipt import Call
+from venice_terminal_agent.core.toolbox import CombinedToolbox
+from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.mcp.resources import get_prompt, prompt_names
+from venice_terminal_agent.mcp.toolbox import McpToolbox
+from venice_terminal_agent.model import VeniceClient
 from venice_terminal_agent.testing import MockVenice
-from venice_terminal_agent.tools.base import CombinedToolbox
 from venice_terminal_agent.tools.builtin import builtin_toolbox
-from venice_terminal_agent.tools.mcp_config import ServerConfig
-from venice_terminal_agent.tools.mcp_resources import get_prompt, prompt_names
-from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
-from venice_terminal_agent.venice import VeniceClient
 
 DOC = "demo://resource/static/document/structure.md"  # 11,920 characters
 

@@ -16,18 +16,18 @@ from servers.node import bin_path
 from venice_terminal_agent import Exit
 from venice_terminal_agent.agent import Agent
 from venice_terminal_agent.config import ConfigError
-from venice_terminal_agent.consent import Consent, Why
-from venice_terminal_agent.costs import Prices
-from venice_terminal_agent.events import Notice
-from venice_terminal_agent.sampling import SamplingDesk
+from venice_terminal_agent.core.consent import Consent, Why
+from venice_terminal_agent.core.costs import Prices
+from venice_terminal_agent.core.events import Notice
+from venice_terminal_agent.mcp.config import ServerConfig, parse_servers
+from venice_terminal_agent.mcp.features import ClientFeatures
+from venice_terminal_agent.mcp.sampling import sampling
+from venice_terminal_agent.mcp.sampling_model import SamplingDesk
+from venice_terminal_agent.mcp.session import SessionHooks
+from venice_terminal_agent.mcp.toolbox import McpToolbox
+from venice_terminal_agent.model import VeniceClient
+from venice_terminal_agent.model.models import ModelFacts
 from venice_terminal_agent.testing import FakeVenice
-from venice_terminal_agent.tools.mcp_config import ServerConfig, parse_servers
-from venice_terminal_agent.tools.mcp_features import ClientFeatures
-from venice_terminal_agent.tools.mcp_sampling import sampling
-from venice_terminal_agent.tools.mcp_session import SessionHooks
-from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
-from venice_terminal_agent.venice import VeniceClient
-from venice_terminal_agent.venice.models import ModelFacts
 
 TOOL = "trigger-sampling-request"
 TRIP_SERVER = Path(__file__).parent / "servers" / "trip_server.py"  # sampling with the server's own tool

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.mcp.toolbox import McpToolbox
 from venice_terminal_agent.testing.checks import problem
-from venice_terminal_agent.tools.mcp_config import ServerConfig
-from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
 
 GIT_SERVER = Path(sys.executable).parent / "mcp-server-git"
 

@@ -13,13 +13,13 @@ from servers.node import MODULES, bin_path, node22
 from venice_terminal_agent import Call, Exit
 from venice_terminal_agent.agent import SYSTEM_PROMPT, Agent
 from venice_terminal_agent.cli.render import Renderer
-from venice_terminal_agent.events import ToolProgress, ToolStarted
+from venice_terminal_agent.core.events import ToolProgress, ToolStarted
+from venice_terminal_agent.core.toolbox import CombinedToolbox
+from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.mcp.session import SessionHooks
+from venice_terminal_agent.mcp.toolbox import McpToolbox
+from venice_terminal_agent.model import VeniceClient
 from venice_terminal_agent.testing import FakeVenice
-from venice_terminal_agent.tools.base import CombinedToolbox
-from venice_terminal_agent.tools.mcp_config import ServerConfig
-from venice_terminal_agent.tools.mcp_session import SessionHooks
-from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
-from venice_terminal_agent.venice import VeniceClient
 
 RAW = ServerConfig(
     "raw", command=sys.executable, args=(str(Path(__file__).parent / "servers" / "raw_mcp.py"),)

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from venice_terminal_agent import Bot, ToolError
-from venice_terminal_agent import bot as bot_module
-from venice_terminal_agent.receipt import Exit, Receipt
-from venice_terminal_agent.tools.pager import Pager
+from venice_terminal_agent.bot import bot as bot_module
+from venice_terminal_agent.core.pager import Pager
+from venice_terminal_agent.core.receipt import Exit, Receipt
 
 
 class Echo:

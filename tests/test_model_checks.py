@@ -8,10 +8,10 @@ from types import SimpleNamespace
 from venice_terminal_agent.agent import APIFY_RULES, SYSTEM_PROMPT, Agent, system_prompt
 from venice_terminal_agent.cli.runtime import ANONYMOUS_APIFY, apify_mode, uses_apify
 from venice_terminal_agent.config import load_settings
-from venice_terminal_agent.events import Notice
+from venice_terminal_agent.core.events import Notice
+from venice_terminal_agent.core.toolbox import FunctionToolbox
+from venice_terminal_agent.model import RetryPolicy, VeniceClient
 from venice_terminal_agent.testing import FakeVenice
-from venice_terminal_agent.tools.base import FunctionToolbox
-from venice_terminal_agent.venice import RetryPolicy, VeniceClient
 
 
 async def no_wait(_seconds: float) -> None:

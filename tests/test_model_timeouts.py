@@ -8,8 +8,8 @@ import socket
 
 import pytest
 
-from venice_terminal_agent.venice import ModelError, VeniceClient
-from venice_terminal_agent.venice.client import CONNECT_TIMEOUT, DISCOVERY_TIMEOUT, READ_TIMEOUT
+from venice_terminal_agent.model import ModelError, VeniceClient
+from venice_terminal_agent.model.client import CONNECT_TIMEOUT, DISCOVERY_TIMEOUT, READ_TIMEOUT
 
 
 async def test_defaults_are_a_short_connect_and_a_long_read_between_chunks() -> None:

@@ -2,7 +2,12 @@
 
 import pytest
 
-from venice_terminal_agent.policy import APIFY_ANONYMOUS_TOOLS, APIFY_READ_ONLY, is_read_only, needs_consent
+from venice_terminal_agent.core.policy import (
+    APIFY_ANONYMOUS_TOOLS,
+    APIFY_READ_ONLY,
+    is_read_only,
+    needs_consent,
+)
 
 # (tool, apify server?, trusted server?, readOnlyHint, runs without asking?)
 TABLE = [

@@ -13,9 +13,9 @@ import signal
 
 from venice_terminal_agent.cli.render import make_console
 from venice_terminal_agent.cli.repl import Repl
-from venice_terminal_agent.events import EventSink, Finished, TextDelta
-from venice_terminal_agent.receipt import Exit, Receipt
-from venice_terminal_agent.tools.base import FunctionToolbox
+from venice_terminal_agent.core.events import EventSink, Finished, TextDelta
+from venice_terminal_agent.core.receipt import Exit, Receipt
+from venice_terminal_agent.core.toolbox import FunctionToolbox
 
 
 class StandInAgent:

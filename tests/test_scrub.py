@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from venice_terminal_agent.scrub import redact, well_formed, well_formed_all
-from venice_terminal_agent.venice.errors import MAX_LINE, one_line
+from venice_terminal_agent.core.scrub import redact, well_formed, well_formed_all
+from venice_terminal_agent.model.errors import MAX_LINE, one_line
 
 
 def test_every_secret_is_masked_longest_first_and_short_values_are_left_alone() -> None:

@@ -19,8 +19,8 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from venice_terminal_agent.tools.mcp_results import CONNECTION_CLOSED
-from venice_terminal_agent.tools.mcp_stdio import spawn
+from venice_terminal_agent.mcp.results import CONNECTION_CLOSED
+from venice_terminal_agent.mcp.stdio import spawn
 
 RAW = str(Path(__file__).parent / "servers" / "raw_mcp.py")
 
@@ -28,7 +28,7 @@ RAW = str(Path(__file__).parent / "servers" / "raw_mcp.py")
 @pytest.fixture(params=["ours", "sdk"])
 def transport(request, monkeypatch):
     # Both wait 2 s before each escalation; the order is what is tested, not the wait.
-    monkeypatch.setattr("venice_terminal_agent.tools.mcp_stdio.EXIT_GRACE", 0.5)
+    monkeypatch.setattr("venice_terminal_agent.mcp.stdio.EXIT_GRACE", 0.5)
     monkeypatch.setattr("mcp.client.stdio.PROCESS_TERMINATION_TIMEOUT", 0.5)
     monkeypatch.setattr("mcp.client.stdio.FORCE_KILL_TIMEOUT", 0.5)
     errlogs: list[Any] = []  # the child's stderr file is the caller's to close, with either transport

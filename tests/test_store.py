@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from venice_terminal_agent import Answer, Bot, Call, Exit, run_loop
-from venice_terminal_agent.store import Store, StoreError, record_agent_run, resolve_db_path
-from venice_terminal_agent.store_schema import APPLICATION_ID, MIGRATIONS
+from venice_terminal_agent.store.schema import APPLICATION_ID, MIGRATIONS
+from venice_terminal_agent.store.sqlite import Store, StoreError, record_agent_run, resolve_db_path
 
 
 class Clock:
@@ -146,7 +146,7 @@ async def test_migrations_run_once_and_in_order(tmp_path: Path, monkeypatch: pyt
         applied.append(len(MIGRATIONS) + 1)
         db.execute("ALTER TABLE runs ADD COLUMN tag TEXT")
 
-    monkeypatch.setattr("venice_terminal_agent.store_schema.MIGRATIONS", [*MIGRATIONS, second])
+    monkeypatch.setattr("venice_terminal_agent.store.schema.MIGRATIONS", [*MIGRATIONS, second])
     async with Store(path):
         pass
     async with Store(path):
@@ -235,7 +235,7 @@ def test_several_processes_creating_one_new_store_at_once_all_open_it(tmp_path: 
 
 
 def _open_at_once(path: str, barrier) -> str | None:
-    from venice_terminal_agent.store_schema import connect
+    from venice_terminal_agent.store.schema import connect
 
     barrier.wait(timeout=60)
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from venice_terminal_agent import Answer, run_loop
-from venice_terminal_agent.store import Store, StoreError
+from venice_terminal_agent.store.sqlite import Store, StoreError
 
 LIMIT, WINDOW, NOW = 5, 3600.0, 10_000.0
 

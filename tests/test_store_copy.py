@@ -7,11 +7,11 @@ from pathlib import Path
 
 from cli_support import COMMAND
 from serve_support import offline_env, redis_server
-from venice_terminal_agent.bot import Bot
-from venice_terminal_agent.receipt import Exit, Receipt
-from venice_terminal_agent.store import Store
-from venice_terminal_agent.store_copy import sqlite_export
-from venice_terminal_agent.store_redis import RedisStore
+from venice_terminal_agent.bot.bot import Bot
+from venice_terminal_agent.core.receipt import Exit, Receipt
+from venice_terminal_agent.store.copy import sqlite_export
+from venice_terminal_agent.store.redis_store import RedisStore
+from venice_terminal_agent.store.sqlite import Store
 
 
 async def cli(folder: Path, *args: str) -> tuple[int, str, str]:

@@ -14,10 +14,10 @@ import pytest
 
 from cli_support import clean_env, fake_venice, mcp_config
 from serve_support import redis_server, served
-from venice_terminal_agent.bot import Bot
-from venice_terminal_agent.store_protocol import StoreUnavailable
-from venice_terminal_agent.store_redis import RedisStore
-from venice_terminal_agent.stores import open_store
+from venice_terminal_agent.bot.bot import Bot
+from venice_terminal_agent.store import open_store
+from venice_terminal_agent.store.protocol import StoreUnavailable
+from venice_terminal_agent.store.redis_store import RedisStore
 
 SSE = {"Accept": "text/event-stream"}
 

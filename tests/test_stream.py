@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from venice_terminal_agent.venice.stream import Assembler, merge
+from venice_terminal_agent.model.stream import Assembler, merge
 
 
 def chunk(delta: dict, finish: str | None = None, **extra) -> dict:

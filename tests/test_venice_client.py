@@ -6,10 +6,10 @@ from contextlib import asynccontextmanager
 
 import pytest
 
-from venice_terminal_agent.events import TextDelta, TextDiscarded
+from venice_terminal_agent.core.events import TextDelta, TextDiscarded
+from venice_terminal_agent.model import ModelError, NoModelError, RetryPolicy, VeniceClient
+from venice_terminal_agent.model.errors import body_message, retry_after
 from venice_terminal_agent.testing import FakeVenice, MockVenice
-from venice_terminal_agent.venice import ModelError, NoModelError, RetryPolicy, VeniceClient
-from venice_terminal_agent.venice.errors import body_message, retry_after
 
 USER = [{"role": "user", "content": "hi"}]
 TOOL = {"type": "function", "function": {"name": "echo", "parameters": {"type": "object", "properties": {}}}}
@@ -203,7 +203,7 @@ def test_importing_the_agent_loads_no_openai() -> None:
     import subprocess
     import sys
 
-    probe = "import sys, venice_terminal_agent.agent, venice_terminal_agent.venice; print('openai' in sys.modules)"
+    probe = "import sys, venice_terminal_agent.agent, venice_terminal_agent.model; print('openai' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"  # the CLI's --help stays fast; openai loads with a client
 

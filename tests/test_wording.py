@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from venice_terminal_agent import Answer, Bot, Call, run_loop
-from venice_terminal_agent.wording import all_of, plural, verb
+from venice_terminal_agent.core.wording import all_of, plural, verb
 
 
 def test_plural_agrees_with_the_count() -> None:

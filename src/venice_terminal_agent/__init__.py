@@ -8,10 +8,10 @@ SQLite or the terminal is heavier still.
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .bot import Bot
-    from .loop import Outcome, Planner, Stop, run_loop
-    from .receipt import EXIT_STATUS, Answer, Call, Exit, Receipt, Step
-    from .tools.base import ToolError
+    from .bot.bot import Bot
+    from .core.loop import Outcome, Planner, Stop, run_loop
+    from .core.receipt import EXIT_STATUS, Answer, Call, Exit, Receipt, Step
+    from .core.toolbox import ToolError
 
 _HOME = {
     "Outcome": "loop", "Planner": "loop", "Stop": "loop", "run_loop": "loop",

@@ -15,18 +15,18 @@ import contextlib
 import dataclasses
 from typing import Any
 
-from .consent import Approver, Consent
-from .costs import Cap
-from .defaults import MAX_ROUNDS, PAGE_CHARS, QUESTION_BUDGET
-from .errors import ConfigError
-from .events import Event, EventSink, Finished, Notice, ignore
-from .loop import run_loop
-from .receipt import Call, Exit, Receipt, Tally
-from .sampling import QuestionSampling, SamplingDesk
-from .tools.base import Toolbox, ToolSpec
-from .tools.pager import Pager
-from .venice.models import ModelFacts, deprecation
-from .venice.planner import ChatModel, LLMPlanner
+from .core.consent import Approver, Consent
+from .core.costs import Cap
+from .core.defaults import MAX_ROUNDS, PAGE_CHARS, QUESTION_BUDGET
+from .core.errors import ConfigError
+from .core.events import Event, EventSink, Finished, Notice, ignore
+from .core.loop import run_loop
+from .core.pager import Pager
+from .core.receipt import Call, Exit, Receipt, Tally
+from .core.toolbox import Toolbox, ToolSpec
+from .mcp.sampling_model import QuestionSampling, SamplingDesk
+from .model.models import ModelFacts, deprecation
+from .model.planner import ChatModel, LLMPlanner
 
 DEFAULT_BUDGET = QUESTION_BUDGET  # tool calls per question
 MAX_ROUNDS_RANGE = range(1, 41)

@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from .defaults import MAX_ROUNDS, PAGE_CHARS
-from .errors import ConfigError
+from .core.defaults import MAX_ROUNDS, PAGE_CHARS
+from .core.errors import ConfigError
 
 VENICE_BASE_URL = "https://api.venice.ai/api/v1"
 APIFY_MCP_URL = "https://mcp.apify.com"

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from venice_terminal_agent import ToolError
 from venice_terminal_agent.config import Settings
-from venice_terminal_agent.tools.apify import apify_server
-from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
+from venice_terminal_agent.mcp.apify import apify_server
+from venice_terminal_agent.mcp.toolbox import McpToolbox
 
 STAND_IN = Path(__file__).with_name("apify_api_401.py")
 

@@ -15,12 +15,12 @@ import sys
 
 import httpx2
 
-from venice_terminal_agent.tools.mcp_auth import SignIn
-from venice_terminal_agent.tools.mcp_config import OAUTH_KEYS, ServerConfig
-from venice_terminal_agent.tools.mcp_features import ClientFeatures, Form
-from venice_terminal_agent.tools.mcp_session import SessionHooks
-from venice_terminal_agent.tools.mcp_toolbox import McpToolbox
-from venice_terminal_agent.tools.oauth_store import MemoryTokens
+from venice_terminal_agent.mcp.config import OAUTH_KEYS, ServerConfig
+from venice_terminal_agent.mcp.features import ClientFeatures, Form
+from venice_terminal_agent.mcp.oauth.auth import SignIn
+from venice_terminal_agent.mcp.oauth.tokens import MemoryTokens
+from venice_terminal_agent.mcp.session import SessionHooks
+from venice_terminal_agent.mcp.toolbox import McpToolbox
 
 # The URL-based client id the suite expects where its server supports client metadata documents.
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"

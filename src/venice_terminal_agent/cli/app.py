@@ -11,9 +11,9 @@ from typing import Annotated
 
 import typer
 
-from ..defaults import MAX_ROUNDS, PLAN_BUDGET, QUESTION_BUDGET
-from ..errors import CRASHED
-from ..receipt import USAGE_ERROR_STATUS, Exit, exit_statuses
+from ..core.defaults import MAX_ROUNDS, PLAN_BUDGET, QUESTION_BUDGET
+from ..core.errors import CRASHED
+from ..core.receipt import USAGE_ERROR_STATUS, Exit, exit_statuses
 from .bot_app import add_bot_commands
 from .group import DefaultCommandGroup, add_crash_status, command_group
 from .options import (
@@ -348,7 +348,7 @@ def main() -> None:
     try:
         app()
     except Exception as error:
-        from ..errors import VeniceAgentError
+        from ..core.errors import VeniceAgentError
         from .terminal import crash, fail
 
         if isinstance(error, VeniceAgentError):  # expected and explained: one line, its status

@@ -19,10 +19,10 @@ from typing import IO, TextIO, cast
 from rich.console import Console
 from rich.text import Text
 
-from ..consent import Why
-from ..receipt import Call
-from ..tools.base import ToolSpec
-from ..wording import NO_TERMINAL_CONSENT, NO_TERMINAL_LOCAL, NO_TERMINAL_SAMPLING
+from ..core.consent import Why
+from ..core.receipt import Call
+from ..core.toolbox import ToolSpec
+from ..core.wording import NO_TERMINAL_CONSENT, NO_TERMINAL_LOCAL, NO_TERMINAL_SAMPLING
 from .text import call_text, preview, safe
 
 ARGS_PREVIEW = 240  # the call a person is asked about: a little more of it

@@ -11,8 +11,8 @@ import sys
 from typing import Any
 
 from ..config import ConfigError, Settings
-from ..errors import VeniceAgentError
-from ..receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Exit
+from ..core.errors import VeniceAgentError
+from ..core.receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Exit
 from .runtime import Flags, load, settings_from
 from .terminal import cancellable, cancelled_receipt, fail
 
@@ -66,7 +66,7 @@ async def run_session(
     """The whole program once settings are loaded; returns the exit status."""
     from rich.text import Text
 
-    from ..venice.models import balance
+    from ..model.models import balance
     from .approver import TerminalApprover
     from .render import Renderer, banner, make_console, receipt_json
     from .runtime import open_runtime

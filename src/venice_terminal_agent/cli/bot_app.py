@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from ..defaults import CALLS_PER_WINDOW
+from ..core.defaults import CALLS_PER_WINDOW
 from .group import command_group
 from .options import McpConfigOption, NoFilesOption, NoMcpOption, OfflineOption, RootOption
 

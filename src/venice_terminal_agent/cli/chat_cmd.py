@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..defaults import CALLS_PER_WINDOW
-from ..errors import VeniceAgentError
-from ..receipt import USAGE_ERROR_STATUS
+from ..core.defaults import CALLS_PER_WINDOW
+from ..core.errors import VeniceAgentError
+from ..core.receipt import USAGE_ERROR_STATUS
 from .runtime import Flags, settings_from
 from .terminal import ReadLine, cancellable, fail
 from .text import files_line, safe, tool_line
@@ -41,7 +41,7 @@ class ChatOptions:
 
 def chat_main(options: ChatOptions) -> int:
     """The whole command; returns the process exit status."""
-    from ..store_schema import resolve_db_path
+    from ..store.schema import resolve_db_path
 
     if not options.chat.strip():
         return _fail("--chat needs a name, e.g. --chat work")
@@ -70,7 +70,7 @@ def chat_main(options: ChatOptions) -> int:
 
 
 async def _session(options: ChatOptions, path: Path, settings: Any, files: bool = True) -> int:
-    from ..bot import Bot
+    from ..bot.bot import Bot
     from .terminal import piped_reader, terminal_reader
 
     interactive = sys.stdin.isatty()
@@ -82,7 +82,7 @@ async def _session(options: ChatOptions, path: Path, settings: Any, files: bool 
             await _converse(bot, options.chat, read_line, interactive)
         return 0
 
-    from ..tools.mcp_config import load_servers
+    from ..mcp.config import load_servers
     from .approver import TerminalApprover
     from .render import make_console
     from .runtime import NO_MCP, open_runtime
@@ -156,7 +156,7 @@ async def _mcp_command(line: str, mcp: Any) -> str | None:
 
 
 def _show_calls(event: Any) -> None:
-    from ..events import ToolStarted
+    from ..core.events import ToolStarted
 
     if isinstance(event, ToolStarted):
         print(tool_line(event.call.tool, event.call.arguments), file=sys.stderr, flush=True)

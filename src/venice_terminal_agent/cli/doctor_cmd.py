@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..receipt import USAGE_ERROR_STATUS
-from ..wording import plural
+from ..core.receipt import USAGE_ERROR_STATUS
+from ..core.wording import plural
 from .text import safe
 
 
@@ -48,7 +48,7 @@ def doctor_main(flags: Any, *, json_output: bool) -> int:
 
 async def run_checks(flags: Any) -> list[Check]:
     from ..config import VENICE_KEY_HELP, ConfigError
-    from ..tools.mcp_config import default_config_path
+    from ..mcp.config import default_config_path
     from .runtime import load
 
     checks = [_settings_files(flags, default_config_path())]
@@ -100,9 +100,9 @@ async def _no_model() -> list[Check]:
 
 
 async def _model_checks(settings: Any, key: str) -> list[Check]:
-    from ..errors import ModelError
-    from ..venice.client import VeniceClient
-    from ..venice.models import ModelFacts
+    from ..core.errors import ModelError
+    from ..model.client import VeniceClient
+    from ..model.models import ModelFacts
 
     where = settings.venice_base_url
     async with VeniceClient(key, base_url=where) as client:
@@ -130,7 +130,7 @@ async def _mcp_checks(servers: list[Any], settings: Any) -> list[Check]:
         return []
     import mcp.client.stdio  # noqa: F401 - imported before the clock starts: times are the servers'
 
-    from ..tools.mcp_toolbox import McpToolbox
+    from ..mcp.toolbox import McpToolbox
 
     started = time.monotonic()
     took: dict[str, float] = {}
@@ -186,8 +186,8 @@ def _node_checks(servers: list[Any]) -> list[Check]:
 async def _store_check(settings: Any) -> list[Check]:
     if not settings.venice_agent_db:
         return []  # the agent keeps nothing unless asked; the chat bot's default store is its own
-    from ..errors import StoreError
-    from ..store import Store
+    from ..core.errors import StoreError
+    from ..store.sqlite import Store
 
     path, missing = _store_path(settings.venice_agent_db)
     if missing is not None:

@@ -16,7 +16,7 @@ from typing import Any, TextIO, cast
 from rich.console import Console
 from rich.text import Text
 
-from ..tools.mcp_features import Action, Elicitor, Form, FormField
+from ..mcp.features import Action, Elicitor, Form, FormField
 from .approver import AskLine, prompt_on
 from .text import safe
 
@@ -122,8 +122,8 @@ def terminal_features(*, yes: bool, root: Any = None, model: bool = False, perso
     import sys
     from pathlib import Path
 
-    from ..sampling import SamplingDesk
-    from ..tools.mcp_features import ClientFeatures
+    from ..mcp.features import ClientFeatures
+    from ..mcp.sampling_model import SamplingDesk
     from .approver import has_terminal
     from .render import make_console
 

@@ -143,7 +143,7 @@ def _own_option(ctx: Context, option: str, shell: str | None) -> None:
 def add_crash_status(app: typer.Typer) -> None:
     """End each command's help, whose last paragraph is its "Exit status: …." sentence, with
     the status any command may end with: 1, a crash. Written once here, not in every docstring."""
-    from ..errors import CRASHED
+    from ..core.errors import CRASHED
 
     for command in _commands(app):
         if "Exit status" in (command.epilog or ""):

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..tools.mcp_stdio import StdioServer, child_environment, spawn
+from ..mcp.stdio import StdioServer, child_environment, spawn
 
 __all__ = ["child_environment", "head_start"]
 

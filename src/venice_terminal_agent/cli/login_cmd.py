@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-from ..receipt import USAGE_ERROR_STATUS
+from ..core.receipt import USAGE_ERROR_STATUS
 from .terminal import show_and_open
 from .text import safe
 
@@ -22,7 +22,7 @@ from .text import safe
 def _server(flags: Any, name: str) -> Any:
     """The HTTP server entry called `name`; `ConfigError` if there is none."""
     from ..config import ConfigError
-    from ..tools.apify import apify_server
+    from ..mcp.apify import apify_server
     from .tools_cmd import _servers
 
     settings, servers = _servers(flags)
@@ -50,9 +50,9 @@ def login_main(flags: Any, name: str) -> int:
 
 
 async def _login(server: Any) -> int:
-    from ..tools.mcp_auth import SignIn
-    from ..tools.mcp_toolbox import McpToolbox
-    from ..tools.oauth_store import TokenFile
+    from ..mcp.oauth.auth import SignIn
+    from ..mcp.oauth.tokens import TokenFile
+    from ..mcp.toolbox import McpToolbox
 
     stored = TokenFile(server.name, server.url or "")
     before = await stored.get_tokens()
@@ -83,8 +83,8 @@ def logout_main(flags: Any, name: str) -> int:
 
 
 async def _logout(server: Any) -> int:
-    from ..tools.oauth_extras import revoke
-    from ..tools.oauth_store import TokenFile
+    from ..mcp.oauth.grants import revoke
+    from ..mcp.oauth.tokens import TokenFile
 
     stored = TokenFile(server.name, server.url or "")
     if not stored.exists():

@@ -12,15 +12,15 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from ..costs import usd
-from ..receipt import USAGE_ERROR_STATUS
-from ..wording import plural
+from ..core.costs import usd
+from ..core.receipt import USAGE_ERROR_STATUS
+from ..core.wording import plural
 from .text import preview, safe
 
 
 def logs_main(count: int, *, json_output: bool, db: Path | None) -> int:
     from ..config import ConfigError, load_settings
-    from ..store import Store, StoreError, resolve_db_path
+    from ..store.sqlite import Store, StoreError, resolve_db_path
 
     try:
         chosen = db or load_settings().venice_agent_db  # VENICE_AGENT_DB from .env counts too

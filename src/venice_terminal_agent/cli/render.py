@@ -14,7 +14,7 @@ from typing import IO, Any
 from rich.console import Console
 from rich.text import Text
 
-from ..events import (
+from ..core.events import (
     ConsentAsked,
     Event,
     Finished,
@@ -26,9 +26,9 @@ from ..events import (
     ToolProgress,
     ToolStarted,
 )
-from ..receipt import Exit, Receipt
-from ..tools.base import ToolSpec
-from ..wording import EMPTY_RESPONSE
+from ..core.receipt import Exit, Receipt
+from ..core.toolbox import ToolSpec
+from ..core.wording import EMPTY_RESPONSE
 from .text import CONSENT_KEY, call_text, preview, safe, tool_rows
 
 RESULT_PREVIEW = 120

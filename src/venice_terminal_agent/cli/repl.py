@@ -15,8 +15,8 @@ from typing import Any, Protocol
 from rich.console import Console
 from rich.text import Text
 
-from ..events import EventSink
-from ..receipt import Receipt
+from ..core.events import EventSink
+from ..core.receipt import Receipt
 from .render import Renderer, balance_line, receipt_json, tools_table
 from .terminal import PROMPT, ReadLine, cancellable, cancelled_receipt
 from .text import safe
@@ -126,7 +126,7 @@ class Repl:
 
     async def _prompt(self, line: str) -> bool:
         """Fetch the prompt and ask it: its messages are the question, shown before the answer."""
-        from ..errors import ToolError
+        from ..core.errors import ToolError
         from .repl_mcp import prompt_question
 
         try:

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import typer
 
-from ..consent import Consent
-from ..defaults import PLAN_BUDGET
-from ..events import Event, ToolFinished, ToolStarted
-from ..loop import run_loop
-from ..plans import PlanError, parse_plan
-from ..receipt import USAGE_ERROR_STATUS, Receipt
+from ..core.consent import Consent
+from ..core.defaults import PLAN_BUDGET
+from ..core.events import Event, ToolFinished, ToolStarted
+from ..core.loop import run_loop
+from ..core.pager import DEFAULT_PAGE_CHARS, Pager
+from ..core.plans import PlanError, parse_plan
+from ..core.receipt import USAGE_ERROR_STATUS, Receipt
+from ..core.wording import shown_answer
 from ..tools.builtin import builtin_toolbox
-from ..tools.pager import DEFAULT_PAGE_CHARS, Pager
-from ..wording import shown_answer
 from .text import preview, safe, tool_line
 
 DEFAULT_BUDGET = PLAN_BUDGET

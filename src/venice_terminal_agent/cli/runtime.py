@@ -76,7 +76,7 @@ def load(
     """Settings and the MCP server configs (`--mcp-config`, else mcp.json, else Apify);
     `ConfigError` for anything wrong with either. With `on_server_error`, a bad MCP config goes
     there instead and no server comes back (`doctor` reports it and goes on checking the rest)."""
-    from ..tools.mcp_config import load_servers
+    from ..mcp.config import load_servers
 
     settings = settings_from(flags)
     try:
@@ -110,7 +110,7 @@ class Runtime:
 
     def consented(self, approver: Any = None, *, tools: Any = None, auto_approve: bool | None = None) -> Any:
         """The toolbox (or `tools`) behind the one consent wrapper."""
-        from ..consent import Consent
+        from ..core.consent import Consent
 
         yes = self.settings.auto_approve_tools if auto_approve is None else auto_approve
         return Consent(self.tools if tools is None else tools, approver=approver, auto_approve=yes)
@@ -141,7 +141,7 @@ class Runtime:
         """`agent`, recording each run in the store when the user asked for one (opt-in only)."""
         if not self.settings.venice_agent_db:
             return agent
-        from ..recording import RecordingAgent
+        from ..bot.recording import RecordingAgent
 
         return RecordingAgent(agent, self.settings.venice_agent_db, warn)
 
@@ -189,11 +189,11 @@ async def open_runtime(
     nobody at this terminal answers for the session (`serve`), so servers are offered neither
     elicitation nor sampling.
     """
-    from ..tools.base import CombinedToolbox
+    from ..core.pager import Pager
+    from ..core.toolbox import CombinedToolbox
+    from ..mcp.session import SessionHooks
+    from ..mcp.toolbox import McpToolbox
     from ..tools.builtin import builtin_toolbox
-    from ..tools.mcp_session import SessionHooks
-    from ..tools.mcp_toolbox import McpToolbox
-    from ..tools.pager import Pager
     from .elicit_form import terminal_features
     from .terminal import terminal_sign_in
 
@@ -204,8 +204,8 @@ async def open_runtime(
     opened: list[Any] = []
 
     async def discover() -> tuple[Any, str, Any]:
-        from ..tools.mcp_config import all_secrets
-        from ..venice.client import VeniceClient  # imports openai: by now the servers are booting
+        from ..mcp.config import all_secrets
+        from ..model.client import VeniceClient  # imports openai: by now the servers are booting
 
         secrets = all_secrets(settings, servers)  # masked in any error the model server echoes
         client = VeniceClient(key or "", base_url=settings.venice_base_url, secrets=secrets)

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ConfigError, load_settings
-from ..defaults import CALLS_PER_WINDOW
-from ..receipt import USAGE_ERROR_STATUS
-from ..tools.base import ToolSpec
+from ..core.defaults import CALLS_PER_WINDOW
+from ..core.receipt import USAGE_ERROR_STATUS
+from ..core.toolbox import ToolSpec
 
 LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})
 
@@ -74,7 +74,7 @@ def read_tokens(path: Path) -> dict[str, str]:
 
 def serve_main(options: ServeOptions) -> int:
     """The whole command; returns the process exit status."""
-    from ..errors import VeniceAgentError
+    from ..core.errors import VeniceAgentError
 
     if options.token_file is None and not is_loopback(options.host):
         return _fail(
@@ -96,9 +96,9 @@ def serve_main(options: ServeOptions) -> int:
 
 
 async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: Any) -> int:
-    from ..bot import Bot
-    from ..store_schema import resolve_db_path
-    from ..stores import open_store
+    from ..bot.bot import Bot
+    from ..store import open_store
+    from ..store.schema import resolve_db_path
 
     spec = options.store or settings.venice_agent_db
     if spec is None:
@@ -115,7 +115,7 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
         async with offline as bot:
             return await _listen(options, users, bot, spec, "commands (no model)", "none (file tools only)")
 
-    from ..tools.mcp_config import load_servers
+    from ..mcp.config import load_servers
     from .runtime import NO_MCP, open_runtime
 
     servers = load_servers(settings, options.mcp_config, no_mcp=options.no_mcp)
@@ -154,7 +154,7 @@ class ReadOnlyTools:
         return any(spec.name == name for spec in self.specs())
 
     async def call(self, name: str, arguments: Any) -> Any:
-        from ..tools.base import ToolError
+        from ..core.toolbox import ToolError
 
         if name not in self:
             raise ToolError(f"no tool {name!r} here (tools that may cost money need serve --yes)")
@@ -166,9 +166,9 @@ async def _listen(
 ) -> int:
     import uvicorn
 
+    from ..core.wording import plural
     from ..serve.app import build_app
-    from ..store_protocol import shown
-    from ..wording import plural
+    from ..store.protocol import shown
 
     app = build_app(bot, users=users, run_timeout=options.run_timeout)
     sock = listening_socket(options.host, options.port)

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import asyncio
 
-from ..errors import VeniceAgentError
-from ..store_protocol import shown
-from ..wording import plural
+from ..core.errors import VeniceAgentError
+from ..core.wording import plural
+from ..store.protocol import shown
 from .terminal import fail
 
 
 def copy_main(source: str, destination: str) -> int:
     """The whole command; returns the process exit status."""
-    from ..store_copy import copy_store
+    from ..store.copy import copy_store
 
     try:
         copied = asyncio.run(copy_store(source, destination))

@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..errors import CRASH_STATUS
-from ..receipt import USAGE_ERROR_STATUS, Exit, Receipt
+from ..core.errors import CRASH_STATUS
+from ..core.receipt import USAGE_ERROR_STATUS, Exit, Receipt
 from .text import safe
 
 T = TypeVar("T")
@@ -153,6 +153,6 @@ async def show_and_open(server: str, url: str) -> None:
 
 def terminal_sign_in() -> Any:
     """Who completes a browser sign-in in a session: the person at the terminal, or nobody."""
-    from ..tools.mcp_auth import SignIn
+    from ..mcp.oauth.auth import SignIn
 
     return SignIn(open_url=show_and_open if sys.stdin.isatty() and sys.stderr.isatty() else None)

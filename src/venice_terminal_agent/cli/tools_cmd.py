@@ -18,8 +18,8 @@ from typing import Any
 
 import typer
 
-from ..receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Call, Exit, Receipt
-from ..wording import plural
+from ..core.receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Call, Exit, Receipt
+from ..core.wording import plural
 from .text import CONSENT_KEY, safe, tool_rows
 
 TOOL_FAILED = EXIT_STATUS[Exit.TOOL_ERROR]
@@ -143,7 +143,7 @@ async def _call(
     page: int,
     size: int | None,
 ) -> int:
-    from ..tools.base import ToolError
+    from ..core.toolbox import ToolError
     from .runtime import open_runtime
 
     async with open_runtime(settings, servers, model=False, on_status=_progress(False)) as runtime:
@@ -207,7 +207,7 @@ def consent(tools: Any, yes: bool) -> Any:
     """`tools` behind the one consent wrapper, asking on the terminal (stderr) or `--yes`."""
     from rich.console import Console
 
-    from ..consent import Consent
+    from ..core.consent import Consent
     from .approver import TerminalApprover
 
     return Consent(tools, approver=TerminalApprover(Console(stderr=True)), auto_approve=yes)
@@ -236,7 +236,7 @@ async def _run(
     servers: list[Any],
     yes: bool,
 ) -> Receipt:
-    from ..loop import run_loop
+    from ..core.loop import run_loop
     from .runtime import open_runtime
 
     progress = _progress(False)

@@ -26,8 +26,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from ..events import Event, TextDelta, TextDiscarded, ToolFinished, ToolStarted
-from ..store_schema import StoreError
+from ..core.events import Event, TextDelta, TextDiscarded, ToolFinished, ToolStarted
+from ..store.schema import StoreError
 from .sse import EventStream, Refused, reply_json
 
 MAX_BODY = 32 * 1024

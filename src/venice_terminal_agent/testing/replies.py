@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 
 REPLY_KEYS = {
     "text", "tool_calls", "same_index", "reasoning_content", "reasoning_details",

@@ -10,8 +10,8 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .base import FunctionToolbox, ToolError
-from .pager import Pager
+from ..core.pager import Pager
+from ..core.toolbox import FunctionToolbox, ToolError
 
 MAX_FILE_BYTES = 2_000_000
 MAX_LISTED = 500

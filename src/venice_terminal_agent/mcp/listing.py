@@ -1,0 +1,71 @@
+"""Starting a server: its whole tool list (page after page), or one line on why it did not start."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.errors import ToolListError
+from ..core.toolbox import ToolError
+from .results import SDK_STAND_INS, describe_error, http_status_reason
+
+MAX_PAGES = 1000  # a server paging forever with fresh cursors is a server gone wrong
+
+
+async def list_all_tools(client: Any, server: str) -> list[Any]:
+    """Every tool, following `next_cursor`; a repeated cursor fails rather than keep part of a list."""
+    return await list_all(client.list_tools, "tools", server)
+
+
+async def list_all(fetch: Any, what: str, server: str) -> list[Any]:
+    """Every item of a paged MCP list (`what`: "tools", "resources", "prompts"), page after page."""
+    items: list[Any] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    for _ in range(MAX_PAGES):
+        page = await fetch(cursor=cursor, cache_mode="bypass")
+        items.extend(getattr(page, what))
+        cursor = page.next_cursor
+        if not cursor:
+            return items
+        if cursor in seen:
+            raise ToolListError(
+                f"{server} sent the {what[:-1]}-list cursor {cursor!r} twice; its {what[:-1]} list is not used"
+            )
+        seen.add(cursor)
+    raise ToolListError(
+        f"{server} sent more than {MAX_PAGES} pages of {what}; its {what[:-1]} list is not used"
+    )
+
+
+def startup_reason(config: Any, error: BaseException, http_status: int | None) -> tuple[str, bool]:
+    """Why `config`'s server did not start, and whether its stderr tail would help to say it."""
+    name = config.name
+    if isinstance(error, ToolError):
+        return f"{name} cannot start: {error.message}", False
+    if isinstance(error, ToolListError):
+        return str(error), False
+    if isinstance(error, FileNotFoundError | PermissionError):
+        return (
+            f"{name} cannot start: `{config.command}` was not found or cannot run "
+            f"({describe_error(error)}); check 'command' in the MCP config and that the program is installed"
+        ), False
+    text = describe_error(error)
+    if config.transport == "http":
+        if http_status is not None:
+            said = "" if text in SDK_STAND_INS else f" ({text})"
+            return f"{name} did not start{said}: {http_status_reason(config.where, http_status)}", False
+        hint = "check the URL, that the server is running, and its token or headers"
+    else:
+        hint = f"check that `{config.where}` runs on its own"
+    return f"{name} did not start ({text}); {hint}", True
+
+
+def startup_timeout_reason(config: Any, timeout: float) -> str:
+    stdio = config.transport == "stdio"
+    what = f"`{config.where}`" if stdio else config.where
+    hint = (
+        "check that the command starts an MCP server on stdio (a first `npx` run downloads the package and can be slow)"
+        if stdio
+        else "check the URL and the network"
+    )
+    return f"{config.name} ({what}) did not finish starting within {timeout:g} s: {hint}"

@@ -1,0 +1,280 @@
+"""The model client: streaming chat completions on the openai SDK, retries, model discovery.
+
+Any OpenAI-compatible server works (Venice by default; OpenAI, Ollama, vLLM, llama.cpp).
+Requests carry only fields that have a value (Venice rejects nulls); `tools` and
+`tool_choice` go only with tools. Venice's own system prompt is turned off with
+`venice_parameters`, which every server but OpenAI's ignores or accepts.
+
+Retries (`retry.py`): few, with backoff, `Retry-After` honoured, failures counted across
+requests; text an attempt already showed is withdrawn (`TextDiscarded`) before the next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..config import VENICE_BASE_URL
+from ..core.events import EventSink, TextDelta, TextDiscarded, ignore
+from ..core.scrub import redact
+from .errors import ModelError, NoModelError, describe, foreign_errors, one_line
+from .models import ModelFacts, venice_headers
+from .retry import FailureWindow, RetryPolicy, next_wait
+from .stream import Assembler, Completion
+
+MODEL_TRAITS = ("function_calling_default", "default")
+CONNECT_TIMEOUT = 10.0  # seconds to open a connection to the model server
+READ_TIMEOUT = 120.0  # seconds of silence allowed between two chunks of an answer
+DISCOVERY_TIMEOUT = 30.0  # seconds model discovery may take in all, then start-up gives up
+
+
+def complete_or_raise(turn: Completion) -> Completion:
+    """`turn`, when the stream said it was over; a retryable `ModelError` when it just stopped.
+
+    A reply ends with a finish reason. A stream that ends without one (no `[DONE]` either, or
+    `choices: []` all the way) was cut off: taking it as an answer would print a truncated one
+    ("PARTIAL answ"), or nothing, as if the model had finished."""
+    if turn.finish_reason is None:
+        if turn.text or turn.tool_calls:
+            why = "the stream ended without a finish reason"
+        else:
+            why = "the stream ended before any of it arrived (no choices, no finish reason)"
+        raise ModelError(f"the model's reply was cut off: {why}", retryable=True)
+    return turn
+
+
+class VeniceClient:
+    def __init__(
+        self,
+        api_key: str,
+        base_url: str = VENICE_BASE_URL,
+        *,
+        retry: RetryPolicy | None = None,
+        timeout: float = READ_TIMEOUT,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        discovery_timeout: float = DISCOVERY_TIMEOUT,
+        venice_parameters: bool | None = None,
+        secrets: Iterable[str] = (),
+        http_client: Any = None,
+    ) -> None:
+        """`http_client`: an `httpx2.AsyncClient` to send requests with (the SDK's own if None);
+        tests give one on `testing.MockVenice`'s transport to run without a socket."""
+        import httpx2
+        from openai import AsyncOpenAI
+
+        # A server may repeat a secret in its error ("the API key sk-… is invalid"): every
+        # error this client raises is masked with its key and these (the Apify token, ${VAR}s).
+        self.secrets = (api_key, *secrets)
+        self.base_url = base_url.rstrip("/")
+        self.retry = retry or RetryPolicy()
+        self.failures = FailureWindow(self.retry.window, self.retry.clock)
+        host = urlsplit(self.base_url).hostname or ""
+        # OpenAI's own API refuses unknown fields; everybody else ignores or wants this.
+        self.venice_parameters = (
+            venice_parameters if venice_parameters is not None else "openai.com" not in host
+        )
+        # A dead host fails fast (connect); a slow model may think, but not fall silent (read).
+        limits = httpx2.Timeout(timeout, connect=connect_timeout)
+        self._openai = AsyncOpenAI(
+            api_key=api_key, base_url=self.base_url, max_retries=0, timeout=limits, http_client=http_client
+        )
+        self.discovery_timeout = discovery_timeout
+        self.answered = False  # a chat request has succeeded
+        # The first chat request was refused 401/403: the key is the user's setup to fix (exit
+        # 2), whether or not model discovery (which may be skipped with --model) already said so.
+        self.key_rejected = False
+        self._listing: Any = None  # GET /models, asked at most once per session
+        self.headers: dict[str, str] = {}  # Venice's balance and deprecation headers, latest seen
+
+    async def __aenter__(self) -> VeniceClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._openai.close()
+
+    def request(
+        self,
+        model: str,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] = (),
+        temperature: float | None = None,
+        max_completion_tokens: int | None = None,
+    ) -> dict[str, Any]:
+        """The body of a streamed chat request, with no null field in it."""
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": list(messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if tools:
+            body["tools"] = list(tools)
+            body["tool_choice"] = "auto"
+        if temperature is not None:
+            body["temperature"] = temperature
+        if max_completion_tokens is not None:
+            body["max_completion_tokens"] = max_completion_tokens
+        return body
+
+    async def complete(
+        self,
+        model: str,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] = (),
+        *,
+        temperature: float | None = None,
+        events: EventSink | None = None,
+        max_completion_tokens: int | None = None,
+    ) -> Completion:
+        """One assistant turn, streamed: text goes out as `TextDelta` events while it arrives.
+
+        Raises `ModelError` once retries are spent (or the failure is not worth retrying)."""
+        body = self.request(model, messages, tools, temperature, max_completion_tokens)
+        extra = (
+            {"venice_parameters": {"include_venice_system_prompt": False}} if self.venice_parameters else None
+        )
+        emit = events or ignore
+        attempt = 0
+        while True:
+            attempt += 1
+            shown = [False]
+            try:
+                completion = await self._stream(body, extra, emit, shown)
+                self.answered = True
+                return completion
+            except ModelError as error:  # only the SDK's failures, translated in `_stream`
+                problem = self._masked(error)
+                if problem.status in (401, 403) and not self.answered:
+                    self.key_rejected = True
+                wait = next_wait(self.retry, problem, attempt, self.failures.add())
+                if shown[0]:
+                    emit(TextDiscarded())
+            await self.retry.sleep(wait)
+
+    async def _stream(
+        self, body: dict[str, Any], extra: dict[str, Any] | None, emit: EventSink, shown: list[bool]
+    ) -> Completion:
+        from openai import AsyncStream
+        from openai.types.chat import ChatCompletionChunk
+
+        # The SDK's own HTTP, errors and SSE, without `create`'s typed transform: it walks the
+        # whole conversation again on every request (about 1 ms for a short one, growing with
+        # it), and our body is already plain JSON with no null in it.
+        # The boundary: what the SDK raises becomes a `ModelError` here; what our own code
+        # (the assembler, an event sink) raises is a bug and goes up as it is.
+        foreign = foreign_errors()
+        try:
+            stream = await self._openai.post(
+                "/chat/completions",
+                body={**body, **(extra or {})},
+                cast_to=ChatCompletionChunk,
+                stream=True,
+                stream_cls=AsyncStream[ChatCompletionChunk],
+            )
+        except foreign as error:
+            raise describe(error, self.base_url) from error
+        assembler = Assembler()
+        chunks = aiter(stream)
+        try:
+            while True:
+                try:
+                    chunk = await anext(chunks)
+                except StopAsyncIteration:
+                    break
+                except foreign as error:
+                    raise describe(error, self.base_url) from error
+                text = assembler.feed(chunk.to_dict())
+                if text:
+                    shown[0] = True
+                    emit(TextDelta(text))
+            if tail := assembler.end():
+                emit(TextDelta(tail))
+        finally:
+            await stream.close()
+        turn = complete_or_raise(assembler.finish())
+        turn.headers = venice_headers(stream.response.headers)
+        self.headers.update(turn.headers)
+        return turn
+
+    def _masked(self, problem: ModelError) -> ModelError:
+        problem.message = redact(problem.message, self.secrets) or ""
+        problem.args = (problem.message,)
+        return problem
+
+    async def resolve_model(self, requested: str | None) -> str:
+        """The model to use: `requested` (the --model flag, else VENICE_MODEL), else the
+        server's `function_calling_default` trait, else its `default` trait, else the only
+        model it serves. Raises `NoModelError` when none resolves."""
+        if requested and requested.strip():
+            return requested.strip()
+        try:
+            async with asyncio.timeout(self.discovery_timeout):
+                return await self._discover()
+        except TimeoutError:
+            host = urlsplit(self.base_url).hostname or self.base_url
+            raise ModelError(
+                f"{host} did not answer the request for its models within {self.discovery_timeout:g} s; "
+                "check VENICE_BASE_URL, or pass --model"
+            ) from None
+
+    async def _discover(self) -> str:
+        traits = await self._get_data("models/traits")
+        if isinstance(traits, dict):
+            for trait in MODEL_TRAITS:
+                if isinstance(traits.get(trait), str) and traits[trait]:
+                    return traits[trait]
+        models = self._listing = await self._get_data("models")
+        ids = (
+            [m["id"] for m in models if isinstance(m, dict) and m.get("id")]
+            if isinstance(models, list)
+            else []
+        )
+        if len(ids) == 1:
+            return ids[0]
+        offered = f"; it serves {', '.join(ids[:8])}" + (" …" if len(ids) > 8 else "") if ids else ""
+        raise self._masked(
+            NoModelError(
+                f"no model chosen and {self.base_url} suggests none: pass --model or set VENICE_MODEL{offered}"
+            )
+        )
+
+    async def model_facts(self, model: str) -> ModelFacts:
+        """Prices, output limit and tool support of `model`, from `GET /models` (asked once).
+
+        A listing that fails leaves every fact unknown: the question still runs, uncapped."""
+        if self._listing is None:
+            try:
+                self._listing = await self._get_data("models") or []
+            except ModelError:
+                self._listing = []
+        return ModelFacts.from_listing(self._listing, model)
+
+    async def list_models(self) -> list[Any]:
+        """The server's models (`GET /models`): Venice's carry `model_spec.capabilities`."""
+        models = await self._get_data("models")
+        return models if isinstance(models, list) else []
+
+    async def _get_data(self, path: str) -> Any:
+        """`data` of a GET, or None when the server does not have that route (not Venice)."""
+        from openai._response import http_response_types
+
+        try:
+            # The raw response, for its headers (Venice may say the balance on any answer).
+            response = await self._openai.get(path, cast_to=http_response_types()[0])
+            self.headers.update(venice_headers(response.headers))
+            answer = response.json()
+        except ValueError:
+            return None  # not JSON: not an OpenAI-compatible listing
+        except foreign_errors() as error:
+            problem = self._masked(describe(error, self.base_url))
+            if problem.status in (404, 405):
+                return None
+            raise ModelError(
+                one_line(f"cannot list models: {problem.message}"), status=problem.status
+            ) from None
+        return answer.get("data") if isinstance(answer, dict) else None

@@ -1,0 +1,151 @@
+"""Model API failures translated at the boundary into one readable error.
+
+Venice's error bodies are not OpenAI's (`{"error": "…", "details": {…}}` instead of
+`{"error": {"message": …}}`), and the openai SDK keeps only the `error` string of them in
+`e.body`; so the body is read again from the response. Each failure becomes a `ModelError`
+with one line for people, and what a retry needs to know (retryable, Retry-After).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import time
+from collections.abc import Callable, Mapping
+from http import HTTPStatus
+from typing import Any
+
+from ..core.errors import ModelError
+from ..core.errors import NoModelError as NoModelError  # its old home: still imports from here
+
+RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+TOP_UP = "https://venice.ai/settings/api"
+MAX_LINE = 400
+
+
+def from_response(
+    status: int, headers: Mapping[str, str], body: Any, clock: Callable[[], float] = time.time
+) -> ModelError:
+    """The error for an HTTP answer `status` with `body` (parsed JSON, or text)."""
+    try:
+        name = f"{status} {HTTPStatus(status).phrase}"
+    except ValueError:
+        name = str(status)
+    detail = body_message(body) or "no details given"
+    if status == 401:
+        line = f"the model server rejected the API key ({name}: {detail}); check VENICE_API_KEY"
+    elif status == 402:
+        line = f"the account balance is out ({name}: {detail}); top up at {TOP_UP}"
+    elif status == 429:
+        line = f"rate limited by the model server ({name}: {detail})"
+    else:
+        line = f"the model server answered {name}: {detail}"
+    request_id = headers.get("cf-ray") or headers.get("x-request-id")
+    if request_id:
+        line += f" [request {request_id}]"
+    retryable = status in RETRYABLE_STATUS and headers.get("x-should-retry") != "false"
+    return ModelError(
+        one_line(line), status=status, retryable=retryable, retry_after=retry_after(headers, status, clock)
+    )
+
+
+def body_message(body: Any) -> str:
+    """Venice's `{"error": "…", "details": …}`, OpenAI's `{"error": {"message": …}}`, or text."""
+    if isinstance(body, str):
+        return body.strip()
+    if not isinstance(body, dict):
+        return ""
+    error = body.get("error")
+    if isinstance(error, dict):
+        message = str(error.get("message") or error.get("type") or json.dumps(error))
+        code = error.get("code")
+        return f"{message} ({code})" if code and str(code) not in message else message
+    message = str(error or body.get("message") or json.dumps(body))
+    problems = list(_zod_problems(body.get("details")))
+    if problems:
+        message += " (" + "; ".join(problems) + ")"
+    elif body.get("code") and str(body["code"]) not in message:
+        message += f" ({body['code']})"
+    return message
+
+
+def _zod_problems(details: Any, path: str = ""):
+    """`{"_errors": [...], "field": {"_errors": ["Field is required"]}}` as "field: ..." lines."""
+    if isinstance(details, dict):
+        for reason in details.get("_errors") or ():
+            yield f"{path}: {reason}" if path else str(reason)
+        for key, value in details.items():
+            if key != "_errors":
+                yield from _zod_problems(value, f"{path}.{key}" if path else key)
+    elif isinstance(details, str) and details:
+        yield f"{path}: {details}" if path else details
+
+
+def retry_after(
+    headers: Mapping[str, str], status: int, clock: Callable[[], float] = time.time
+) -> float | None:
+    """Seconds the server asks us to wait: `retry-after-ms`, `retry-after` (seconds or a date),
+    else on a 429 Venice's `x-ratelimit-reset-requests` (a Unix time)."""
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value:
+            try:
+                return max(0.0, float(value) * scale)
+            except ValueError:
+                pass
+    value = headers.get("retry-after")
+    if value:
+        when = email.utils.parsedate_tz(value)
+        if when is not None:
+            return max(0.0, email.utils.mktime_tz(when) - clock())
+    reset = headers.get("x-ratelimit-reset-requests")
+    if status == 429 and reset:
+        try:
+            return max(0.0, float(reset) - clock())
+        except ValueError:
+            pass
+    return None
+
+
+def foreign_errors() -> tuple[type[Exception], ...]:
+    """What the SDK and its HTTP library raise for a failed request: `describe` translates
+    these, and only these. Anything else raised while we handle a reply is our own bug and must
+    crash (exit 1), not pass for a `model_error` (imports openai lazily)."""
+    import httpx2
+    import openai
+
+    # ValueError: the SDK decoding an event that is not JSON (the server's fault, not ours).
+    return (openai.OpenAIError, httpx2.HTTPError, httpx2.StreamError, ValueError)
+
+
+def describe(error: BaseException, base_url: str = "", clock: Callable[[], float] = time.time) -> ModelError:
+    """A failure of a model request (one of `foreign_errors()`) as a `ModelError`."""
+    import httpx2
+    import openai
+
+    if isinstance(error, ModelError):
+        return error
+    if isinstance(error, openai.APIStatusError):
+        response = error.response
+        try:
+            body: Any = response.json()
+        except (ValueError, httpx2.ResponseNotRead):
+            body = error.body if error.body is not None else error.message
+        return from_response(response.status_code, response.headers, body, clock)
+    if isinstance(error, openai.APITimeoutError):
+        return ModelError(f"the model server at {base_url} did not answer in time", retryable=True)
+    if isinstance(error, openai.APIConnectionError | httpx2.TransportError):
+        cause = error.__cause__ or error
+        return ModelError(one_line(f"cannot reach the model server at {base_url}: {cause}"), retryable=True)
+    if isinstance(error, openai.APIError):  # an error event inside the stream
+        return ModelError(
+            one_line(f"the model server reported an error: {body_message(error.body) or error.message}")
+        )
+    return ModelError(
+        one_line(f"the model server's reply could not be read: {type(error).__name__}: {error}")
+    )
+
+
+def one_line(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_LINE else text[: MAX_LINE - 1] + "…"

@@ -1,0 +1,66 @@
+"""What `/models` and Venice's response headers say about a model and the account (pure).
+
+`ModelFacts.from_listing` reads one model's entry of `GET /models`: its prices
+(`model_spec.pricing`), its output limit (`model_spec.maxCompletionTokens`) and whether it
+calls functions (`model_spec.capabilities.supportsFunctionCalling`). A server that is not
+Venice lists models without `model_spec`: every fact is then None (unknown), never guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.costs import Prices
+
+BALANCE = {"usd": "x-venice-balance-usd", "diem": "x-venice-balance-diem"}
+DEPRECATION = ("x-venice-model-deprecation-warning", "x-venice-model-deprecation-date")
+KEPT = (*BALANCE.values(), *DEPRECATION)
+
+
+def venice_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The response headers the agent uses: the balance and the model's deprecation."""
+    found = {key.lower(): value for key, value in headers.items()}
+    return {key: found[key] for key in KEPT if found.get(key)}
+
+
+def balance(headers: Mapping[str, str]) -> dict[str, str] | None:
+    """`{"usd": "12.50", "diem": "3"}` from the headers, or None when the server sent neither."""
+    found = {unit: headers[key] for unit, key in BALANCE.items() if headers.get(key)}
+    return found or None
+
+
+def deprecation(headers: Mapping[str, str]) -> str | None:
+    """Venice's warning that the model goes away, with its date, as one line; or None."""
+    warning, date = (headers.get(key) for key in DEPRECATION)
+    if not warning and not date:
+        return None
+    return " ".join(
+        part for part in (warning or "this model is deprecated", f"({date})" if date else "") if part
+    )
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    prices: Prices | None = None
+    max_completion_tokens: int | None = None
+    function_calling: bool | None = None  # None: the server did not say
+
+    @classmethod
+    def from_listing(cls, models: Any, model: str) -> ModelFacts:
+        entry = next(
+            (m for m in models if isinstance(m, Mapping) and m.get("id") == model),
+            None,
+        ) if isinstance(models, list) else None  # fmt: skip
+        spec = entry.get("model_spec") if entry is not None else None
+        if not isinstance(spec, Mapping):
+            return cls()
+        limit = spec.get("maxCompletionTokens")
+        capabilities = spec.get("capabilities")
+        calls = capabilities.get("supportsFunctionCalling") if isinstance(capabilities, Mapping) else None
+        return cls(
+            prices=Prices.from_pricing(spec.get("pricing")),
+            max_completion_tokens=limit if isinstance(limit, int) and limit > 0 else None,
+            function_calling=calls if isinstance(calls, bool) else None,
+        )
