@@ -2,14 +2,34 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import httpx2
 from playwright.async_api import async_playwright, expect
 
+from conftest import HOME_FOLDERS
 from serve_support import require, served
 from servers.net import free_port, serving
+
+
+async def test_the_browser_writes_into_the_tests_own_home_never_the_users(own_home: Path) -> None:
+    """Chromium keeps crash reports in ~/.config/chromium and dconf its ~/.cache/dconf/user:
+    under the suite they land in this test's own HOME (conftest.own_home), the user's untouched."""
+    from conftest import REAL_HOME
+
+    chromium = require("chromium")
+    assert os.environ["HOME"] == str(own_home) != REAL_HOME
+    assert all(os.environ[name].startswith(str(own_home)) for name in HOME_FOLDERS)
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            await (await browser.new_page()).goto("about:blank")
+        finally:
+            await browser.close()
+    assert (own_home / ".config" / "chromium").is_dir()  # what it used to write into the real HOME
+
 
 EVIL = '<img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>'
 

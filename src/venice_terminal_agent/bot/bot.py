@@ -30,7 +30,7 @@ from ..core.pager import DEFAULT_PAGE_CHARS, Pager
 from ..core.receipt import Exit, Receipt
 from ..core.scrub import well_formed
 from ..core.toolbox import CombinedToolbox, FunctionToolbox, Toolbox, ToolError, as_toolbox
-from ..core.wording import all_of, plural, verb
+from ..core.wording import all_of, plural, shown_answer, verb
 from ..store.protocol import ChatStore, StoreError
 from ..store.sqlite import Store, Ticket
 from ..tools.builtin import FileTools
@@ -296,7 +296,11 @@ class Bot:
 
     def _command_planner(self, text: str, toolbox: Toolbox) -> CommandPlanner:
         names = self._tool_names(toolbox)
-        return CommandPlanner(text, names, help_text(names, self.calls_per_window, self._window_words()))
+        return CommandPlanner(text, names, help_text(names, self.calls_per_window, self._per_window()))
+
+    def _per_window(self) -> str:
+        """The limit's period: "an hour", "every 10 minutes"."""
+        return "an hour" if self.window == 3600 else f"every {human_wait(self.window)}"
 
     def _window_words(self) -> str:
         return "this hour" if self.window == 3600 else f"in this {human_wait(self.window)} window"
@@ -320,9 +324,9 @@ class _CallsRan:
 def _body(receipt: Receipt) -> str:
     """What the person reads above the status line."""
     if receipt.stopped_because is Exit.ANSWERED and receipt.answer is not None:
-        return receipt.answer
+        return shown_answer(receipt.answer)
     if receipt.partial and receipt.answer is not None:
-        return f"{receipt.answer}\n\n(partial answer: {receipt.refusal})"
+        return f"{shown_answer(receipt.answer)}\n\n(partial answer: {receipt.refusal})"
     done = [(step.tool, step.result) for step in receipt.steps if step.error is None]
     parts = [results_text(done)] if done else []
     parts.append(receipt.refusal or f"stopped without an answer ({receipt.stopped_because})")

@@ -12,7 +12,7 @@ import typer
 
 from ..core.defaults import CALLS_PER_WINDOW
 from .group import command_group
-from .options import McpConfigOption, NoFilesOption, OfflineOption, RootOption
+from .options import McpConfigOption, NoFilesOption, NoMcpOption, OfflineOption, RootOption
 
 
 def add_bot_commands(app: typer.Typer) -> None:
@@ -48,6 +48,7 @@ def chat(
         bool, typer.Option("--yes", "-y", help="With a model: run paid tools without asking.")
     ] = False,
     no_files: NoFilesOption = False,
+    no_mcp: NoMcpOption = False,
 ) -> None:
     """Talk to the chat bot: each line is a message; a budget of tool calls per hour, kept on disk.
 
@@ -58,14 +59,14 @@ def chat(
 
     \b
     venice-agent chat --chat work
-    printf 'list_files\\nread_file path=README.md\\n' | venice-agent chat --db bot.db
+    printf 'list_files\\nread_file path=README.md\\n' | venice-agent chat --chat work
 
     Exit status: 0 when you leave, 2 a usage or configuration error (a store that cannot be
     used included), 7 the model server failed at start-up.
     """
     from .chat_cmd import ChatOptions, chat_main
 
-    options = ChatOptions(chat, db, root, offline, calls, mcp_config, yes, no_files)
+    options = ChatOptions(chat, db, root, offline, calls, mcp_config, yes, no_files, no_mcp)
     raise typer.Exit(chat_main(options))
 
 
@@ -116,6 +117,7 @@ def serve(
     root: RootOption = None,
     offline: OfflineOption = False,
     mcp_config: McpConfigOption = None,
+    no_mcp: NoMcpOption = False,
     yes: Annotated[
         bool,
         typer.Option("--yes", "-y", help="Offer tools that may cost money (else they are left out)."),
@@ -170,6 +172,7 @@ def serve(
         yes,
         run_timeout,
         tuple(allowed_host or ()),
+        no_mcp,
     )
     raise typer.Exit(serve_main(options))
 

@@ -83,7 +83,9 @@ def mask(secret: str) -> str:
 def _settings_files(flags: Any, user_config: Path) -> Check:
     env = Path(".env")
     parts = [f".env: {env.resolve()}" if env.is_file() else ".env: none in this folder"]
-    if flags.mcp_config is not None:
+    if flags.no_mcp:
+        parts.append("MCP servers: none (--no-mcp)")
+    elif flags.mcp_config is not None:
         parts.append(f"MCP servers: {flags.mcp_config} (--mcp-config)")
     elif user_config.is_file():
         parts.append(f"MCP servers: {user_config}")

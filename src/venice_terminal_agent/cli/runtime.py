@@ -24,6 +24,7 @@ from .text import safe
 ANONYMOUS_APIFY = (
     "anonymous Apify tools only (set APIFY_TOKEN or run venice-agent login apify for Actors and your account)"
 )
+NO_MCP = "no MCP servers (--no-mcp, or none in the MCP config): the built-in tools only"
 SIGNED_IN_APIFY = "signed in with OAuth (venice-agent logout apify signs out)"
 
 
@@ -47,6 +48,7 @@ class Flags:
     session_max_usd: float | None = None
     root: Path | None = None  # the folder read_file and list_files see
     no_files: bool = False  # leave the file tools out
+    no_mcp: bool = False  # start no MCP server
 
 
 def settings_from(flags: Flags) -> Settings:
@@ -78,7 +80,7 @@ def load(
 
     settings = settings_from(flags)
     try:
-        return settings, load_servers(settings, flags.mcp_config)
+        return settings, load_servers(settings, flags.mcp_config, no_mcp=flags.no_mcp)
     except ConfigError as error:
         if on_server_error is None:
             raise
@@ -147,6 +149,8 @@ class Runtime:
 def apify_mode(settings: Settings, servers: list[Any], statuses: list[Any] | None = None) -> str:
     """The banner's `apify` line, tied to the servers that really started (`statuses`)."""
     apify = [server for server in servers if getattr(server, "apify", False)]
+    if not servers:
+        return f"not used, {NO_MCP}"
     if not apify:
         names = ", ".join(safe(server.name) for server in servers)
         return f"not used (MCP servers: {names})"

@@ -54,6 +54,7 @@ class ServeOptions:
     yes: bool = False
     run_timeout: float = 300.0
     allowed_hosts: tuple[str, ...] = ()  # more Host names to answer to (NAME or NAME:PORT)
+    no_mcp: bool = False
 
 
 def is_loopback(host: str) -> bool:
@@ -148,9 +149,9 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
             return await _listen(options, users, bot, spec, "commands (no model)", "none (file tools only)")
 
     from ..mcp.config import load_servers
-    from .runtime import open_runtime
+    from .runtime import NO_MCP, open_runtime
 
-    servers = load_servers(settings, options.mcp_config)
+    servers = load_servers(settings, options.mcp_config, no_mcp=options.no_mcp)
     async with open_runtime(settings, servers, root=options.root, person=False, check_model=True) as runtime:
         for failure in runtime.mcp.failures:
             print(f"venice-agent serve: {failure}", file=sys.stderr)
@@ -169,7 +170,7 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
             return runtime.agent(runtime.consented(tools=tools, auto_approve=options.yes))
 
         async with Bot(store=store, agent=agent_for, calls_per_window=options.calls) as bot:
-            planner = f"the model {runtime.model}"
+            planner = f"the model {runtime.model}" + ("" if servers else f", {NO_MCP}")
             return await _listen(options, users, bot, spec, planner, paid, health_of(runtime))
 
 

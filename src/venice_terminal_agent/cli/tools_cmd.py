@@ -95,6 +95,11 @@ async def _list(servers: list[Any], settings: Any, json_output: bool) -> int:
 
 
 def _show_list(statuses: Iterable[Any], specs: list[Any]) -> None:
+    statuses = list(statuses)
+    if not statuses:
+        from .runtime import NO_MCP
+
+        typer.echo(NO_MCP)
     for status in statuses:
         if status.state == "failed":
             typer.echo(f"{safe(status.name)} ({server_place(status)}): failed: {safe(status.error or '')}")
