@@ -53,9 +53,8 @@ HOME_FOLDERS = {  # what a test's home holds, and the variable pointing at each
     "XDG_STATE_HOME": ".local/state",
     "XDG_RUNTIME_DIR": "run",  # dconf writes here, else into the cache folder
 }
-# The user's own, as the suite found them, never written: a test that needs uv's cache finds it.
+# The user's own, as the suite found it, never written.
 REAL_HOME = os.environ.get("HOME", "")
-REAL_HOME_ENV = {name: os.environ[name] for name in HOME_FOLDERS if name in os.environ}
 
 
 def home_environment(home: Path) -> dict[str, str]:

@@ -76,7 +76,9 @@ async def test_four_processes_on_one_redis_spend_exactly_five_calls_per_chat(tmp
             *(stack.enter_async_context(served(tmp_path, *args)) for _ in range(4))
         )
         assert all(f"store {redis.url}" in server.line for server in servers)
-        http = await stack.enter_async_context(httpx2.AsyncClient(limits=httpx2.Limits(max_connections=400)))
+        http = await stack.enter_async_context(
+            httpx2.AsyncClient(limits=httpx2.Limits(max_connections=400, max_keepalive_connections=0))
+        )
 
         async def send(number: int, chat: str) -> str:
             url = servers[number % 4].url
