@@ -14,6 +14,7 @@ import typer
 from ..core.defaults import MAX_ROUNDS, PLAN_BUDGET, QUESTION_BUDGET
 from ..core.receipt import USAGE_ERROR_STATUS, Exit, exit_statuses
 from .bot_app import add_bot_commands
+from .config_cmd import add_config_commands
 from .group import DefaultCommandGroup, command_group
 from .options import ApifyToolsOption, McpConfigOption, NoFilesOption, RootOption, TransportOption
 
@@ -328,6 +329,7 @@ def logout(server: ServerArgument, mcp_config: McpConfigOption = None) -> None:
 
 
 add_bot_commands(app)  # chat, logs, serve, store copy
+add_config_commands(app)  # config set, get, unset, list
 
 
 def main() -> None:

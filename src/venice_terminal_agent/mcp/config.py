@@ -59,8 +59,9 @@ def default_config_path() -> Path:
 
 
 def load_servers(settings: Settings, mcp_config: Path | None = None) -> list[ServerConfig]:
-    """The servers from `mcp_config`, else from the user config file, else Apify alone."""
-    path = mcp_config
+    """The servers from `mcp_config`, else the file the settings name (`config set mcp-config`),
+    else the user's mcp.json, else Apify alone."""
+    path = mcp_config or getattr(settings, "venice_agent_mcp_config", None)
     if path is None:
         found = default_config_path()
         path = found if found.is_file() else None
