@@ -16,7 +16,18 @@ from ..core.receipt import USAGE_ERROR_STATUS, Exit, exit_statuses
 from .bot_app import add_bot_commands
 from .config_cmd import add_config_commands
 from .group import DefaultCommandGroup, command_group
-from .options import ApifyToolsOption, McpConfigOption, NoFilesOption, RootOption, TransportOption
+from .options import (
+    ApifyToolsOption,
+    ContinueOption,
+    ForkOption,
+    McpConfigOption,
+    NoFilesOption,
+    PrivateOption,
+    ResumeOption,
+    RootOption,
+    SaveOption,
+    TransportOption,
+)
 
 USAGE = f"{USAGE_ERROR_STATUS} a usage or configuration error"
 LOOP_EXITS = (Exit.ANSWERED, Exit.REPEATED_CALL, Exit.BUDGET, Exit.TOOL_ERROR)
@@ -168,6 +179,11 @@ def ask(
     ] = None,
     root: RootOption = None,
     no_files: NoFilesOption = False,
+    continue_: ContinueOption = False,
+    resume: ResumeOption = None,
+    fork: ForkOption = None,
+    save: SaveOption = False,
+    private: PrivateOption = False,
 ) -> None:
     """Ask once (venice-agent "question"), or chat when no question is given."""
     from .ask_cmd import Flags, ask_main
@@ -189,6 +205,11 @@ def ask(
         session_max_usd=session_max_usd,
         root=root,
         no_files=no_files,
+        continue_=continue_,
+        resume=resume,
+        fork=fork,
+        save=save,
+        private=private,
     )
     raise typer.Exit(ask_main(question, flags))
 

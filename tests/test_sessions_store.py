@@ -1,0 +1,79 @@
+"""The sessions file (store/sessions.py) on its own: a file of its own kind, saves that never
+interleave, names by prefix, nothing secret written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from venice_terminal_agent.core.errors import StoreError
+from venice_terminal_agent.store.sessions import Conflict, Save, SessionStore
+from venice_terminal_agent.store.sqlite import Store
+
+SYSTEM = {"role": "system", "content": "be brief"}
+
+
+def conversation(*turns: str) -> list[dict]:
+    messages: list[dict] = [SYSTEM]
+    for turn in turns:
+        messages += [{"role": "user", "content": turn}, {"role": "assistant", "content": f"re {turn}"}]
+    return messages
+
+
+async def test_the_bot_store_is_not_taken_for_a_sessions_file_nor_the_other_way(tmp_path: Path) -> None:
+    bot = tmp_path / "bot.db"
+    async with Store(bot):
+        pass
+    with pytest.raises(StoreError, match="another program"):
+        await SessionStore(bot).open()
+    sessions = tmp_path / "sessions.db"
+    async with SessionStore(sessions):
+        pass
+    with pytest.raises(StoreError, match="another program"):
+        await Store(sessions).open()
+
+
+async def test_a_save_built_on_an_older_state_is_refused_never_interleaved(tmp_path: Path) -> None:
+    async with SessionStore(tmp_path / "s.db") as first, SessionStore(tmp_path / "s.db") as second:
+        await first.save(
+            "abc", Save(conversation("one"), 0, "one", {"stopped_because": "answered"}, folder="/f")
+        )
+        await first.save("abc", Save(conversation("one", "two"), 3, "two", {}, folder="/f"))
+        with pytest.raises(Conflict):  # the second process still thinks the session has 3 messages
+            await second.save("abc", Save(conversation("one", "three"), 3, "three", {}, folder="/f"))
+        session = await second.load("abc")
+        assert session.messages == conversation("one", "two")
+        assert [item["question"] for item in session.receipts] == ["one", "two"]
+        assert session.info.questions == 2 and session.info.title == "one"
+
+
+async def test_a_session_is_found_by_a_unique_prefix_or_as_this_folders_latest(tmp_path: Path) -> None:
+    async with SessionStore(tmp_path / "s.db") as store:
+        await store.save("aa11", Save(conversation("x"), 0, "x", {}, folder="/a"), now=1.0)
+        await store.save("aa22", Save(conversation("y"), 0, "y", {}, folder="/b"), now=2.0)
+        assert (await store.find("aa1")).id == "aa11"
+        with pytest.raises(StoreError, match="more than one session"):
+            await store.find("aa")
+        assert (await store.find("latest", "/a")).id == "aa11"
+        assert (await store.find("latest")).id == "aa22"
+        with pytest.raises(StoreError, match="no saved session for /c yet"):
+            await store.find("latest", "/c")
+
+
+async def test_secrets_are_masked_in_everything_written(tmp_path: Path) -> None:
+    secret = "sk-very-secret-777"
+    path = tmp_path / "s.db"
+    async with SessionStore(path, secrets=[secret]) as store:
+        messages = [
+            SYSTEM,
+            {"role": "user", "content": f"key {secret}"},
+            {"role": "assistant", "content": secret},
+        ]
+        await store.save("abc", Save(messages, 0, f"key {secret}", {"answer": secret}, folder="/f"))
+        await store.retitle("abc", f"about {secret}")
+        session = await store.load("abc")
+    assert session.messages[1] == {"role": "user", "content": "key ***"}
+    assert session.info.title == "about ***"
+    for file in tmp_path.iterdir():
+        assert secret.encode() not in file.read_bytes()
