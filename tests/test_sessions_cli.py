@@ -31,8 +31,9 @@ class Cli:
     def __call__(
         self, *args: str, folder: Path | None = None, stdin: str | None = None, **env: str
     ) -> subprocess.CompletedProcess[str]:
+        asking = not args or args[0] not in ("sessions", "config")  # commands without servers
         return subprocess.run(
-            [COMMAND, "--mcp-config", str(self.servers), *args],
+            [COMMAND, *(["--mcp-config", str(self.servers)] if asking else []), *args],
             capture_output=True,
             text=True,
             cwd=folder or self.tmp_path,

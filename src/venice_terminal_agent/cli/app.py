@@ -28,6 +28,7 @@ from .options import (
     SaveOption,
     TransportOption,
 )
+from .sessions_cmd import add_sessions_commands
 
 USAGE = f"{USAGE_ERROR_STATUS} a usage or configuration error"
 LOOP_EXITS = (Exit.ANSWERED, Exit.REPEATED_CALL, Exit.BUDGET, Exit.TOOL_ERROR)
@@ -351,6 +352,7 @@ def logout(server: ServerArgument, mcp_config: McpConfigOption = None) -> None:
 
 add_bot_commands(app)  # chat, logs, serve, store copy
 add_config_commands(app)  # config set, get, unset, list
+add_sessions_commands(app)  # sessions list, show, export, import, delete
 
 
 def main() -> None:

@@ -121,8 +121,9 @@ class SavingAgent:
         enabled: bool,
         base_url: str,
         warn: Callable[[str], None],
+        private: bool = False,
     ) -> None:
-        self.agent, self.opened, self.enabled = agent, opened, enabled
+        self.agent, self.opened, self.enabled, self.private = agent, opened, enabled, private
         self.base_url, self.warn = base_url, warn
         self.base = len(opened.session.messages) if opened.session is not None else 0
         self.folder = folder()
@@ -185,6 +186,48 @@ class SavingAgent:
             self.warn(f"the conversation was not saved: {error.message}")
             return False
 
+    async def save_command(self) -> str:
+        """`/save`: save the conversation so far and keep saving it; what to say."""
+        if self.private:
+            return "this run is --private: nothing of it is saved"
+        self.enabled = True
+        if await self.save():
+            return f"saved as session {self.id} in {self.opened.store.path}; saved after each question from now on"
+        if self.saved:
+            return f"session {self.id} is saved; saved after each question from now on"
+        return f"nothing asked yet: session {self.id} is saved from the first question on"
+
+    async def title_command(self, text: str) -> str:
+        """`/title TEXT`: the saved session's title."""
+        if not text.strip():
+            return "/title needs a title, e.g. /title Actors for news"
+        if not self.saved:
+            return "this conversation is not saved: /save first"
+        try:
+            await self.opened.store.retitle(self.id, text)
+        except StoreError as error:
+            return f"the title was not saved: {error.message}"
+        return f"session {self.id} is now titled {text.strip()!r}"
+
+    async def sessions_command(self) -> list[str]:
+        """`/sessions`: this folder's saved sessions, one line each (this one marked)."""
+        from ..core.costs import usd
+
+        if not self.opened.store.path.exists():
+            return [f"no saved sessions yet (/save saves this one in {self.opened.store.path})"]
+        try:
+            await self.opened.store.open()
+            found = await self.opened.store.listing(self.folder)
+        except StoreError as error:
+            return [error.message]
+        if not found:
+            return ["no saved sessions in this folder yet (/save saves this one)"]
+        return [
+            f"{'*' if info.id == self.id else ' '} {info.id}  {info.title}  · {info.questions} q · "
+            f"{short_tokens(info.tokens)} · {usd(info.cost)}"
+            for info in found
+        ]
+
     def clear(self) -> None:
         """A cleared conversation is a new session (the saved one stays as it was)."""
         from ..store.sessions import new_id
@@ -241,5 +284,7 @@ def attach(
         notes.append("private: nothing of this run is saved")
     elif enabled and opened.session is None:
         notes.append(f"session {opened.id} · saved after each question in {opened.store.path}")
-    saving = SavingAgent(agent, opened, enabled=enabled, base_url=settings.venice_base_url, warn=warn)
+    saving = SavingAgent(
+        agent, opened, enabled=enabled, base_url=settings.venice_base_url, warn=warn, private=flags.private
+    )
     return saving, notes
