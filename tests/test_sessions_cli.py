@@ -214,3 +214,22 @@ def test_a_one_shot_with_sessions_off_imports_nothing_of_sessions(tmp_path: Path
     assert modules.isdisjoint(
         {"sqlite3", "venice_terminal_agent.store.sessions", "venice_terminal_agent.cli.saving"}
     )
+
+
+def test_pages_of_long_results_are_said_to_have_expired_after_a_resume(tmp_path: Path) -> None:
+    (tmp_path / "big.txt").write_text("line of text\n" * 4000)  # 52 kB: three pages of 20 000
+    script = [
+        call("read_file", path="big.txt"),
+        {"text": "It is long."},
+        call("page", id=2),
+        {"text": "That page is gone."},
+    ]
+    with fake_venice(script, tmp_path) as fake:
+        run = Cli(tmp_path, fake.base_url, VENICE_AGENT_SESSIONS="1")
+        assert run("read big.txt").returncode == 0
+        assert "call page(id=2)" in fake.chat_bodies()[1]["messages"][-1]["content"]
+        done = run("-c", "show me page 2")
+        assert done.returncode == 0, done.stderr
+        answer = fake.chat_bodies()[-1]["messages"][-1]
+        assert answer["role"] == "tool"
+        assert "page 2 has expired: it was cut in an earlier run of this conversation" in answer["content"]

@@ -80,3 +80,16 @@ async def test_secrets_are_masked_in_everything_written(tmp_path: Path) -> None:
 
 def holds(folder: Path, text: str) -> bool:
     return any(text.encode() in file.read_bytes() for file in folder.iterdir())
+
+
+def test_a_resumed_pager_gives_new_ids_and_says_old_ones_expired() -> None:
+    from venice_terminal_agent.core.pager import Pager
+    from venice_terminal_agent.core.toolbox import ToolError
+
+    pager = Pager(100)
+    pager.expire_until(4)  # the session had handed out pages 1 to 3
+    first = pager.cut("x" * 250)
+    assert "id 4" in first  # never an id the stored conversation already names
+    with pytest.raises(ToolError, match="page 2 has expired"):
+        pager.get(2)
+    assert pager.get(5).startswith("x")

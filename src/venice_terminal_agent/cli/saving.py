@@ -170,6 +170,7 @@ class SavingAgent:
                 cost=self.agent.spent,
                 tokens=tokens(receipt.usage or {}) if receipt is not None else 0,
                 local_data=bool(self.agent.tools.local_data),
+                pages=self.agent.pager.next_id,
             )
             try:
                 await self.opened.store.save(self.id, save)
@@ -278,7 +279,9 @@ def attach(
             notes.append(
                 f"this session was with {before}; it goes on with {model} (its reasoning fields left out)"
             )
-        base.resume(messages, spent=opened.session.info.cost, local_data=opened.session.info.local_data)
+        info = opened.session.info
+        base.resume(messages, spent=info.cost, local_data=info.local_data)
+        base.pager.expire_until(info.pages)  # their pages were not kept: asking says they expired
         notes.insert(0, resumed_line(opened))
     if flags.private:
         notes.append("private: nothing of this run is saved")

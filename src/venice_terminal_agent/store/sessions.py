@@ -48,7 +48,7 @@ def _m1_sessions(db: sqlite3.Connection) -> None:
         " model TEXT, base_url TEXT, created REAL NOT NULL, updated REAL NOT NULL,"
         " questions INTEGER NOT NULL DEFAULT 0, tokens INTEGER NOT NULL DEFAULT 0,"
         " cost REAL NOT NULL DEFAULT 0, local_data INTEGER NOT NULL DEFAULT 0,"
-        " forked_from TEXT, owner INTEGER)"
+        " forked_from TEXT, pages INTEGER NOT NULL DEFAULT 1, owner INTEGER)"
     )
     db.execute("CREATE INDEX sessions_by_folder ON sessions (folder, updated)")
     db.execute(
@@ -82,6 +82,7 @@ class SessionInfo:
     cost: float
     local_data: bool
     forked_from: str | None
+    pages: int = 1  # the id the next page of a long result gets (those below are not kept)
     owner: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -111,11 +112,12 @@ class Save:
     cost: float = 0.0  # the session's whole spend, rolled-back questions included
     tokens: int = 0  # this question's
     local_data: bool = False
+    pages: int = 1  # the pager's next id
 
 
 _COLUMNS = (
     "id, folder, title, model, base_url, created, updated, questions, tokens, cost, local_data,"
-    " forked_from, owner"
+    " forked_from, pages, owner"
 )
 
 
@@ -295,7 +297,7 @@ class SessionStore:
                 asked = 1
             db.execute(
                 "UPDATE sessions SET updated = ?, model = coalesce(?, model), base_url = coalesce(?, base_url),"
-                " questions = questions + ?, tokens = tokens + ?, cost = ?, local_data = ? WHERE id = ?",
+                " questions = questions + ?, tokens = tokens + ?, cost = ?, local_data = ?, pages = ? WHERE id = ?",
                 (
                     at,
                     save.model,
@@ -304,6 +306,7 @@ class SessionStore:
                     save.tokens,
                     save.cost,
                     int(save.local_data),
+                    save.pages,
                     session_id,
                 ),
             )
@@ -350,8 +353,8 @@ class SessionStore:
                 raise StoreError(f"no session {session_id!r}")
             db.execute(
                 "INSERT INTO sessions (id, folder, title, model, base_url, created, updated, questions, tokens,"
-                " cost, local_data, forked_from) SELECT ?, coalesce(?, folder), title, model, base_url, ?, ?,"
-                " questions, tokens, cost, local_data, id FROM sessions WHERE id = ?",
+                " cost, local_data, pages, forked_from) SELECT ?, coalesce(?, folder), title, model, base_url, ?, ?,"
+                " questions, tokens, cost, local_data, pages, id FROM sessions WHERE id = ?",
                 (fork_id, folder, at, at, session_id),
             )
             db.execute(
@@ -404,7 +407,7 @@ class SessionStore:
         def work(db: sqlite3.Connection) -> None:
             db.execute(
                 "INSERT INTO sessions (id, folder, title, model, base_url, created, updated, questions, tokens, cost,"
-                " local_data, forked_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " local_data, forked_from, pages) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     session_id,
                     str(info.get("folder") or ""),
@@ -418,6 +421,7 @@ class SessionStore:
                     float(info.get("cost") or 0.0),
                     int(bool(info.get("local_data"))),
                     info.get("id"),
+                    int(info.get("pages") or 1),
                 ),
             )
             db.executemany(
