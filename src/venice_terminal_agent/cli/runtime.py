@@ -24,6 +24,7 @@ from .text import safe
 ANONYMOUS_APIFY = (
     "anonymous Apify tools only (set APIFY_TOKEN or run venice-agent login apify for Actors and your account)"
 )
+NO_MCP = "no MCP servers (--no-mcp, or none in the MCP config): the built-in tools only"
 SIGNED_IN_APIFY = "signed in with OAuth (venice-agent logout apify signs out)"
 
 
@@ -52,6 +53,7 @@ class Flags:
     fork: str | None = None  # --fork ID: a copy that goes its own way
     save: bool = False  # --save: keep this run's conversation (sessions on for one run)
     private: bool = False  # --private: nothing of this run is saved, even with sessions on
+    no_mcp: bool = False  # start no MCP server
 
 
 def settings_from(flags: Flags) -> Settings:
@@ -84,7 +86,7 @@ def load(
 
     settings = settings_from(flags)
     try:
-        return settings, load_servers(settings, flags.mcp_config)
+        return settings, load_servers(settings, flags.mcp_config, no_mcp=flags.no_mcp)
     except ConfigError as error:
         if on_server_error is None:
             raise
@@ -153,6 +155,8 @@ class Runtime:
 def apify_mode(settings: Settings, servers: list[Any], statuses: list[Any] | None = None) -> str:
     """The banner's `apify` line, tied to the servers that really started (`statuses`)."""
     apify = [server for server in servers if getattr(server, "apify", False)]
+    if not servers:
+        return f"not used, {NO_MCP}"
     if not apify:
         names = ", ".join(safe(server.name) for server in servers)
         return f"not used (MCP servers: {names})"
@@ -182,6 +186,7 @@ async def open_runtime(
     on_status: Callable[[Any], None] | None = None,
     spinner: Any = None,
     person: bool = True,
+    check_model: bool = False,
 ) -> AsyncIterator[Runtime]:
     """Open the MCP servers (and, with `model`, resolve the model meanwhile); close all after.
 
@@ -189,7 +194,9 @@ async def open_runtime(
     (`head_start`) and boot meanwhile in their own processes; a stdio server that could not
     be spawned early needs mcp to start, so mcp is imported first, then openai. `person` False:
     nobody at this terminal answers for the session (`serve`), so servers are offered neither
-    elicitation nor sampling.
+    elicitation nor sampling. `check_model`: the model server must answer at start even for
+    a pinned model (`serve`: else nobody hears it is down before a user does); without a
+    pinned model, discovery checks it anyway.
     """
     from ..core.pager import Pager
     from ..core.toolbox import CombinedToolbox
@@ -213,7 +220,7 @@ async def open_runtime(
         client = VeniceClient(key or "", base_url=settings.venice_base_url, secrets=secrets)
         opened.append(client)
         name = await client.resolve_model(settings.venice_model)
-        facts = await client.model_facts(name)  # prices, output limit: once
+        facts = await client.model_facts(name, strict=check_model)  # prices, output limit: once
         if spinner is not None:
             spinner.model_found()
         return client, name, facts

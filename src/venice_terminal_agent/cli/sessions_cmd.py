@@ -6,7 +6,6 @@ their own store and never listed here.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from enum import StrEnum
 from pathlib import Path
@@ -130,6 +129,8 @@ def sessions_delete(
 
 
 def _run(work: Any) -> int:
+    import asyncio  # here: the helps never import it
+
     from ..core.errors import VeniceAgentError
     from .terminal import fail
 
