@@ -233,3 +233,27 @@ def test_pages_of_long_results_are_said_to_have_expired_after_a_resume(tmp_path:
         answer = fake.chat_bodies()[-1]["messages"][-1]
         assert answer["role"] == "tool"
         assert "page 2 has expired: it was cut in an earlier run of this conversation" in answer["content"]
+
+
+def test_continue_in_the_repl_in_a_terminal_restores_this_folders_latest(tmp_path: Path) -> None:
+    from test_repl_pty import Terminal
+
+    with fake_venice([{"text": "first answer"}, {"text": "second answer"}], tmp_path) as fake:
+        run = Cli(tmp_path, fake.base_url)
+        assert run("config", "set", "sessions", "on").returncode == 0  # in the user config this time
+        assert run("the first question").returncode == 0
+        kept = stored(tmp_path)
+        term = Terminal(tmp_path, fake, "-c", config=run.servers)
+        term.expect("/help for commands")
+        screen = term.expect("so far")  # the line under the banner
+        assert "resumed " in screen and "· 1 question ·" in screen
+        term.ask("and the second?")
+        term.expect("second answer")
+        term.prompt()
+        term.child.sendcontrol("d")
+        assert term.finish() == 0
+        assert sent(fake.chat_bodies()[-1]) == [
+            *kept,
+            json.dumps({"role": "user", "content": "and the second?"}),
+        ]
+    assert len(ids(tmp_path)) == 1 and len(stored(tmp_path)) == len(kept) + 2

@@ -48,10 +48,12 @@ app = typer.Typer(
         "venice-agent                                     # chat (Ctrl+D leaves)\n"
         'venice-agent --json "question" | jq .answer      # the receipt alone\n'
         'venice-agent --mcp-config mcp.json --yes "..."   # your servers, no asking\n'
+        'venice-agent -c "and then?"                      # go on with this folder\'s saved session\n'
         "venice-agent run examples/tour.json              # a plan, offline"
     ),
     epilog=(
         "Settings: a flag wins over the environment, which wins over .env, which wins over the "
+        "user config (venice-agent config), which wins over the "
         f"default (README, Configuration). Exit status: {exit_statuses()}, {USAGE}."
     ),
     subcommand_metavar="[QUESTION] | COMMAND [ARGS]...",
@@ -110,7 +112,8 @@ run.__doc__ = f"""Run a plan of tool calls on the built-in tools, offline; show 
 @app.command(
     hidden=True,  # `venice-agent "question"` reaches it; its options head the main help
     epilog=(
-        "Flags win over the environment, which wins over .env, which wins over the defaults. "
+        "Flags win over the environment, which wins over .env, which wins over the user config "
+        "(venice-agent config), which wins over the defaults. "
         f"Exit status of a question: {exit_statuses()}, {USAGE}."
     ),
 )
