@@ -31,7 +31,11 @@ class Cli:
     def __call__(
         self, *args: str, folder: Path | None = None, stdin: str | None = None, **env: str
     ) -> subprocess.CompletedProcess[str]:
-        asking = not args or args[0] not in ("sessions", "config")  # commands without servers
+        asking = not args or args[0] not in (
+            "sessions",
+            "config",
+            "chat",
+        )  # commands without --mcp-config first
         return subprocess.run(
             [COMMAND, *(["--mcp-config", str(self.servers)] if asking else []), *args],
             capture_output=True,

@@ -106,3 +106,11 @@ def test_repl_save_title_and_sessions_with_sessions_off(tmp_path: Path) -> None:
     assert f"* {session}  [My] talk" in done.stdout  # /sessions marks this one
     texts = stored(tmp_path, session)
     assert any('"hello"' in text for text in texts) and any('"more"' in text for text in texts)
+
+
+def test_the_bots_chats_are_not_sessions(tmp_path: Path) -> None:
+    run = Cli(tmp_path, "http://127.0.0.1:9", VENICE_AGENT_SESSIONS="1")
+    chat = run("chat", "--offline", "--chat", "work", stdin="list_files path=.\n")
+    assert chat.returncode == 0, chat.stderr
+    assert (tmp_path / "data" / "venice-agent" / "venice-agent.db").exists()  # the bot's own store
+    assert run("sessions", "list", "--all", "--json").stdout.strip() == "[]"

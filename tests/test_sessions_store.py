@@ -93,3 +93,42 @@ def test_a_resumed_pager_gives_new_ids_and_says_old_ones_expired() -> None:
     with pytest.raises(ToolError, match="page 2 has expired"):
         pager.get(2)
     assert pager.get(5).startswith("x")
+
+
+async def test_a_conversation_whose_session_moved_on_elsewhere_is_saved_as_a_new_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two agents on one session whose claim did not stop them (the second started before the
+    first saved): the second's save is refused as built on an older state, and its whole
+    conversation becomes a new session with a line that says so."""
+    from venice_terminal_agent.agent import Agent
+    from venice_terminal_agent.cli import saving
+    from venice_terminal_agent.core.toolbox import FunctionToolbox
+    from venice_terminal_agent.model import VeniceClient
+    from venice_terminal_agent.testing import MockVenice
+
+    monkeypatch.setattr(saving, "sessions_path", lambda: tmp_path / "s.db")
+    said: list[str] = []
+
+    def saver(client: VeniceClient, store: SessionStore) -> saving.SavingAgent:
+        agent = Agent(client, FunctionToolbox({}), model="fake-model")
+        opened = saving.Opened(store, "shared")
+        return saving.SavingAgent(agent, opened, enabled=True, base_url="http://x", warn=said.append)
+
+    async with MockVenice([{"text": "to A"}, {"text": "to B"}]) as fake:
+        async with VeniceClient("k", fake.base_url, http_client=fake.http_client()) as client:
+            first, second = (
+                saver(client, SessionStore(tmp_path / "s.db")),
+                saver(client, SessionStore(tmp_path / "s.db")),
+            )
+            await first.ask("from A")
+            await second.ask("from B")
+            await first.close()
+            await second.close()
+    assert second.id != "shared"
+    assert said == [f"session shared went on in another terminal: this conversation is saved as {second.id}"]
+    async with SessionStore(tmp_path / "s.db") as store:
+        mine, theirs = await store.load("shared"), await store.load(second.id)
+    assert [m["content"] for m in mine.messages[1:]] == ["from A", "to A"]
+    assert [m["content"] for m in theirs.messages[1:]] == ["from B", "to B"]
+    assert theirs.info.title == "from B"
