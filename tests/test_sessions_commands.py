@@ -114,3 +114,13 @@ def test_the_bots_chats_are_not_sessions(tmp_path: Path) -> None:
     assert chat.returncode == 0, chat.stderr
     assert (tmp_path / "data" / "venice-agent" / "venice-agent.db").exists()  # the bot's own store
     assert run("sessions", "list", "--all", "--json").stdout.strip() == "[]"
+
+
+def test_clear_in_the_repl_starts_a_new_session_and_leaves_the_saved_one(tmp_path: Path) -> None:
+    with fake_venice([{"text": "one"}, {"text": "two"}], tmp_path) as fake:
+        run = Cli(tmp_path, fake.base_url, VENICE_AGENT_SESSIONS="1")
+        done = run(stdin="first topic\n/clear\nsecond topic\n")
+    assert done.returncode == 0, done.stderr
+    first, second = ids(tmp_path)
+    assert [json.loads(t)["content"] for t in stored(tmp_path, first)[1:]] == ["first topic", "one"]
+    assert [json.loads(t)["content"] for t in stored(tmp_path, second)[1:]] == ["second topic", "two"]
