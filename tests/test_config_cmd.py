@@ -7,22 +7,14 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from cli_support import COMMAND, clean_env, fake_venice
+from cli_support import fake_venice, run_cli
 
 
 def run(
     tmp_path: Path, *args: str, base_url: str = "http://127.0.0.1:9", cwd: Path | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [COMMAND, *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd or tmp_path,
-        env=clean_env(tmp_path, base_url, **env),
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-        check=False,
-    )
+    variables: dict[str, str | None] = {"VENICE_MODEL": None, **env}  # the model: from the settings
+    return run_cli(tmp_path, base_url, *args, cwd=cwd, **variables)
 
 
 def config_file(tmp_path: Path) -> Path:

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from cli_support import COMMAND, clean_env, fake_venice, mcp_config
+from cli_support import clean_env, fake_venice, mcp_config, run_cli
 
 KEY = "sk-test-secret-4242"
 
@@ -31,23 +31,11 @@ class Cli:
     def __call__(
         self, *args: str, folder: Path | None = None, stdin: str | None = None, **env: str
     ) -> subprocess.CompletedProcess[str]:
-        asking = not args or args[0] not in (
-            "sessions",
-            "config",
-            "chat",
-        )  # commands without --mcp-config first
-        return subprocess.run(
-            [COMMAND, *(["--mcp-config", str(self.servers)] if asking else []), *args],
-            capture_output=True,
-            text=True,
-            cwd=folder or self.tmp_path,
-            env=clean_env(self.tmp_path, self.base_url, **{**self.env, **env}),
-            input=stdin,
-            stdin=None if stdin is not None else subprocess.DEVNULL,
-            start_new_session=True,
-            timeout=60,
-            check=False,
-        )
+        # Asking gets the test's servers; the other commands take no --mcp-config first.
+        asking = not args or args[0] not in ("sessions", "config", "chat")
+        servers = ["--mcp-config", str(self.servers)] if asking else []
+        variables: dict[str, str | None] = {"VENICE_MODEL": None, **self.env, **env}
+        return run_cli(self.tmp_path, self.base_url, *servers, *args, stdin=stdin, cwd=folder, **variables)
 
 
 def sessions_file(tmp_path: Path) -> Path:
