@@ -112,18 +112,26 @@ def in_read_only_folder(folder: Path, command: list[str]) -> list[str]:
 
 
 def run_cli(
-    folder: Path, base_url: str, *args: str, stdin: str | None = None
+    folder: Path,
+    base_url: str,
+    *args: str,
+    stdin: str | None = None,
+    cwd: Path | None = None,
+    **env: str | None,
 ) -> subprocess.CompletedProcess[str]:
-    """The real command in `folder`, on the fake model `base_url` (model fake-model), no
-    terminal: stdin is `stdin` or nothing."""
+    """The real command in `folder` (its config and data folders too; run in `cwd` when given),
+    on the fake model `base_url` (model fake-model), no terminal: stdin is `stdin` or nothing.
+    `env` adds to the environment; a variable given as None is left out (VENICE_MODEL=None:
+    the model comes from elsewhere)."""
+    variables = clean_env(folder, base_url, **{"VENICE_MODEL": "fake-model", **env})  # type: ignore[arg-type]
     return subprocess.run(
         [COMMAND, *args],
         input=stdin,
         stdin=None if stdin is not None else subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        cwd=folder,
-        env=clean_env(folder, base_url, VENICE_MODEL="fake-model"),
+        cwd=cwd or folder,
+        env={name: value for name, value in variables.items() if value is not None},
         start_new_session=True,
         timeout=90,
         check=False,

@@ -61,6 +61,21 @@ its input schema. Never guess an Actor's name or input.
 before answering."""
 
 
+# What only the model that wrote an assistant message understands (its reasoning and the
+# signatures over it): dropped when a conversation goes on with another model, nothing else.
+REASONING_FIELDS = ("reasoning_content", "reasoning_details", "reasoning", "thought_signature")
+
+
+def without_reasoning(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`messages` with the reasoning-only fields of assistant messages left out."""
+    return [
+        {key: value for key, value in message.items() if key not in REASONING_FIELDS}
+        if message.get("role") == "assistant"
+        else message
+        for message in messages
+    ]
+
+
 def system_prompt(*, apify: bool) -> str:
     """The system prompt, with Apify's rules when its tools are loaded."""
     return SYSTEM_PROMPT + (APIFY_RULES if apify else "")
@@ -143,6 +158,14 @@ class Agent:
         if self.session_max_usd is not None:
             caps.append(Cap(self.session_max_usd, "session cap", spent=self.spent))
         return min(caps, key=lambda cap: cap.left, default=None)
+
+    def resume(self, messages: list[dict[str, Any]], *, spent: float = 0.0, local_data: bool = False) -> None:
+        """Go on from a stored conversation: the history is `messages` exactly (their system
+        prompt included), the session cap counts what it spent, and local file contents read
+        then still make every server's tool ask."""
+        self.history[:] = messages
+        self.spent = spent
+        self.tools.local_data = local_data
 
     def clear(self) -> None:
         """Back to just the system prompt; no local file contents are in it any more."""

@@ -1,21 +1,113 @@
-"""Settings: flag > environment > `.env` > default, with one readable error for a bad value.
+"""Settings: flag > environment > `.env` > user config > default, with one readable error for a
+bad value.
 
 Flags reach `load_settings` as keyword arguments; a flag left at `None` was not given and
 never overrides the environment. Secrets are `SecretStr`, so they never print by accident.
+The user config file (`venice-agent config set`, `~/.config/venice-agent/config.toml` on
+Linux) holds the settings a person sets once, by their `KEYS` name; never a key or a token
+(`SECRET_KEYS` are refused with where they go instead).
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from .core.defaults import APIFY_MCP_URL, MAX_ROUNDS, MCP_CALL_TIMEOUT, PAGE_CHARS, VENICE_BASE_URL
 from .core.errors import ConfigError
 
 VENICE_KEY_HELP = "set VENICE_API_KEY (environment or .env); get a key at https://venice.ai/settings/api"
+APP_NAME = "venice-agent"
+USER_CONFIG_FILE = "config.toml"
+
+# The user config file's keys (what `config set` takes) and the setting each one is.
+KEYS: dict[str, str] = {
+    "model": "venice_model",
+    "base-url": "venice_base_url",
+    "temperature": "venice_temperature",
+    "sessions": "venice_agent_sessions",
+    "mcp-config": "venice_agent_mcp_config",
+    "max-usd": "max_usd",
+    "session-max-usd": "session_max_usd",
+    "max-completion-tokens": "max_completion_tokens",
+    "max-rounds": "max_rounds",
+    "max-tool-result-chars": "max_tool_result_chars",
+    "mcp-call-timeout": "mcp_call_timeout",
+    "file-tools": "file_tools",
+    "apify-transport": "apify_mcp_transport",
+    "apify-tools": "apify_mcp_tools",
+    "apify-url": "apify_mcp_url",
+}
+# Never written to the config file: a key or a token stays where it is kept safe.
+SECRET_KEYS: dict[str, str] = {
+    "venice-api-key": "VENICE_API_KEY stays in the environment or .env, never in the config file",
+    "api-key": "VENICE_API_KEY stays in the environment or .env, never in the config file",
+    "apify-token": (
+        "APIFY_TOKEN stays in the environment or .env (or run venice-agent login apify), "
+        "never in the config file"
+    ),
+}
+
+
+def user_config_file() -> Path:
+    """The user config file (e.g. ~/.config/venice-agent/config.toml), whether it exists or not."""
+    from platformdirs import user_config_path
+
+    return user_config_path(APP_NAME, appauthor=False) / USER_CONFIG_FILE
+
+
+def read_user_config(path: Path | None = None) -> dict[str, Any]:
+    """The user config file's values by key ({} when there is none); `ConfigError` if unreadable."""
+    import tomllib
+
+    path = path or user_config_file()
+    try:
+        with path.open("rb") as file:
+            return tomllib.load(file)
+    except FileNotFoundError:
+        return {}
+    except OSError as error:
+        raise ConfigError(f"cannot read the user config {path}: {error.strerror or error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"the user config {path} is not TOML: {error}") from None
+
+
+def write_user_config(values: dict[str, Any], path: Path | None = None) -> Path:
+    """Write `values` (key: string, number or boolean) as the user config file, whole, through
+    a temporary file, so a reader never sees half of it."""
+    import json
+
+    path = path or user_config_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = ["# venice-agent settings (venice-agent config set KEY VALUE); no key or token here"]
+    for key, value in values.items():
+        # A JSON string is a TOML basic string; booleans and numbers are written alike.
+        lines.append(f"{key} = {json.dumps(value, ensure_ascii=False)}")
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    temporary.replace(path)
+    return path
+
+
+class UserConfigSource(PydanticBaseSettingsSource):
+    """The user config file, between `.env` and the defaults; its secrets are never read."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: __call__ gives every value at once
+
+    def __call__(self) -> dict[str, Any]:
+        found = read_user_config()
+        return {KEYS[key]: value for key, value in found.items() if key in KEYS}
 
 
 class Settings(BaseSettings):
@@ -40,11 +132,26 @@ class Settings(BaseSettings):
     file_tools: bool = True  # FILE_TOOLS=0 (or --no-files) leaves read_file and list_files out
     save_history: bool = False
     venice_agent_db: str | None = None
+    venice_agent_sessions: bool = False  # keep conversations (`config set sessions on`, --save)
+    venice_agent_mcp_config: str | None = None  # the MCP servers file when --mcp-config is not given
     venice_agent_verbose: bool = False  # MCP servers' log messages on stderr
     # Money: caps in USD (per question, per REPL session) and the output limit sent with requests.
     max_usd: float | None = Field(default=None, gt=0)
     session_max_usd: float | None = Field(default=None, gt=0)
     max_completion_tokens: int | None = Field(default=None, ge=1)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # flag > environment > .env > user config > default
+        user_config = UserConfigSource(settings_cls)
+        return init_settings, env_settings, dotenv_settings, user_config, file_secret_settings
 
     @field_validator("venice_base_url", "apify_mcp_url")
     @classmethod
@@ -83,3 +190,56 @@ def _explain(error: ValidationError) -> str:
         name = ".".join(str(part) for part in item["loc"]) or "settings"
         problems.append(f"{name.upper()}: {item['msg'].removeprefix('Value error, ')}")
     return "bad setting: " + "; ".join(problems)
+
+
+class _OneValue(Settings):
+    """Settings from the given values alone: a value checked without the environment's."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)
+
+
+def check_value(key: str, value: str) -> Any:
+    """`value` for `key` as the settings read it (typed: a number, a boolean, a full path);
+    `ConfigError` for a key that is unknown or secret, or a value the setting refuses."""
+    if key in SECRET_KEYS or key.endswith(("key", "-token", "secret")) or key == "token":
+        secret = (
+            f"{key} would be a secret, and secrets stay in the environment or .env, never in the config file"
+        )
+        raise ConfigError(SECRET_KEYS.get(key, secret))
+    if key not in KEYS:
+        raise ConfigError(f"no setting {key!r}; the settings are: {', '.join(KEYS)}")
+    field = KEYS[key]
+    if field == "venice_agent_mcp_config":  # a relative path would mean another file in each folder
+        value = str(Path(value).expanduser().resolve())
+    try:
+        given: dict[str, Any] = {field: value}
+        checked = _OneValue(**given)
+    except ValidationError as error:
+        raise ConfigError(_explain(error).replace(field.upper(), key, 1)) from None
+    return getattr(checked, field)
+
+
+def env_name(key: str) -> str:
+    """The environment variable of a `KEYS` key (VENICE_MODEL for model)."""
+    return KEYS[key].upper()
+
+
+def origin(key: str, dotenv: dict[str, str | None], user: dict[str, Any]) -> str:
+    """Where the value of `key` comes from: environment, .env, user config or default."""
+    name = env_name(key)
+    if any(variable.upper() == name for variable in os.environ):
+        return f"environment ({name})"
+    if any(variable.upper() == name for variable in dotenv):
+        return f".env ({name})"
+    if key in user:
+        return "user config"
+    return "default"

@@ -15,15 +15,22 @@ from ..core.defaults import MAX_ROUNDS, PLAN_BUDGET, QUESTION_BUDGET
 from ..core.errors import CRASHED
 from ..core.receipt import USAGE_ERROR_STATUS, Exit, exit_statuses
 from .bot_app import add_bot_commands
+from .config_cmd import add_config_commands
 from .group import DefaultCommandGroup, add_crash_status, command_group
 from .options import (
     ApifyToolsOption,
+    ContinueOption,
+    ForkOption,
     McpConfigOption,
     NoFilesOption,
     NoMcpOption,
+    PrivateOption,
+    ResumeOption,
     RootOption,
+    SaveOption,
     TransportOption,
 )
+from .sessions_cmd import add_sessions_commands
 
 USAGE = f"{USAGE_ERROR_STATUS} a usage or configuration error, {CRASHED}"
 LOOP_EXITS = (Exit.ANSWERED, Exit.REPEATED_CALL, Exit.BUDGET, Exit.TOOL_ERROR)
@@ -41,10 +48,12 @@ app = typer.Typer(
         "venice-agent                                     # chat (Ctrl+D leaves)\n"
         'venice-agent --json "question" | jq .answer      # the receipt alone\n'
         'venice-agent --mcp-config mcp.json --yes "..."   # your servers, no asking\n'
+        'venice-agent -c "and then?"                      # go on with this folder\'s saved session\n'
         "venice-agent run examples/tour.json              # a plan, offline"
     ),
     epilog=(
         "Settings: a flag wins over the environment, which wins over .env, which wins over the "
+        "user config (venice-agent config), which wins over the "
         f"default (README, Configuration). Exit status: {exit_statuses()}, {USAGE}."
     ),
     subcommand_metavar="[QUESTION] | COMMAND [ARGS]...",
@@ -103,7 +112,8 @@ run.__doc__ = f"""Run a plan of tool calls on the built-in tools, offline; show 
 @app.command(
     hidden=True,  # `venice-agent "question"` reaches it; its options head the main help
     epilog=(
-        "Flags win over the environment, which wins over .env, which wins over the defaults. "
+        "Flags win over the environment, which wins over .env, which wins over the user config "
+        "(venice-agent config), which wins over the defaults. "
         f"Exit status of a question: {exit_statuses()}, {USAGE}."
     ),
 )
@@ -176,6 +186,11 @@ def ask(
     ] = None,
     root: RootOption = None,
     no_files: NoFilesOption = False,
+    continue_: ContinueOption = False,
+    resume: ResumeOption = None,
+    fork: ForkOption = None,
+    save: SaveOption = False,
+    private: PrivateOption = False,
 ) -> None:
     """Ask once (venice-agent "question"), or chat when no question is given."""
     from .ask_cmd import Flags, ask_main
@@ -197,6 +212,11 @@ def ask(
         session_max_usd=session_max_usd,
         root=root,
         no_files=no_files,
+        continue_=continue_,
+        resume=resume,
+        fork=fork,
+        save=save,
+        private=private,
         no_mcp=no_mcp,
     )
     raise typer.Exit(ask_main(question, flags))
@@ -341,6 +361,8 @@ def logout(server: ServerArgument, mcp_config: McpConfigOption = None) -> None:
 
 
 add_bot_commands(app)  # chat, logs, serve, store copy
+add_config_commands(app)  # config set, get, unset, list
+add_sessions_commands(app)  # sessions list, show, export, import, delete
 add_crash_status(app)  # every command's "Exit status:" ends with 1, a crash
 
 

@@ -31,11 +31,17 @@ def ask_main(question: str | None, flags: Flags) -> int:
         return fail(f"--root {flags.root} is not a folder")
     if flags.mcp_config is not None and not flags.mcp_config.is_file():
         return fail(f"--mcp-config {flags.mcp_config}: no such file")
+    if sum(map(bool, (flags.continue_, flags.resume, flags.fork))) > 1:
+        return fail("-c, --resume and --fork each name the session to go on from: give one")
     try:
         settings, servers = load(flags)
         settings.require_venice_key()
     except ConfigError as error:
         return fail(error.message)
+    if (flags.continue_ or flags.resume or flags.fork) and not settings.venice_agent_sessions:
+        from .saving import sessions_off
+
+        return fail(sessions_off())
 
     from .head_start import head_start
     from .render import make_console
@@ -68,7 +74,7 @@ async def run_session(
 
     from ..model.models import balance
     from .approver import TerminalApprover
-    from .render import Renderer, banner, make_console, receipt_json
+    from .render import banner, make_console
     from .runtime import open_runtime
     from .text import files_line, safe
 
@@ -81,11 +87,25 @@ async def run_session(
     def warn(message: str) -> None:
         warnings.print(Text(f"venice-agent: {safe(message)}", style="yellow"), soft_wrap=True)
 
+    opened = None
+    if flags.continue_ or flags.resume or flags.fork or settings.venice_agent_sessions or question is None:
+        from ..mcp.config import all_secrets
+        from .saving import open_session
+
+        opened = await open_session(flags, settings, all_secrets(settings, servers))
+        stored = opened.session.info.model if opened is not None and opened.session is not None else None
+        if stored and flags.model is None:  # a resumed session goes on with its model unless --model
+            settings = settings.model_copy(update={"venice_model": stored})
     async with open_runtime(settings, servers, root=flags.root, spinner=spinner) as runtime:
         for failure in runtime.mcp.failures:
             warn(failure)
         base = runtime.agent(runtime.consented(TerminalApprover(console)))
         agent = runtime.recording(base, warn)
+        notes: list[str] = []
+        if question is None or opened is not None or flags.private:
+            from .saving import attach
+
+            agent, notes = attach(agent, base, opened, settings, flags, runtime.model or "", warn)
         banner(
             console,
             model=runtime.model or "",
@@ -96,35 +116,48 @@ async def run_session(
             files=files_line(settings.file_tools, flags.root),
             no_tools=None if base.calls_functions else NO_FUNCTION_CALLING,
         )
-        if question is None:
-            from .repl import Repl
-            from .terminal import reads_a_pipe, terminal_reader
-
-            piped = reads_a_pipe()
-            reader = terminal_reader(save_history=settings.save_history)
-            repl = Repl(
-                agent,
-                console,
-                reader,
-                reload=runtime.mcp.reload,
-                mcp=runtime.mcp,
-                budget=flags.budget,
-                echo=piped,
-            )
-            await repl.run()
-            # Read from a pipe, the session ends with its last question's status, as a script would.
-            return status(runtime, repl.last) if piped and repl.last is not None else 0
-        renderer = Renderer(console, console if flags.json_output else make_console())
+        for note in notes:
+            console.print(Text(f"  {safe(note)}", style="dim"), soft_wrap=True)
         try:
-            receipt = await cancellable(agent.ask(question, events=renderer, budget=flags.budget))
-        except asyncio.CancelledError:
-            receipt = cancelled_receipt()
-            renderer.finish(receipt)
-        renderer.close()
-        if flags.json_output:
-            sys.stdout.write(receipt_json(receipt) + "\n")
-            sys.stdout.flush()
-        return status(runtime, receipt)
+            return await _converse(runtime, flags, question, agent, console)
+        finally:
+            if hasattr(agent, "close"):
+                await agent.close()
+
+
+async def _converse(runtime: Any, flags: Flags, question: str | None, agent: Any, console: Any) -> int:
+    """The REPL, or the one question; returns the exit status."""
+    from .render import Renderer, make_console, receipt_json
+
+    if question is None:
+        from .repl import Repl
+        from .terminal import reads_a_pipe, terminal_reader
+
+        piped = reads_a_pipe()
+        reader = terminal_reader(save_history=runtime.settings.save_history)
+        repl = Repl(
+            agent,
+            console,
+            reader,
+            reload=runtime.mcp.reload,
+            mcp=runtime.mcp,
+            budget=flags.budget,
+            echo=piped,
+        )
+        await repl.run()
+        # Read from a pipe, the session ends with its last question's status, as a script would.
+        return status(runtime, repl.last) if piped and repl.last is not None else 0
+    renderer = Renderer(console, console if flags.json_output else make_console())
+    try:
+        receipt = await cancellable(agent.ask(question, events=renderer, budget=flags.budget))
+    except asyncio.CancelledError:
+        receipt = cancelled_receipt()
+        renderer.finish(receipt)
+    renderer.close()
+    if flags.json_output:
+        sys.stdout.write(receipt_json(receipt) + "\n")
+        sys.stdout.flush()
+    return status(runtime, receipt)
 
 
 def status(runtime: Any, receipt: Any) -> int:

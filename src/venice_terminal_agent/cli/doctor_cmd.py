@@ -92,6 +92,12 @@ def _settings_files(flags: Any, user_config: Path) -> Check:
     else:
         parts.append(f"MCP servers: Apify (no {user_config})")
     parts.append(f"user config folder: {user_config.parent}")
+    from ..config import user_config_file
+
+    settings_file = user_config_file()  # `venice-agent config set` writes it
+    parts.append(
+        f"user config: {settings_file}" if settings_file.is_file() else f"user config: none ({settings_file})"
+    )
     return Check("settings", True, " · ".join(parts))
 
 

@@ -50,3 +50,29 @@ ApifyToolsOption = Annotated[
         help="Apify tools to load, e.g. actors,docs,apify/rag-web-browser [env APIFY_MCP_TOOLS].",
     ),
 ]
+# Sessions (`venice-agent -c`, README "Sessions"): which saved conversation a run goes on from.
+ContinueOption = Annotated[
+    bool,
+    typer.Option(
+        "--continue", "-c", help="Go on with this folder's latest saved session (with QUESTION: once)."
+    ),
+]
+ResumeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--resume", metavar="ID|latest", help="Go on with this saved session (latest: of any folder)."
+    ),
+]
+ForkOption = Annotated[
+    str | None,
+    typer.Option("--fork", metavar="ID", help="Go on with a copy of this saved session, saved as a new one."),
+]
+SaveOption = Annotated[
+    bool,
+    typer.Option(
+        "--save", help="Save this run's conversation (sessions on for one run) [env VENICE_AGENT_SESSIONS]."
+    ),
+]
+PrivateOption = Annotated[
+    bool, typer.Option("--private", help="Save nothing of this run, even with sessions on.")
+]

@@ -29,7 +29,10 @@ HELP = """\
 /prompts  the MCP servers' prompts and their arguments
 /prompt NAME key=value …  ask one of those prompts as the next question
 /receipt  the last question's receipt in full (JSON)
-/clear    forget the conversation so far
+/clear    forget the conversation so far (a saved session stays as it was)
+/save     save this conversation and keep saving it (README: Sessions)
+/sessions this folder's saved sessions
+/title TEXT  the saved session's title
 /quit     leave (also Ctrl+D, or Ctrl+C on an empty prompt)
 Ctrl+C while a question runs cancels it; the conversation stays as it was before it."""
 
@@ -68,6 +71,9 @@ class Repl:
             "/prompts": self._prompts,
             "/prompt": self._prompt,
             "/clear": self._clear,
+            "/save": self._save,
+            "/sessions": self._sessions,
+            "/title": self._title,
             "/quit": self._quit,
             "/exit": self._quit,
         }
@@ -178,6 +184,34 @@ class Repl:
         self.last = None
         self.console.print("conversation cleared")
         return True
+
+    async def _save(self, _: str) -> bool:
+        self.console.print(Text(safe(await self._saver("save_command")())), soft_wrap=True)
+        return True
+
+    async def _sessions(self, _: str) -> bool:
+        for line in await self._saver("sessions_command")():
+            self.console.print(Text(safe(line)), soft_wrap=True)
+        return True
+
+    async def _title(self, text: str) -> bool:
+        self.console.print(Text(safe(await self._saver("title_command")(text))), soft_wrap=True)
+        return True
+
+    def _saver(self, name: str) -> Callable[..., Awaitable[Any]]:
+        """The sessions command of the agent (`cli/saving.py`), or one that says there is none."""
+        found = getattr(self.agent, name, None)
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+
+        async def unavailable(*_: Any) -> Any:
+            return (
+                "sessions are not available here"
+                if name != "sessions_command"
+                else ["sessions are not available here"]
+            )
+
+        return unavailable
 
     async def _quit(self, _: str) -> bool:
         return False

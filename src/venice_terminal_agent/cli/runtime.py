@@ -48,6 +48,11 @@ class Flags:
     session_max_usd: float | None = None
     root: Path | None = None  # the folder read_file and list_files see
     no_files: bool = False  # leave the file tools out
+    continue_: bool = False  # -c: go on with this folder's latest session
+    resume: str | None = None  # --resume ID|latest
+    fork: str | None = None  # --fork ID: a copy that goes its own way
+    save: bool = False  # --save: keep this run's conversation (sessions on for one run)
+    private: bool = False  # --private: nothing of this run is saved, even with sessions on
     no_mcp: bool = False  # start no MCP server
 
 
@@ -67,6 +72,7 @@ def settings_from(flags: Flags) -> Settings:
         max_usd=flags.max_usd,
         session_max_usd=flags.session_max_usd,
         file_tools=False if flags.no_files else None,  # off only when asked: FILE_TOOLS=0 counts too
+        venice_agent_sessions=flags.save or None,
     )
 
 

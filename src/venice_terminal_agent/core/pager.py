@@ -27,11 +27,19 @@ class Pager:
         self._next_id = 1
         self._issued: set[str] = set()  # pages handed out (their notes make them longer than a page)
         self._dropped = 0  # ids up to this one were dropped (to save memory, or by `forget`)
+        self._expired = 0  # ids up to this one were handed out before this run (a resumed session)
 
     @property
     def next_id(self) -> int:
         """The id the next page will get: a mark for `forget(since=...)`."""
         return self._next_id
+
+    def expire_until(self, next_id: int) -> None:
+        """Pages below `next_id` were handed out by an earlier run of the conversation (a
+        resumed session) and are not kept: new pages get new ids, and asking for an old one
+        says it has expired."""
+        self._next_id = max(self._next_id, next_id)
+        self._expired = max(self._expired, next_id - 1)
 
     def clear(self) -> None:
         """Drop every page (the conversation they belong to was cleared)."""
@@ -70,6 +78,11 @@ class Pager:
             return self._pages[int(page_id)]
         except (KeyError, TypeError, ValueError):
             known = f"ids {min(self._pages)} to {max(self._pages)}" if self._pages else "none yet"
+            if isinstance(page_id, int) and 0 < page_id <= self._expired:
+                raise ToolError(
+                    f"page {page_id} has expired: it was cut in an earlier run of this conversation, "
+                    "and pages are not kept; run the tool again for it"
+                ) from None
             if isinstance(page_id, int) and 0 < page_id <= self._dropped:
                 raise ToolError(
                     f"page {page_id} was dropped to save memory (only the latest pages are kept; "

@@ -56,3 +56,17 @@ def well_formed_all(value: Any) -> Any:
 def is_high_surrogate(char: str) -> bool:
     """The first half of a pair: its second half may come in the next piece of a stream."""
     return "\ud800" <= char <= "\udbff"
+
+
+def redact_all(value: Any, secrets: Iterable[str]) -> Any:
+    """`redact` applied to every string inside lists and dicts (what is kept on disk)."""
+    secrets = list(secrets)
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, dict):
+        return {key: redact_all(item, secrets) for key, item in value.items()}
+    if isinstance(value, list):
+        return [redact_all(item, secrets) for item in value]
+    return value

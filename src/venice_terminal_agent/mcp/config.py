@@ -64,13 +64,13 @@ def default_config_path() -> Path:
 def load_servers(
     settings: Settings, mcp_config: Path | None = None, *, no_mcp: bool = False
 ) -> list[ServerConfig]:
-    """The servers from `mcp_config`, else from the user config file, else Apify alone;
-    none with `no_mcp` (no file is read)."""
+    """The servers from `mcp_config`, else the file the settings name (`config set mcp-config`),
+    else the user's mcp.json, else Apify alone; none with `no_mcp` (no file is read)."""
     if no_mcp:
         if mcp_config is not None:
             raise ConfigError("--no-mcp and --mcp-config contradict each other; give one of them")
         return []
-    path = mcp_config
+    path = mcp_config or getattr(settings, "venice_agent_mcp_config", None)
     if path is None:
         found = default_config_path()
         path = found if found.is_file() else None

@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import StoreError
@@ -69,8 +70,21 @@ def _m2_owners(db: sqlite3.Connection) -> None:
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m1_initial, _m2_owners]
 
 
-def connect(path: str, *, create: bool = True) -> sqlite3.Connection:
-    """An open, checked, migrated connection to `path` (":memory:" for memory)."""
+@dataclass(frozen=True)
+class Schema:
+    """One kind of file of ours: its mark, its migrations, and the advice when it is refused.
+    The bot's store is `APPLICATION_ID` and `MIGRATIONS`; the terminal's sessions file
+    (`sessions.py`) has its own."""
+
+    application_id: int
+    migrations: Sequence[Callable[[sqlite3.Connection], None]]
+    choose: str = "choose another --db"
+
+
+def connect(path: str, *, create: bool = True, schema: Schema | None = None) -> sqlite3.Connection:
+    """An open, checked, migrated connection to `path` (":memory:" for memory); `schema`: the
+    bot's store unless another is named."""
+    schema = schema if schema is not None else Schema(APPLICATION_ID, MIGRATIONS)  # read now: tests add one
     memory = path == ":memory:"
     if not memory and not create and not Path(path).exists():
         raise StoreError(f"no store at {path}")
@@ -82,7 +96,7 @@ def connect(path: str, *, create: bool = True) -> sqlite3.Connection:
         raise StoreError(cannot_open(Path(path), error)) from None
     try:
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT * 1000:.0f}")
-        _migrate(db, path)
+        _migrate(db, path, schema)
         if not memory:
             _use_wal(db)
             db.execute("PRAGMA synchronous = NORMAL")  # with WAL: safe across crashes, fast commits
@@ -93,7 +107,7 @@ def connect(path: str, *, create: bool = True) -> sqlite3.Connection:
             raise StoreError(cannot_open(Path(path), error)) from None
         raise StoreError(
             f"{path} is not a usable venice-agent store ({error}); {REFUSED}: "
-            "move it away or choose another --db"
+            f"move it away or {schema.choose.removeprefix('choose ')}"
         ) from None
     except BaseException:
         db.close()
@@ -128,35 +142,35 @@ def _use_wal(db: sqlite3.Connection, wait: float = 0.005) -> None:
         time.sleep(wait)
 
 
-def _check(db: sqlite3.Connection, path: str) -> int:
+def _check(db: sqlite3.Connection, path: str, schema: Schema) -> int:
     app_id = db.execute("PRAGMA application_id").fetchone()[0]
     version = db.execute("PRAGMA user_version").fetchone()[0]
     tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-    if app_id not in (0, APPLICATION_ID) or (app_id == 0 and tables):
-        raise StoreError(f"{path} is an SQLite file of another program; {REFUSED}: choose another --db")
-    if version > len(MIGRATIONS):
+    if app_id not in (0, schema.application_id) or (app_id == 0 and tables):
+        raise StoreError(f"{path} is an SQLite file of another program; {REFUSED}: {schema.choose}")
+    if version > len(schema.migrations):
         raise StoreError(
             f"{path} has schema version {version}, newer than this venice-agent knows "
-            f"({len(MIGRATIONS)}); {REFUSED}: upgrade venice-agent or choose another --db"
+            f"({len(schema.migrations)}); {REFUSED}: upgrade venice-agent or {schema.choose}"
         )
     return int(version)
 
 
-def _migrate(db: sqlite3.Connection, path: str) -> None:
+def _migrate(db: sqlite3.Connection, path: str, schema: Schema) -> None:
     db.execute("BEGIN")  # the checks read one snapshot, never a schema half created by another process
     try:
-        version = _check(db, path)
+        version = _check(db, path, schema)
     finally:
         db.execute("COMMIT")
-    if version == len(MIGRATIONS):
+    if version == len(schema.migrations):
         return
     db.execute("BEGIN IMMEDIATE")  # the writers' lock: whoever creates the schema, the others wait
     try:
-        version = _check(db, path)  # again, inside the lock: another process may have migrated
-        for number in range(version + 1, len(MIGRATIONS) + 1):
-            MIGRATIONS[number - 1](db)
+        version = _check(db, path, schema)  # again, inside the lock: another process may have migrated
+        for number in range(version + 1, len(schema.migrations) + 1):
+            schema.migrations[number - 1](db)
             db.execute(f"PRAGMA user_version = {number}")
-        db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        db.execute(f"PRAGMA application_id = {schema.application_id}")
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")

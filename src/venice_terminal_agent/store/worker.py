@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .schema import StoreError, connect
+from .schema import Schema, StoreError, connect
 
 MAX_BATCH = 128
 
@@ -33,9 +33,10 @@ class _Job:
 
 
 class SqliteWorker:
-    def __init__(self, path: str, *, create: bool = True) -> None:
+    def __init__(self, path: str, *, create: bool = True, schema: Schema | None = None) -> None:
         self.path = path
         self.create = create
+        self.schema = schema
         self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
 
@@ -82,7 +83,7 @@ class SqliteWorker:
 
     def _serve(self, loop: asyncio.AbstractEventLoop, opened: asyncio.Future[None]) -> None:
         try:
-            db = connect(self.path, create=self.create)
+            db = connect(self.path, create=self.create, schema=self.schema)
         except BaseException as error:
             loop.call_soon_threadsafe(_settle_open, opened, error)
             return

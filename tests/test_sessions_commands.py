@@ -1,0 +1,126 @@
+"""`venice-agent sessions …` and the REPL's /save, /title, /sessions, through the real CLI:
+listing, showing, exporting (0600), importing, deleting; an export imported again sends what
+was stored, byte for byte."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+from cli_support import fake_venice
+from test_sessions_cli import Cli, call, ids, sent, sessions_file, stored
+
+
+def test_list_show_export_import_and_resume_send_the_same_conversation(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("the notes")
+    other = tmp_path / "other"
+    other.mkdir()
+    script = [
+        call("read_file", path="notes.txt"),
+        {"text": "They say: the notes."},
+        {"text": "elsewhere"},
+        {"text": "again"},
+    ]
+    with fake_venice(script, tmp_path) as fake:
+        run = Cli(tmp_path, fake.base_url, VENICE_AGENT_SESSIONS="1")
+        assert run("what do my notes say?").returncode == 0
+        assert run("asked elsewhere", folder=other).returncode == 0
+        (here_id,) = [each for each in ids(tmp_path) if any("notes" in t for t in stored(tmp_path, each))]
+
+        listed = run("sessions", "list")
+        assert listed.returncode == 0, listed.stderr
+        assert [line.split()[0] for line in listed.stdout.splitlines()] == [here_id]  # this folder's only
+        assert "what do my notes say?" in listed.stdout and "fake-model" in listed.stdout
+        every = json.loads(run("sessions", "list", "--all", "--json").stdout)
+        assert {item["id"] for item in every} == set(ids(tmp_path))
+        assert {"id", "folder", "title", "model", "questions", "tokens", "cost", "updated"} <= set(every[0])
+
+        shown = run("sessions", "show", here_id[:5])
+        assert shown.returncode == 0, shown.stderr
+        assert "## › what do my notes say?" in shown.stdout
+        assert '→ `read_file({"path": "notes.txt"})`' in shown.stdout
+        assert "_stopped: answered · 1 calls" in shown.stdout
+
+        out = tmp_path / "talk.jsonl"
+        exported = run("sessions", "export", here_id, "--format", "jsonl", "-o", str(out))
+        assert exported.returncode == 0, exported.stderr
+        assert out.stat().st_mode & 0o777 == 0o600
+        header, *lines = out.read_text().splitlines()
+        assert json.loads(header)["model"] == "fake-model" and len(json.loads(header)["receipts"]) == 1
+        assert lines == stored(tmp_path, here_id)  # one stored message per line, as stored
+        md = tmp_path / "talk.md"
+        assert run("sessions", "export", here_id, "--format", "md", "-o", str(md)).returncode == 0
+        assert md.stat().st_mode & 0o777 == 0o600 and "They say: the notes." in md.read_text()
+
+        imported = run("sessions", "import", str(out))
+        assert imported.returncode == 0, imported.stderr
+        new_id = imported.stdout.strip()
+        assert new_id in ids(tmp_path) and new_id != here_id
+        resumed = run("--resume", new_id, "and then?")
+        assert resumed.returncode == 0, resumed.stderr
+        assert sent(fake.chat_bodies()[-1]) == [*lines, json.dumps({"role": "user", "content": "and then?"})]
+
+
+def test_delete_by_id_and_by_age(tmp_path: Path) -> None:
+    with fake_venice([{"text": "one"}, {"text": "two"}], tmp_path) as fake:
+        run = Cli(tmp_path, fake.base_url, VENICE_AGENT_SESSIONS="1")
+        assert run("first").returncode == 0
+        assert run("second").returncode == 0
+    first, second = ids(tmp_path)
+    with sqlite3.connect(sessions_file(tmp_path)) as db:  # last used 40 days ago
+        db.execute("UPDATE sessions SET updated = ? WHERE id = ?", (time.time() - 40 * 86_400, first))
+    done = run("sessions", "delete", "--older-than", "30d")
+    assert done.returncode == 0 and done.stdout.strip() == f"deleted 1 session ({first})"
+    assert ids(tmp_path) == [second]
+    assert run("sessions", "delete", "--older-than", "soon").returncode == 2
+    assert run("sessions", "delete", second).returncode == 0
+    assert ids(tmp_path) == [] and stored_count(tmp_path) == 0
+    missing = run("sessions", "delete", "nope")
+    assert missing.returncode == 2 and "no session 'nope'" in missing.stderr
+
+
+def stored_count(tmp_path: Path) -> int:
+    with sqlite3.connect(sessions_file(tmp_path)) as db:
+        return int(db.execute("SELECT count(*) FROM messages").fetchone()[0])
+
+
+def test_the_commands_never_create_the_sessions_file(tmp_path: Path) -> None:
+    run = Cli(tmp_path, "http://127.0.0.1:9")
+    done = run("sessions", "list")
+    assert done.returncode == 0 and "no saved sessions yet" in done.stdout
+    assert run("sessions", "list", "--json").stdout.strip() == "[]"
+    assert run("sessions", "show", "latest").returncode == 2
+    assert not (tmp_path / "data").exists()
+
+
+def test_repl_save_title_and_sessions_with_sessions_off(tmp_path: Path) -> None:
+    with fake_venice([{"text": "one"}, {"text": "two"}], tmp_path) as fake:
+        run = Cli(tmp_path, fake.base_url)
+        done = run(stdin="hello\n/title [Not saved]\n/save\n/title [My] talk\nmore\n/sessions\n")
+    assert done.returncode == 0, done.stderr
+    assert "this conversation is not saved: /save first" in done.stdout
+    (session,) = ids(tmp_path)
+    assert f"saved as session {session}" in done.stdout
+    assert f"* {session}  [My] talk" in done.stdout  # /sessions marks this one
+    texts = stored(tmp_path, session)
+    assert any('"hello"' in text for text in texts) and any('"more"' in text for text in texts)
+
+
+def test_the_bots_chats_are_not_sessions(tmp_path: Path) -> None:
+    run = Cli(tmp_path, "http://127.0.0.1:9", VENICE_AGENT_SESSIONS="1")
+    chat = run("chat", "--offline", "--chat", "work", stdin="list_files path=.\n")
+    assert chat.returncode == 0, chat.stderr
+    assert (tmp_path / "data" / "venice-agent" / "venice-agent.db").exists()  # the bot's own store
+    assert run("sessions", "list", "--all", "--json").stdout.strip() == "[]"
+
+
+def test_clear_in_the_repl_starts_a_new_session_and_leaves_the_saved_one(tmp_path: Path) -> None:
+    with fake_venice([{"text": "one"}, {"text": "two"}], tmp_path) as fake:
+        run = Cli(tmp_path, fake.base_url, VENICE_AGENT_SESSIONS="1")
+        done = run(stdin="first topic\n/clear\nsecond topic\n")
+    assert done.returncode == 0, done.stderr
+    first, second = ids(tmp_path)
+    assert [json.loads(t)["content"] for t in stored(tmp_path, first)[1:]] == ["first topic", "one"]
+    assert [json.loads(t)["content"] for t in stored(tmp_path, second)[1:]] == ["second topic", "two"]

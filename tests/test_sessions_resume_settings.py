@@ -1,0 +1,73 @@
+"""Resuming under other settings: another --model is said in one line and only the reasoning
+fields are dropped; without --model the session's model goes on; --session-max-usd counts what
+the session spent before the resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_support import fake_venice
+from test_sessions_cli import Cli, call, sent, stored
+
+REASONING = {
+    "reasoning_content": "thinking",
+    "thought_signature": "sig",
+    "reasoning_details": [{"type": "x", "index": 0}],
+}
+
+
+def test_another_model_is_said_and_only_reasoning_fields_are_dropped(tmp_path: Path) -> None:
+    script = {
+        "models": ["alpha", "beta"],
+        "replies": [
+            {**call("list_files", path="."), **REASONING},
+            {"text": "Two files.", **REASONING},
+            {"text": "a"},
+            {"text": "b"},
+        ],
+    }
+    with fake_venice(script, tmp_path) as fake:
+        run = Cli(tmp_path, fake.base_url, VENICE_AGENT_SESSIONS="1")
+        assert run("--model", "alpha", "list them").returncode == 0
+        kept = [json.loads(text) for text in stored(tmp_path)]
+        assert all(key in kept[2] for key in REASONING)  # kept whole in the session
+        same = run("-c", "again", VENICE_MODEL="beta")  # the session's model, not the environment's
+        assert same.returncode == 0, same.stderr
+        assert fake.chat_bodies()[-1]["model"] == "alpha"
+        assert sent(fake.chat_bodies()[-1])[: len(kept)] == [json.dumps(m) for m in kept]  # nothing dropped
+        kept = [json.loads(text) for text in stored(tmp_path)]
+        other = run("-c", "--model", "beta", "and now?")
+        assert other.returncode == 0, other.stderr
+        assert (
+            "this session was with alpha; it goes on with beta (its reasoning fields left out)"
+            in other.stderr
+        )
+        body = fake.chat_bodies()[-1]
+        assert body["model"] == "beta"
+        expected = [
+            {k: v for k, v in m.items() if k not in REASONING} if m["role"] == "assistant" else m
+            for m in kept
+        ]
+        assert body["messages"][:-1] == expected
+        assert [list(m) for m in body["messages"][:-1]] == [list(m) for m in expected]  # keys in order
+        assert any(any(key in m for key in REASONING) for m in kept)  # there was something to drop
+
+
+PRICED = {"pricing": {"input": {"usd": 1}, "output": {"usd": 10}}, "maxCompletionTokens": 4000}
+SPENT = {"prompt_tokens": 10, "completion_tokens": 5, "cost": {"usd": 0.03}}
+
+
+def test_the_session_cap_counts_what_the_session_spent_before_the_resume(tmp_path: Path) -> None:
+    # A request's worst cost here is about $0.042 (4000 output tokens at $10 a million).
+    script = {"replies": [{"text": "one", "usage": SPENT}, {"text": "fresh"}], "model_spec": PRICED}
+    with fake_venice(script, tmp_path) as fake:
+        run = Cli(tmp_path, fake.base_url, VENICE_AGENT_SESSIONS="1")
+        assert run("--session-max-usd", "0.06", "first").returncode == 0
+        resumed = run("-c", "--session-max-usd", "0.06", "--json", "second")
+        assert "$0.03 so far" in resumed.stderr
+        assert resumed.returncode == 8, resumed.stderr  # $0.03 spent: the next request could pass $0.06
+        assert json.loads(resumed.stdout)["stopped_because"] == "cost_cap"
+        assert len(fake.chat_bodies()) == 1  # refused before it was sent
+        fresh = run("--session-max-usd", "0.06", "a new session")
+        assert fresh.returncode == 0, fresh.stderr  # the same cap, nothing spent yet: it runs
