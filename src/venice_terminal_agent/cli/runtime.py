@@ -194,7 +194,10 @@ async def open_runtime(
     from .terminal import terminal_sign_in
 
     key = settings.require_venice_key() if model else None
-    if any(server.transport == "stdio" and getattr(server, "started", None) is None for server in servers):
+    if any(
+        server.transport == "stdio" and getattr(server, "started", None) is None and not server.unavailable
+        for server in servers
+    ):
         import_module("mcp.client.stdio")  # spawning this server needs it: first, then openai (above)
     pager = pager if pager is not None else Pager(settings.max_tool_result_chars)
     opened: list[Any] = []
