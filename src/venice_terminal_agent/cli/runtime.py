@@ -10,6 +10,7 @@ in one place, `consent.Consent`, wrapped around the toolbox by `Runtime.consente
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -234,6 +235,9 @@ async def open_runtime(
             if spinner is not None:
                 spinner.stop()  # before anything else is printed
             tools = CombinedToolbox(builtin_toolbox(root, pager, files=settings.file_tools), box)
+            if not gc.isenabled():  # start-up is over (`app.main` turned the collector off for it):
+                gc.freeze()  # what it built stays for the session: no longer scanned
+                gc.enable()
             yield Runtime(settings, servers, tools, box, pager, client, name, facts, features.sampling)
     finally:
         if model_task is not None:
