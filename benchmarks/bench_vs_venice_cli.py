@@ -14,7 +14,7 @@ ran side by side, so a burst of load on a shared machine hits both), CPU ratios 
 the peak memory of both one-shots (ru_maxrss of the child alone, from wait4), and the load
 average before and after (the machine may be shared).
 
-    uv run python benchmarks/bench_vs_venice_cli.py [--runs 10] [--warm]
+    uv run --group test python benchmarks/bench_vs_venice_cli.py [--runs 10] [--warm]
 
 Their CLI is installed from npm into `.tools/venice-cli` (git-ignored), pinned by
 `tests/node/venice-cli/package-lock.json` (`tests/node/install venice-cli`), and runs on the

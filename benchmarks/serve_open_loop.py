@@ -87,11 +87,11 @@ async def send(plan: dict, start: float) -> list[float]:
 
     async def at(number: int) -> None:
         when = start - offset + number / rate
-        request = (
-            f"POST /v1/chats/open-{number}/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
-        ).encode() + body
         port = ports[number % len(ports)]
+        request = (
+            f"POST /v1/chats/open-{number}/messages HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        ).encode() + body  # serve answers only to the Host it listens as, port included
         await asyncio.sleep(max(0.0, when - time.perf_counter()))
         if idle[port]:
             connection = idle[port].pop()

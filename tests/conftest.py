@@ -1,13 +1,18 @@
-"""The whole suite from one command: `uv run pytest` on a fresh machine.
+"""The whole suite from one command: `uv run --group test pytest` on a fresh machine.
 
 Run whole (no paths given), the suite is spread over one worker process per CPU (pytest-xdist):
 most tests wait on child processes (the CLI, MCP servers, Node), so workers overlap that waiting.
-A run of chosen files or tests (`uv run pytest tests/test_x.py -x`) stays in one process,
+A run of chosen files or tests (`uv run --group test pytest tests/test_x.py -x`) stays in one process,
 where starting workers would cost more than it saves; `-n N` decides either way.
 
 Before the first test, the pinned npm servers are installed into `.tools/node` when missing
 or out of date (`tests/node/install`, the script `.ci/run` runs too). A run that skipped tests
 ends with one line saying how many and why, visible even under `-q`, which hides the reasons.
+
+No test writes into the user's home: every test runs with a HOME and XDG folders of its own
+(`own_home`), and whatever starts before the first test (the browser of a module, the npm
+install) with folders of the session's, so Chromium's `~/.config/chromium`, dconf's
+`~/.cache/dconf` and our own user config and data land there, never in the real ones.
 
 No test talks to anything but this machine: every socket `connect` to an internet address
 fails the test that made it, whatever library made it (openai, httpx2, mcp, asyncio); loopback
@@ -19,8 +24,12 @@ from __future__ import annotations
 
 import fcntl
 import ipaddress
+import os
+import shutil
 import socket
 import subprocess
+import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -30,11 +39,57 @@ import pytest
 INSTALL = Path(__file__).resolve().parent / "node" / "install"
 NO_NPM = 3  # the install script's status when npm is not on the machine
 _NPM_KEY = pytest.StashKey[str]()
+_HOME_KEY = pytest.StashKey[Path]()
 WORKERS = "auto"  # one per CPU: each test runs several processes already (README "Development")
 # Files whose tests share a module-scoped fixture too costly to build once per worker: all their
 # tests go to one worker. (xdist's own `xdist_group` mark does nothing under pytest 9: xdist 3.8
 # renames tests through an attribute pytest 9 no longer reads.)
 ONE_WORKER = {"test_mcp_conformance.py"}
+HOME_FOLDERS = {  # what a test's home holds, and the variable pointing at each
+    "HOME": "",
+    "XDG_CONFIG_HOME": ".config",
+    "XDG_DATA_HOME": ".local/share",
+    "XDG_CACHE_HOME": ".cache",
+    "XDG_STATE_HOME": ".local/state",
+    "XDG_RUNTIME_DIR": "run",  # dconf writes here, else into the cache folder
+}
+# The user's own, as the suite found them, never written: a test that needs uv's cache finds it.
+REAL_HOME = os.environ.get("HOME", "")
+REAL_HOME_ENV = {name: os.environ[name] for name in HOME_FOLDERS if name in os.environ}
+
+
+def home_environment(home: Path) -> dict[str, str]:
+    """HOME and the XDG folders inside `home`, made (the runtime folder private, as specified)."""
+    env = {}
+    for name, folder in HOME_FOLDERS.items():
+        path = home / folder
+        path.mkdir(parents=True, exist_ok=True)
+        env[name] = str(path)
+    (home / HOME_FOLDERS["XDG_RUNTIME_DIR"]).chmod(0o700)
+    return env
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Session-wide first, for what starts before any test's own fixture (module-scoped
+    # browsers and servers, the npm install below); each test then gets its own (`own_home`).
+    home = Path(tempfile.mkdtemp(prefix="venice-agent-tests-home-"))
+    config.stash[_HOME_KEY] = home
+    os.environ.update(home_environment(home))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    home = config.stash.get(_HOME_KEY, None)
+    if home is not None:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def own_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This test's HOME and XDG folders (beside its tmp_path, so listing that finds no home)."""
+    home = tmp_path_factory.mktemp("home")
+    for name, value in home_environment(home).items():
+        monkeypatch.setenv(name, value)
+    return home
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -69,11 +124,32 @@ def pytest_sessionstart(session: Any) -> None:
     tools.mkdir(exist_ok=True)
     with open(tools / "node-install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        done = subprocess.run([str(INSTALL)], capture_output=True, text=True, check=False)
-    if done.returncode == NO_NPM:
-        session.config.stash[_NPM_KEY] = done.stderr.strip()
-    elif done.returncode != 0:
-        session.config.stash[_NPM_KEY] = f"installing them failed: {done.stderr.strip()[-300:]}"
+        returncode, said = _install(session.config, tools)
+    if returncode == NO_NPM:
+        session.config.stash[_NPM_KEY] = said.strip()
+    elif returncode != 0:
+        session.config.stash[_NPM_KEY] = f"installing them failed: {said.strip()[-300:]}"
+
+
+def _install(config: Any, tools: Path) -> tuple[int, str]:
+    """Run the install script; its `installing …` lines (what, where, how big) reach the
+    terminal as they come, past pytest's capture, so the wait of a first run is never silent.
+    npm's own cache is kept in `.tools`, not in the user's home."""
+    env = {**os.environ, "npm_config_cache": str(tools / "npm-cache")}
+    capture = config.pluginmanager.getplugin("capturemanager")
+    process = subprocess.Popen(
+        [str(INSTALL)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
+    )
+    said = []
+    assert process.stderr is not None
+    with process.stderr:
+        for line in process.stderr:
+            said.append(line)
+            if line.startswith("installing "):
+                with capture.global_and_fixture_disabled():
+                    sys.stderr.write(f"venice-agent tests: {line}")
+                    sys.stderr.flush()
+    return process.wait(), "".join(said)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import resource
 import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,6 +23,7 @@ class Served:
     url: str
     line: str  # what it said when it started
     process: asyncio.subprocess.Process
+    rest: asyncio.Task[bytes]  # what it says after that line, to its end
 
 
 def offline_env(folder: Path) -> dict[str, str]:
@@ -31,15 +33,24 @@ def offline_env(folder: Path) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def served(folder: Path, *args: str, env: dict[str, str] | None = None) -> AsyncIterator[Served]:
+async def served(
+    folder: Path, *args: str, env: dict[str, str] | None = None, nofile: tuple[int, int] | None = None
+) -> AsyncIterator[Served]:
     """A serve process with `args`, once it listens; stopped (SIGTERM) on the way out. It takes
     a port the kernel gives it (`--port 0`) and says which: a port picked here and bound later
-    can be taken meanwhile (by another test worker's connection, say)."""
+    can be taken meanwhile (by another test worker's connection, say). `nofile`: its (soft,
+    hard) limit of open descriptors, as a shell's `ulimit -n` would set it."""
+
+    def limit() -> None:
+        if nofile is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
+
     process = await asyncio.create_subprocess_exec(
         COMMAND, "serve", "--port", "0", *args,
         env=env or offline_env(folder),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
+        preexec_fn=limit,
     )  # fmt: skip
     assert process.stdout is not None
     said = b""
@@ -51,7 +62,7 @@ async def served(folder: Path, *args: str, env: dict[str, str] | None = None) ->
         drain = asyncio.create_task(process.stdout.read())  # a full pipe must never block it
         said_url = re.search(r"http://127\.0\.0\.1:\d+", line.decode())
         assert said_url, line
-        yield Served(said_url.group(), line.decode().strip(), process)
+        yield Served(said_url.group(), line.decode().strip(), process, drain)
     finally:
         if process.returncode is None:
             process.send_signal(signal.SIGTERM)

@@ -278,6 +278,7 @@ async def test_a_window_of_another_length_says_so(clock: Clock, counter: Counter
         first = await bot.respond("lookup word=a", "c")
         assert first.status == "stopped: answered · 1 call · 0 left in this 10 minutes window"
         assert "come back in 10 minutes" in (await bot.respond("lookup word=b", "c")).text
+        assert "a chat may make 1 tool call every 10 minutes" in (await bot.respond("help", "c")).text
 
 
 async def test_a_repeat_says_how_the_run_behind_the_previous_answer_ended(bot: Bot) -> None:

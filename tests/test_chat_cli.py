@@ -68,6 +68,17 @@ def test_an_offline_chat_session_from_stdin(work: Path) -> None:
     assert done.stderr == ""  # no banner, no noise when stdin is not a terminal
 
 
+def test_help_after_calls_states_the_limit_and_never_a_count_its_status_line_contradicts(work: Path) -> None:
+    done = venice_agent("chat", "--db", "bot.db", stdin="list_files\nlist_files path=docs\nhelp\n", cwd=work)
+    assert done.returncode == 0, done.stderr
+    help_reply = done.stdout.split("stopped: answered · 1 call · 3 left this hour\n")[-1]
+    assert "a chat may make 5 tool calls an hour (the last line of every reply says how many are left)" in (
+        " ".join(help_reply.split())
+    )
+    assert "you have" not in help_reply
+    assert help_reply.rstrip().endswith("stopped: answered · 0 calls · 3 left this hour")
+
+
 def test_the_budget_carries_over_to_the_next_session(work: Path) -> None:
     first = venice_agent(
         "chat", "--chat", "me", "--db", "bot.db", stdin="list_files\nlist_files path=docs\n", cwd=work

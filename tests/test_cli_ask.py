@@ -128,6 +128,14 @@ def test_the_shell_completes_command_names_and_options() -> None:
 
     assert complete("do") == ["doctor"]
     assert complete("doctor", "--j") == ["--json"]
+    # The main command's own options are asking's: `venice-agent --<Tab>` offers them all.
+    offered = complete("--")
+    assert {"--model", "--no-mcp", "--json", "--yes", "--version", "--help"} <= set(offered), offered
+    assert len(offered) == len(set(offered))  # --help once, though both the group and ask have it
+    assert complete("--mo") == ["--model"]
+    assert sorted(complete("--ver")) == ["--verbose", "--version"]
+    assert complete("--transport", "") == ["http", "stdio"]
+    assert complete("hello", "--j") == ["--json"]  # after a question, asking's options too
 
 
 def test_json_needs_a_question(monkeypatch: pytest.MonkeyPatch) -> None:

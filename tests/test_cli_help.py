@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 
 from venice_terminal_agent.cli.app import app
 
+CRASHED = "1 a crash (a bug in venice-agent: please report it)"
+
 
 def leaf_commands() -> list[tuple[str, ...]]:
     """The path of every command a person runs (groups only list theirs; `ask` is the main help's)."""
@@ -41,3 +43,11 @@ def test_each_command_help_has_an_example_and_its_exit_statuses(path: tuple[str,
     usage = "venice-agent " + " ".join(path)
     assert any(line.startswith(usage + " ") for line in lines), f"no example line starting {usage!r}"
     assert "Exit status:" in " ".join(result.stdout.split())
+    assert CRASHED in " ".join(result.stdout.split())  # every command may crash, and says how it shows
+
+
+@pytest.mark.parametrize("command", [[], ["ask"]], ids=["main", "ask"])
+def test_the_main_help_lists_the_crash_status_too(command: list[str]) -> None:
+    result = CliRunner().invoke(app, [*command, "--help"])
+    assert result.exit_code == 0
+    assert f"{CRASHED}." in " ".join(result.stdout.split())

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from cli_support import clean_env, fake_venice
 
 
@@ -51,20 +53,23 @@ def test_doctor_help_is_as_light_as_the_main_help() -> None:
     assert modules.isdisjoint(heavy), modules & heavy
 
 
-def test_a_plain_one_shot_imports_neither_openai_nor_mcp_nor_prompt_toolkit(tmp_path: Path) -> None:
+@pytest.mark.parametrize("servers", ["--no-mcp", "an empty list", "a server that cannot start"])
+def test_a_plain_one_shot_imports_neither_openai_nor_mcp_nor_prompt_toolkit(
+    tmp_path: Path, servers: str
+) -> None:
     """The model client is our own (httpx2), MCP loads only for a server to start, and the
     line editor only for the REPL or a consent question: none of them for one plain answer."""
-    none = tmp_path / "mcp.json"  # its only server needs an unset ${VAR}: nothing to start
-    none.write_text(json.dumps({"mcpServers": {"none": {"command": "${IMPORT_TEST_NEVER_SET}"}}}))
+    config = tmp_path / "mcp.json"
+    if servers == "an empty list":
+        config.write_text(json.dumps({"mcpServers": {}}))
+    else:  # its only server needs an unset ${VAR}: nothing to start
+        config.write_text(json.dumps({"mcpServers": {"none": {"command": "${IMPORT_TEST_NEVER_SET}"}}}))
+    flags = ["--no-mcp"] if servers == "--no-mcp" else ["--mcp-config", str(config)]
     with fake_venice([{"text": "Paris."}], tmp_path) as fake:
         modules = modules_after_running(
-            "--mcp-config", str(none), "What is the capital of France?",
-            env=clean_env(tmp_path, fake.base_url), cwd=tmp_path,
-        )  # fmt: skip
+            *flags, "What is the capital of France?", env=clean_env(tmp_path, fake.base_url), cwd=tmp_path
+        )
         assert len(fake.chat_bodies()) == 1  # the probe really asked the model
     assert "httpx2" in modules
-    assert modules.isdisjoint({"openai", "mcp", "prompt_toolkit"}), modules & {
-        "openai",
-        "mcp",
-        "prompt_toolkit",
-    }
+    heavy = {"openai", "mcp", "prompt_toolkit"}
+    assert modules.isdisjoint(heavy), modules & heavy

@@ -114,3 +114,22 @@ def test_a_bad_setting_stops_the_checks_at_the_setting(tmp_path: Path) -> None:
     assert lines[-2].startswith("✗ settings") and "VENICE_BASE_URL" in lines[-2]
     assert lines[-1].strip() == "→ fix the setting named above"
     assert len(lines) == 3  # the files in use, the bad setting and its advice; nothing else was checked
+
+
+def test_an_http_server_that_failed_is_named_by_its_url_as_tools_list_names_it(tmp_path: Path) -> None:
+    from servers.net import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/mcp"  # nobody listens there
+    path = config(tmp_path, notes={"url": url})
+    with fake_venice([], tmp_path) as fake:
+        done = doctor(tmp_path, fake.base_url, "--mcp-config", str(path))
+        listed = subprocess.run(
+            [COMMAND, "tools", "list", "--mcp-config", str(path)], capture_output=True, text=True,
+            cwd=tmp_path, env=clean_env(tmp_path, fake.base_url), stdin=subprocess.DEVNULL, timeout=90, check=False,
+        )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    failed = next(line for line in done.stdout.splitlines() if line.startswith("✗ mcp notes"))
+    assert f"(http, {url}; " in failed, failed
+    assert f"notes (http, {url}): failed: " in listed.stdout, listed.stdout + listed.stderr
+    started = next(line for line in done.stdout.splitlines() if line.startswith("✓ mcp time"))
+    assert f"(stdio, {PYTHON} -m mcp_server_time --local-timezone UTC)" in started

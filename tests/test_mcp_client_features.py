@@ -17,6 +17,7 @@ from venice_terminal_agent.cli.elicit_form import parse
 from venice_terminal_agent.mcp.features import FormField, form_fields, with_defaults
 
 BIN = Path(sys.executable).parent
+SERVERS = Path(__file__).parent / "servers"
 
 
 @pytest.fixture
@@ -160,3 +161,37 @@ def test_a_url_the_server_requires_as_an_error_is_shown(everything):
         "venice-agent tools call: trigger-url-elicitation: This request requires browser-based "
         "authorization: open https://modelcontextprotocol.io, then try again"
     ]
+
+
+async def test_escape_sequences_in_a_forms_choices_are_shown_never_obeyed():
+    """A server's enum values are its text: after a wrong answer the line naming the allowed
+    values (and the question itself) shows a window-title sequence and a blink as escapes."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from servers.forms import BLINK, TITLE
+    from venice_terminal_agent.cli.elicit_form import terminal_elicitor
+    from venice_terminal_agent.mcp.config import ServerConfig
+    from venice_terminal_agent.mcp.features import ClientFeatures
+    from venice_terminal_agent.mcp.session import SessionHooks
+    from venice_terminal_agent.mcp.toolbox import McpToolbox
+
+    screen, asked = StringIO(), []
+    typed = iter(["y", "red", BLINK])
+
+    async def ask(question: str) -> str:
+        asked.append(question)
+        return next(typed)
+
+    console = Console(file=screen, force_terminal=True, width=200)
+    features = ClientFeatures(elicitor=terminal_elicitor(console, ask))
+    server = ServerConfig("forms", command=sys.executable, args=(str(SERVERS / "forms.py"),))
+    hooks = SessionHooks(client_options=features.client_options)
+    async with McpToolbox.open([server], hooks=hooks) as box:
+        chosen = json.loads(await box.call("choose", {}))["result"]
+    assert chosen == repr(BLINK)  # the right answer still goes back as it was
+    shown = screen.getvalue() + "".join(asked)
+    assert "one of: \\x1b]0;pwned\\x07, \\x1b[5mblink\\x1b[0m" in screen.getvalue()
+    assert "(\\x1b]0;pwned\\x07 / \\x1b[5mblink\\x1b[0m)" in asked[1]
+    assert TITLE not in shown and "\x1b[5m" not in shown and "\x07" not in shown

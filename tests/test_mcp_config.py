@@ -130,7 +130,6 @@ def test_apify_entries_get_the_apify_token_and_no_one_else_does():
     ("data", "message"),
     [
         ([], 'expected {"mcpServers"'),
-        ({"mcpServers": {}}, "no MCP server is configured"),
         ({"mcpServers": {"a": "npx"}}, "server 'a': an entry is an object"),
         ({"mcpServers": {"a": {}}}, "server 'a': give 'command'"),
         ({"mcpServers": {"a": {"command": "x", "url": "http://h"}}}, "'command' or 'url', not both"),
@@ -143,6 +142,21 @@ def test_a_bad_file_is_one_readable_line(data, message):
     with pytest.raises(ConfigError) as caught:
         parse_servers(data, "mcp.json", settings(), {})
     assert message in str(caught.value) and str(caught.value).startswith("mcp.json")
+
+
+def test_an_empty_list_or_every_entry_disabled_means_no_mcp_server():
+    assert parse_servers({"mcpServers": {}}, "mcp.json", settings(), {}) == []
+    off = {"mcpServers": {"a": {"command": "x", "disabled": True}}}
+    assert parse_servers(off, "mcp.json", settings(), {}) == []
+
+
+def test_no_mcp_reads_no_file_and_contradicts_a_given_one(tmp_path, monkeypatch):
+    user = tmp_path / "mcp.json"
+    user.write_text('{"mcpServers": {"a": {"command": "x"}}}')
+    monkeypatch.setattr(mcp_config, "default_config_path", lambda: user)
+    assert load_servers(settings(), no_mcp=True) == []
+    with pytest.raises(ConfigError, match="--no-mcp and --mcp-config contradict each other"):
+        load_servers(settings(), user, no_mcp=True)
 
 
 def test_load_servers_reads_the_given_file_else_the_user_file_else_apify(tmp_path, monkeypatch):

@@ -52,7 +52,7 @@ async def test_login_signs_in_sessions_use_it_and_logout_revokes(home, tmp_path)
     command = [sys.executable, str(SERVERS / "oauth_server.py"), str(port), str(events)]
     async with serving(command, b"Uvicorn running on", env=home):
         status, out, err = await venice_agent(home, "login", "signed", "--mcp-config", str(config))
-        assert (status, out) == (0, "Signed in to signed (1 tools)\n"), err
+        assert (status, out) == (0, "Signed in to signed (3 tools)\n"), err
         assert f"Sign in to signed in your browser: http://127.0.0.1:{port}/authorize?" in err
         stored = TokenFile("signed", url, Path(home["XDG_DATA_HOME"]) / "venice-agent" / "oauth")
         assert stat.S_IMODE(stored.path.stat().st_mode) == 0o600
@@ -148,3 +148,85 @@ def test_hosted_apify_is_anonymous_until_signed_in(monkeypatch, tmp_path):
 
     assert apify_mode(settings, [signed_in]) == SIGNED_IN_APIFY
     assert apify_mode(settings, [anonymous]) == ANONYMOUS_APIFY
+
+
+async def test_a_token_obtained_by_oauth_is_masked_in_errors_and_for_the_model(home, tmp_path):
+    """The access token the sign-in obtained, repeated by the server in a JSON-RPC error and in
+    an `is_error` result: masked like a token from `mcp.json` in `tools call` and in what the
+    model is sent."""
+    from cli_support import fake_venice
+
+    port, events = free_port(), tmp_path / "events"
+    url = f"http://127.0.0.1:{port}/mcp"
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"signed": {"url": url}}}))
+    command = [sys.executable, str(SERVERS / "oauth_server.py"), str(port), str(events)]
+    script = [{"tool_calls": [{"name": "refuse", "arguments": {}}, {"name": "fail", "arguments": {}}]},
+              {"text": "done"}]  # fmt: skip
+    async with serving(command, b"Uvicorn running on", env=home):
+        status, _, err = await venice_agent(home, "login", "signed", "--mcp-config", str(config))
+        assert status == 0, err
+        stored = TokenFile("signed", url, Path(home["XDG_DATA_HOME"]) / "venice-agent" / "oauth")
+        token = (await stored.get_tokens()).access_token
+        said = {}
+        for tool in ("refuse", "fail"):
+            said[tool] = await venice_agent(home, "tools", "call", tool, "--yes", "--mcp-config", str(config))
+        with fake_venice(script, tmp_path) as fake:
+            env = {**home, "VENICE_API_KEY": "test-key", "VENICE_BASE_URL": fake.base_url}
+            status, out, err = await venice_agent(env, "why?", "--yes", "--mcp-config", str(config))
+            sent = json.dumps(fake.chat_bodies()[-1]["messages"])
+    assert said["refuse"] == (5, "", "venice-agent tools call: refuse: token *** may not do this\n")
+    assert said["fail"] == (
+        5,
+        "",
+        "venice-agent tools call: fail: Error executing tool fail: token *** has expired\n",
+    )
+    assert status == 0, err
+    assert "token *** may not do this" in sent and "token *** has expired" in sent
+    assert token not in sent + out + err
+
+
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [
+        (
+            '{"url": "URL", "tokens": {"access_token": 5}}',
+            "its 'tokens' has the wrong shape",
+        ),  # pydantic's text
+        ('{"url": "URL", "client_info": 5}', "its 'client_info' has the wrong shape"),  # 'int' has no .get
+        ('{"url": "URL", "tok', "it is not a JSON object"),
+    ],
+)
+async def test_a_damaged_token_file_is_named_with_its_fix_and_login_replaces_it(home, tmp_path, damage, why):
+    port, events = free_port(), tmp_path / "events"
+    url = f"http://127.0.0.1:{port}/mcp"
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"signed": {"url": url}}}))
+    stored = TokenFile("signed", url, Path(home["XDG_DATA_HOME"]) / "venice-agent" / "oauth")
+    stored.path.parent.mkdir(parents=True)
+    stored.path.write_text(damage.replace("URL", url))
+    said = f"signed cannot start: its sign-in file {stored.path} cannot be read ({why}); run venice-agent login signed to replace it"
+    command = [sys.executable, str(SERVERS / "oauth_server.py"), str(port), str(events)]
+    async with serving(command, b"Uvicorn running on", env=home):
+        status, out, err = await venice_agent(home, "tools", "list", "--mcp-config", str(config))
+        assert (status, out.splitlines()[0]) == (2, f"signed (http, {url}): failed: {said}"), out + err
+        status, out, err = await venice_agent(
+            home, "tools", "call", "whoami", "--yes", "--mcp-config", str(config)
+        )
+        assert status == 2 and f": {said}\n" in err, err
+
+        status, out, err = await venice_agent(home, "login", "signed", "--mcp-config", str(config))
+        assert (status, out) == (0, "Signed in to signed (3 tools)\n"), err
+        assert f"{stored.path} could not be read ({why}): replaced by this sign-in\n" in err
+        status, out, err = await venice_agent(
+            home, "tools", "call", "whoami", "--yes", "--mcp-config", str(config)
+        )
+        assert (status, json.loads(out)) == (0, {"result": "signed in"}), err
+
+        stored.path.write_text(damage.replace("URL", url))
+        status, out, err = await venice_agent(home, "logout", "signed", "--mcp-config", str(config))
+        assert (status, out) == (
+            0,
+            f"Signed out of signed: {stored.path} could not be read ({why}) and is deleted\n",
+        )
+        assert not stored.path.exists()

@@ -71,3 +71,17 @@ def test_no_paragraph_is_said_twice_in_a_section() -> None:
         leads = Counter(re.findall(r"^\*\*([^*]+)\*\*", section, flags=re.M))
         twice = [lead for lead, count in leads.items() if count > 1]
         assert not twice, f"said twice in '## {section.splitlines()[0]}': {twice}"
+
+
+def test_the_install_section_names_the_package_to_uninstall_and_how_to_find_the_command() -> None:
+    import tomllib
+
+    section = README.read_text(encoding="utf-8").split("## Install", 1)[1].split("\n## ", 1)[0]
+    package = tomllib.loads((README.parent / "pyproject.toml").read_text())["project"]["name"]
+    assert f"uv tool uninstall {package} " in section  # the command's name would be refused
+    assert "uv tool update-shell" in section
+    assert "OWNER" not in section  # a placeholder that looks like part of a real URL
+    # The commands it gives are uv's: an older or newer uv that renamed one would fail here.
+    for words in (["tool", "update-shell"], ["tool", "uninstall"], ["tool", "install"]):
+        done = subprocess.run(["uv", *words, "--help"], capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr

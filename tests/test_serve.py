@@ -16,6 +16,7 @@ from serve_support import offline_env, served
 from venice_terminal_agent.cli.serve_cmd import listening_socket
 
 SSE = {"Accept": "text/event-stream"}
+JSON = {"Content-Type": "application/json"}
 
 
 def events_of(body: str) -> list[tuple[str, dict[str, Any]]]:
@@ -53,11 +54,14 @@ async def test_json_and_streamed_replies_repeats_and_refusals_that_cost_nothing(
             again = (await http.post("/v1/chats/a/messages", json={"text": "list_files path=."})).json()
             assert again["repeated"] is True and again["left"] == 3 and again["receipt"] is None
 
+            async def post(body: bytes) -> httpx2.Response:
+                return await http.post("/v1/chats/a/messages", content=body, headers=JSON)
+
             refusals = [
-                (await http.post("/v1/chats/a/messages", content=b'{"text": "' + b"x" * 33_000 + b'"}'), 413),
-                (await http.post("/v1/chats/a/messages", content=b'{"text": "list_files'), 400),
+                (await post(b'{"text": "' + b"x" * 33_000 + b'"}'), 413),
+                (await post(b'{"text": "list_files'), 400),
                 (await http.post("/v1/chats/a/messages", json=["list_files"]), 400),
-                (await http.post("/v1/chats/a/messages", content=b"\xff\xfe"), 400),
+                (await post(b"\xff\xfe"), 400),
                 (await http.get("/v1/chats/a/messages"), 405),
                 (await http.get("/v1/nothing/here"), 404),
                 (await http.post("/v1/chats/a", json={"text": "list_files"}), 405),

@@ -62,7 +62,7 @@ async def test_a_reservation_of_a_dead_process_is_freed_after_its_hold_and_count
         freed = await store.begin_reply("c", "other", now=161.0, limit=5, window=3600, wanted=2)
         assert freed.reserved == 2 and freed.left == 5
         # A run that did settle after its hold ran out counts what it spent, once.
-        await store.finish_reply("c", "run", "done", now=170.0, kind="run", ticket=held)
+        await store.settle("c", held, 5, now=170.0)  # it spent all five
         assert await store.calls_used("c", now=171.0, window=3600) == 7
 
 

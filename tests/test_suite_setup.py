@@ -1,4 +1,4 @@
-"""`uv run pytest` on a fresh machine: the npm servers install themselves once, through the
+"""`uv run --group test pytest` on a fresh machine: the npm servers install themselves once, through the
 same script `.ci/run` uses; without npm the run ends with one line naming what was skipped."""
 
 from __future__ import annotations
@@ -9,18 +9,23 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 TESTS = Path(__file__).resolve().parent
 
 
 def fresh_clone(tmp_path: Path) -> Path:
     """The script and the lock file, as a fresh clone has them, and no `.tools`."""
     (tmp_path / "tests" / "node" / "next").mkdir(parents=True)
+    (tmp_path / "tests" / "node" / "filesystem").mkdir()
     for name in (
         "install",
         "package.json",
         "package-lock.json",
         "next/package.json",
         "next/package-lock.json",
+        "filesystem/package.json",
+        "filesystem/package-lock.json",
     ):
         shutil.copy2(TESTS / "node" / name, tmp_path / "tests" / "node" / name)
     return tmp_path / "tests" / "node" / "install"
@@ -53,9 +58,34 @@ def test_the_servers_are_installed_once_and_without_npm_it_says_so(tmp_path: Pat
     for _ in range(2):
         done = subprocess.run([str(install)], capture_output=True, text=True, env=env, check=False)
         assert done.returncode == 0, done.stderr
-    assert (tools / "calls").read_text().splitlines() == ["ci --no-audit --no-fund --loglevel=error"] * 2
+    assert (tools / "calls").read_text().splitlines() == ["ci --no-audit --no-fund --loglevel=error"] * 3
     assert (tmp_path / ".tools" / "node" / "node_modules").is_dir()
     assert (tmp_path / ".tools" / "node-next" / "node_modules").is_dir()
+    assert (tmp_path / ".tools" / "node-filesystem" / "node_modules").is_dir()
+
+
+def test_a_first_run_says_on_the_terminal_what_it_installs_and_how_big_before_the_wait(
+    tmp_path: Path,
+) -> None:
+    install = fresh_clone(tmp_path)
+    shutil.copy2(TESTS / "conftest.py", install.parents[1] / "conftest.py")
+    (install.parents[1] / "test_one.py").write_text("def test_one():\n    pass\n")
+    tools = fake_npm(tmp_path / "fakebin")
+    env = {**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", "tests"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = [line for line in done.stderr.splitlines() if line.startswith("venice-agent tests: installing")]
+    assert len(said) == 2, done.stderr
+    assert "Node 22 and the npm MCP test servers" in said[0] and "into .tools/node " in said[0]
+    assert all(" MB)" in line for line in said)
+    again = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", "tests"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert again.returncode == 0 and "installing" not in again.stderr  # once: then nothing to say
 
 
 def test_a_run_with_skipped_tests_ends_with_one_line_saying_why(tmp_path: Path) -> None:
@@ -81,3 +111,94 @@ def test_a_run_with_skipped_tests_ends_with_one_line_saying_why(tmp_path: Path) 
         "skipped 3 tests: 2 npm test servers are not installed (Node 22 missing); "
         "1 redis-server is not installed"
     ) in done.stdout.splitlines()
+
+
+def test_the_stores_the_examples_make_are_ignored_by_git() -> None:
+    """The README's and --help's examples make stores in the working folder (bot.db, runs.db)
+    and SQLite its side files beside them; none of them shows up as a change in a clone."""
+    made = ["bot.db", "runs.db", "bot.db-wal", "bot.db-shm", "bot.db-journal", "docs/x.db"]
+    done = subprocess.run(
+        ["git", "check-ignore", "--no-index", *made],
+        cwd=TESTS.parent,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.stdout.split() == made, done.stderr
+
+
+def test_the_readme_chat_example_leaves_nothing_in_the_working_folder(tmp_path: Path) -> None:
+    readme = (TESTS.parent / "README.md").read_text(encoding="utf-8")
+    example = next(line for line in readme.splitlines() if line.startswith("printf 'list_files\\n"))
+    work = tmp_path / "clone"
+    work.mkdir()
+    (work / "README.md").write_text("# a clone\n")
+    env = {
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "HOME": str(tmp_path),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+    done = subprocess.run(
+        ["bash", "-c", example], cwd=work, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "# a clone" in done.stdout
+    assert sorted(path.name for path in work.iterdir()) == ["README.md"]
+
+
+TEST_TOOLS = ("pytest", "playwright", "mypy", "ruff", "hypothesis", "pexpect")
+
+
+def test_the_first_command_installs_the_agent_alone_and_the_test_command_the_tests_tools(
+    tmp_path: Path,
+) -> None:
+    """A fresh clone's `uv run venice-agent run examples/tour.json` installs what the agent
+    needs, no test tool; the README's test command brings those (a dependency group that
+    `uv run` leaves out unless asked). Offline, from uv's cache: what the lock file pins."""
+    uv = shutil.which("uv")
+    if uv is None:
+        (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)("uv is not on PATH")
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    for name in ("pyproject.toml", "uv.lock", "README.md", "src", "examples"):
+        source = TESTS.parent / name
+        (shutil.copytree if source.is_dir() else shutil.copy2)(source, clone / name)
+    env = {**os.environ, "UV_CACHE_DIR": uv_cache(), "UV_OFFLINE": "1", "UV_FROZEN": "1"}
+    for name in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT"):  # the clone's own .venv, not ours
+        env.pop(name, None)
+    first = subprocess.run(
+        [uv, "run", "venice-agent", "run", "examples/tour.json"],
+        cwd=clone, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines()[-1].startswith("stopped: answered")
+    installed = installed_packages(clone)
+    assert "venice_terminal_agent" in installed and "mcp" in installed
+    assert not installed & set(TEST_TOOLS), installed & set(TEST_TOOLS)
+
+    readme = (TESTS.parent / "README.md").read_text(encoding="utf-8")
+    test_command = readme.split("```sh\n", 1)[1].splitlines()[1].split("#")[0].split()
+    assert test_command[:2] == ["uv", "run"] and test_command[-1] == "pytest", test_command
+    probe = [*test_command, "--version"]  # the same command, which installs the group first
+    done = subprocess.run(probe, cwd=clone, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert set(TEST_TOOLS) <= installed_packages(clone)
+
+
+def uv_cache() -> str:
+    """uv's cache as the user has it (the suite gives every test its own HOME)."""
+    from conftest import HOME_FOLDERS, REAL_HOME_ENV
+
+    if os.environ.get("UV_CACHE_DIR"):
+        return os.environ["UV_CACHE_DIR"]
+    env = {name: value for name, value in os.environ.items() if name not in HOME_FOLDERS}
+    done = subprocess.run(
+        ["uv", "cache", "dir"], env={**env, **REAL_HOME_ENV}, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def installed_packages(clone: Path) -> set[str]:
+    (site,) = (clone / ".venv" / "lib").glob("python*/site-packages")
+    return {path.name.split("-")[0].lower() for path in site.glob("*.dist-info")}

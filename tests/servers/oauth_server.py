@@ -9,7 +9,9 @@ would. Every token request and revocation is written to EVENTS_FILE as one line
 (`TOKEN grant_type`, `REVOKED kind`) so a test can see what the client did. A POST to
 `/expire-access-tokens` makes every access token issued so far invalid, as time would (the
 refresh tokens stay good); with a second argument PATH the token endpoint is served at PATH
-(and named so in the metadata) instead of the SDK's `/token`.
+(and named so in the metadata) instead of the SDK's `/token`. Its tools `refuse` and `fail`
+repeat the caller's access token, as careless servers do: in a JSON-RPC error and in an
+`is_error` result.
 """
 
 import secrets
@@ -18,7 +20,9 @@ import time
 from pathlib import Path
 
 import uvicorn
+from mcp import MCPError
 from mcp.server import MCPServer
+from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
@@ -27,6 +31,7 @@ from mcp.server.auth.provider import (
     construct_redirect_uri,
 )
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.auth import OAuthToken
 
 
@@ -102,6 +107,16 @@ def build(port: int, provider: Provider) -> MCPServer:
     def whoami() -> str:
         """Say that the caller is signed in."""
         return "signed in"
+
+    @server.tool()
+    def refuse() -> str:
+        """Refuse, repeating the caller's token in a JSON-RPC error."""
+        raise MCPError(code=-32602, message=f"token {get_access_token().token} may not do this")
+
+    @server.tool()
+    def fail() -> str:
+        """Fail, repeating the caller's token in an is_error result."""
+        raise ToolError(f"token {get_access_token().token} has expired")
 
     return server
 

@@ -14,6 +14,7 @@ Without `agent` the bot plans from commands (see `commands.py`); with one, the m
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import os
 import time
@@ -23,13 +24,14 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..core.defaults import CALLS_PER_WINDOW, WINDOW_SECONDS
-from ..core.events import EventSink
+from ..core.events import Event, EventSink, ToolStarted
 from ..core.loop import run_loop
 from ..core.pager import DEFAULT_PAGE_CHARS, Pager
 from ..core.receipt import Exit, Receipt
+from ..core.scrub import well_formed
 from ..core.toolbox import CombinedToolbox, FunctionToolbox, Toolbox, ToolError, as_toolbox
-from ..core.wording import all_of, plural, verb
-from ..store.protocol import ChatStore
+from ..core.wording import all_of, plural, shown_answer, verb
+from ..store.protocol import ChatStore, StoreError
 from ..store.sqlite import Store, Ticket
 from ..tools.builtin import FileTools
 from .commands import CommandPlanner, help_text, results_text
@@ -111,6 +113,9 @@ class Bot:
         self._shared_lock = asyncio.Lock()  # for one agent given to every chat
         self._opening = asyncio.Lock()
         self._opened = False
+        # Failed replies whose reservation the store could not settle then (it was down):
+        # (chat, ticket, calls spent, when), settled before this bot's next use of the store.
+        self._unsettled: list[tuple[str, Ticket, int, float]] = []
 
     async def __aenter__(self) -> Bot:
         await self.open()
@@ -133,10 +138,16 @@ class Bot:
         self._opened = False
 
     async def respond(self, text: str, chat: str, *, events: EventSink | None = None) -> Reply:
-        """Answer one message of conversation `chat`."""
+        """Answer one message of conversation `chat`.
+
+        A reply that fails on our side (a crash, a cancellation outside the loop, a store that
+        cannot record it) settles its reservation at the calls that really ran, then raises."""
         if not isinstance(text, str) or not isinstance(chat, str):
             raise TypeError("respond(text, chat) takes two strings")
+        # A client's text is repaired as a model's is: a lone surrogate cannot be stored or sent.
+        text, chat = well_formed(text), well_formed(chat)
         await self.open()
+        await self._settle_late()
         pager, toolbox = self._chat(chat)
         planner = None if self.agent is not None else self._command_planner(text, toolbox)
         wanted = None if planner is None else planner.calls_needed
@@ -148,40 +159,66 @@ class Bot:
         if ticket.wait is not None:
             return await self._come_back(chat, text, ticket.wait)
 
-        receipt: Receipt | None = None
+        ran = _CallsRan(events)
         try:
             if planner is not None:
-                receipt = await run_loop(planner, toolbox, ticket.reserved, events=events, pager=pager)
+                receipt = await run_loop(planner, toolbox, ticket.reserved, events=ran, pager=pager)
             else:
-                receipt = await self._ask_agent(chat, text, ticket.reserved, events)
-        finally:
-            if receipt is None:  # the run crashed: keep its reservation as spent, record nothing else
-                await self.store.finish_reply(
-                    chat,
-                    text,
-                    "(the run failed)",
-                    now=self.clock(),
-                    kind="error",
-                    ticket=ticket,
-                    reusable=False,
-                )
+                receipt = await self._ask_agent(chat, text, ticket.reserved, ran)
+        except BaseException:
+            await self._settle(chat, ticket, ran.calls, failed=text)
+            raise
         body = _body(receipt)
         left = max(0, ticket.left - receipt.calls)
         status = f"stopped: {receipt.stopped_because} · {_calls(receipt.calls)} · {left} left {self._window_words()}"
-        run_id = await self.store.finish_reply(
-            chat, text, body, now=self.clock(), kind="run", receipt=receipt, ticket=ticket
-        )
+        try:
+            run_id = await self.store.finish_reply(
+                chat, text, body, now=self.clock(), kind="run", receipt=receipt, ticket=ticket
+            )
+        except BaseException:
+            await self._settle(chat, ticket, receipt.calls)
+            raise
         return Reply(f"{body.rstrip()}\n{status}", receipt, status, left, run_id=run_id)
+
+    async def _settle(self, chat: str, ticket: Ticket, spent: int, *, failed: str | None = None) -> None:
+        """A failed reply's reservation, settled at `spent`; with `failed` (the message), the
+        exchange is kept as an error, never given again as a repeat. When the store cannot
+        do it now, it is done before the next use of the store (the error on its way says
+        what failed)."""
+        now = self.clock()
+        try:
+            await self.store.settle(chat, ticket, spent, now=now)
+        except StoreError:
+            self._unsettled.append((chat, ticket, spent, now))
+            return
+        if failed is not None:
+            with contextlib.suppress(StoreError):
+                await self.store.finish_reply(
+                    chat, failed, "(the run failed)", now=now, kind="error", reusable=False
+                )
+
+    async def _settle_late(self) -> None:
+        """Settle what failed replies left held while the store was down (a `StoreError`
+        while it still is: the request is refused like any other then)."""
+        while self._unsettled:
+            late = self._unsettled.pop(0)  # taken first: replies doing this at once share the work
+            chat, ticket, spent, when = late
+            try:
+                await self.store.settle(chat, ticket, spent, now=when)
+            except BaseException:
+                self._unsettled.insert(0, late)
+                raise
 
     async def calls_left(self, chat: str) -> int:
         await self.open()
-        used = await self.store.calls_used(chat, now=self.clock(), window=self.window)
+        await self._settle_late()
+        used = await self.store.calls_used(well_formed(chat), now=self.clock(), window=self.window)
         return max(0, self.calls_per_window - used)
 
     async def history(self, chat: str, limit: int = 50) -> list[dict[str, Any]]:
         """The chat's last exchanges, oldest first (kept in the store across restarts)."""
         await self.open()
-        return await self.store.history(chat, limit)
+        return await self.store.history(well_formed(chat), limit)
 
     def toolbox(self, chat: str) -> Toolbox:
         """The tools of one conversation: its own `page`, the extra tools, the file tools."""
@@ -259,18 +296,37 @@ class Bot:
 
     def _command_planner(self, text: str, toolbox: Toolbox) -> CommandPlanner:
         names = self._tool_names(toolbox)
-        return CommandPlanner(text, names, help_text(names, self.calls_per_window, self._window_words()))
+        return CommandPlanner(text, names, help_text(names, self.calls_per_window, self._per_window()))
+
+    def _per_window(self) -> str:
+        """The limit's period: "an hour", "every 10 minutes"."""
+        return "an hour" if self.window == 3600 else f"every {human_wait(self.window)}"
 
     def _window_words(self) -> str:
         return "this hour" if self.window == 3600 else f"in this {human_wait(self.window)} window"
 
 
+class _CallsRan:
+    """The run's event sink, counting the tool calls that started: what a run that fails
+    before its receipt has spent."""
+
+    def __init__(self, events: EventSink | None) -> None:
+        self.events = events
+        self.calls = 0
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, ToolStarted):
+            self.calls += 1
+        if self.events is not None:
+            self.events(event)
+
+
 def _body(receipt: Receipt) -> str:
     """What the person reads above the status line."""
     if receipt.stopped_because is Exit.ANSWERED and receipt.answer is not None:
-        return receipt.answer
+        return shown_answer(receipt.answer)
     if receipt.partial and receipt.answer is not None:
-        return f"{receipt.answer}\n\n(partial answer: {receipt.refusal})"
+        return f"{shown_answer(receipt.answer)}\n\n(partial answer: {receipt.refusal})"
     done = [(step.tool, step.result) for step in receipt.steps if step.error is None]
     parts = [results_text(done)] if done else []
     parts.append(receipt.refusal or f"stopped without an answer ({receipt.stopped_because})")

@@ -17,7 +17,8 @@ from collections.abc import Container, Sequence
 from typing import Any
 
 from ..core.loop import Move, Outcome
-from ..core.receipt import Answer, Call
+from ..core.receipt import Answer, Call, read_json
+from ..core.wording import plural
 
 HELP_WORDS = frozenset({"help", "/help", "?"})
 
@@ -42,7 +43,7 @@ USAGE = 'write them as key=value pairs or one JSON object, e.g. read_file path=R
 def _arguments(text: str) -> dict[str, Any]:
     if text.startswith("{"):
         try:
-            value = json.loads(text)
+            value = read_json(text)
         except json.JSONDecodeError as error:
             raise ValueError(f"not JSON: {error.msg} at column {error.colno}") from None
         if not isinstance(value, dict):
@@ -61,14 +62,16 @@ def _arguments(text: str) -> dict[str, Any]:
 
 def _value(raw: str) -> Any:
     try:
-        value = json.loads(raw)
-    except ValueError:
+        value = read_json(raw)
+    except json.JSONDecodeError:
         return raw
     # Only plain scalars and containers read as JSON; a bare word stays the text it is.
     return value if isinstance(value, int | float | bool | list | dict) or value is None else raw
 
 
-def help_text(tool_names: Sequence[str], calls_per_window: int, window_words: str) -> str:
+def help_text(tool_names: Sequence[str], calls_per_window: int, per_window: str) -> str:
+    """What the bot understands. It states the chat's limit, never a count of calls left: the
+    status line under the reply says that, and the two must not disagree."""
     tools = ", ".join(sorted(tool_names)) or "none"
     return (
         "Without a model I plan from commands, one per line:\n"
@@ -77,8 +80,9 @@ def help_text(tool_names: Sequence[str], calls_per_window: int, window_words: st
         "  page id=3                  one page of a long result cut earlier in this chat\n"
         '  TOOL {"key": "value"}      any tool, with JSON arguments\n'
         "  help                       this text (no call)\n"
-        f"Each command is one tool call; you have {calls_per_window} calls {window_words}, "
-        "and repeating your previous message is free.\n"
+        f"Each command is one tool call; a chat may make {plural(calls_per_window, 'tool call')} "
+        f"{per_window} (the last line of every reply says how many are left), and repeating "
+        "your previous message is free.\n"
         f"Tools: {tools}"
     )
 

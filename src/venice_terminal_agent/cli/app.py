@@ -13,12 +13,20 @@ from typing import Annotated
 import typer
 
 from ..core.defaults import MAX_ROUNDS, PLAN_BUDGET, QUESTION_BUDGET
+from ..core.errors import CRASHED
 from ..core.receipt import USAGE_ERROR_STATUS, Exit, exit_statuses
 from .bot_app import add_bot_commands
-from .group import DefaultCommandGroup, command_group
-from .options import ApifyToolsOption, McpConfigOption, NoFilesOption, RootOption, TransportOption
+from .group import DefaultCommandGroup, add_crash_status, command_group
+from .options import (
+    ApifyToolsOption,
+    McpConfigOption,
+    NoFilesOption,
+    NoMcpOption,
+    RootOption,
+    TransportOption,
+)
 
-USAGE = f"{USAGE_ERROR_STATUS} a usage or configuration error"
+USAGE = f"{USAGE_ERROR_STATUS} a usage or configuration error, {CRASHED}"
 LOOP_EXITS = (Exit.ANSWERED, Exit.REPEATED_CALL, Exit.BUDGET, Exit.TOOL_ERROR)
 
 app = typer.Typer(
@@ -117,6 +125,7 @@ def ask(
     transport: TransportOption = None,
     tools: ApifyToolsOption = None,
     mcp_config: McpConfigOption = None,
+    no_mcp: NoMcpOption = False,
     max_rounds: Annotated[
         int | None,
         typer.Option(
@@ -189,6 +198,7 @@ def ask(
         session_max_usd=session_max_usd,
         root=root,
         no_files=no_files,
+        no_mcp=no_mcp,
     )
     raise typer.Exit(ask_main(question, flags))
 
@@ -197,6 +207,7 @@ def ask(
 def doctor(
     json_output: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
     mcp_config: McpConfigOption = None,
+    no_mcp: NoMcpOption = False,
     model: Annotated[str | None, typer.Option(help="Model id to check [env VENICE_MODEL].")] = None,
     base_url: Annotated[
         str | None, typer.Option(help="OpenAI-compatible API root [env VENICE_BASE_URL].")
@@ -225,6 +236,7 @@ def doctor(
         tools=tools,
         mcp_config=mcp_config,
         db=db,
+        no_mcp=no_mcp,
     )
     raise typer.Exit(doctor_main(flags, json_output=json_output))
 
@@ -299,7 +311,8 @@ ServerArgument = Annotated[str, typer.Argument(help="The MCP server's name, as `
 def login(server: ServerArgument, mcp_config: McpConfigOption = None) -> None:
     """Sign in to an MCP server with OAuth ahead of time (a browser opens; the URL is printed).
 
-    The tokens are kept in the user data folder, readable only by you.
+    The tokens are kept in the user data folder, readable only by you. A token file that
+    cannot be read is replaced (said on stderr).
 
     \b
     venice-agent login apify    # Apify's full tool set without APIFY_TOKEN
@@ -329,6 +342,7 @@ def logout(server: ServerArgument, mcp_config: McpConfigOption = None) -> None:
 
 
 add_bot_commands(app)  # chat, logs, serve, store copy
+add_crash_status(app)  # every command's "Exit status:" ends with 1, a crash
 
 
 def main() -> None:

@@ -22,14 +22,11 @@ from rich.text import Text
 from ..core.consent import Why
 from ..core.receipt import Call
 from ..core.toolbox import ToolSpec
+from ..core.wording import NO_TERMINAL_CONSENT, NO_TERMINAL_LOCAL, NO_TERMINAL_SAMPLING
 from .text import call_text, preview, safe
 
 ARGS_PREVIEW = 240  # the call a person is asked about: a little more of it
-NO_TERMINAL = "paid tools need a terminal or --yes"
-NO_TERMINAL_CONSENT = "it needs your consent, and there is no terminal to ask on (or use --yes)"
-NO_TERMINAL_LOCAL = "it may send local file contents off this machine; that needs a terminal or --yes"
 LOCAL_DATA = "may send local file contents off this machine"
-NO_TERMINAL_SAMPLING = "it needs your yes, and there is no terminal to ask on"
 SAMPLING_PREVIEW = 400
 
 AskLine = Callable[[str], Awaitable[str]]
@@ -97,10 +94,7 @@ class TerminalApprover:
         name = safe(call.tool)
         local = why is Why.LOCAL_DATA
         if not self.interactive:
-            if local:
-                reason = NO_TERMINAL_LOCAL
-            else:
-                reason = NO_TERMINAL if spec is not None and spec.paid else NO_TERMINAL_CONSENT
+            reason = NO_TERMINAL_LOCAL if local else NO_TERMINAL_CONSENT
             self.console.print(Text(f"skipped {name}: {reason}", style="yellow"), soft_wrap=True)
             return False
         async with self._one_at_a_time:

@@ -12,7 +12,7 @@ import typer
 
 from ..core.defaults import CALLS_PER_WINDOW
 from .group import command_group
-from .options import McpConfigOption, NoFilesOption, OfflineOption, RootOption
+from .options import McpConfigOption, NoFilesOption, NoMcpOption, OfflineOption, RootOption
 
 
 def add_bot_commands(app: typer.Typer) -> None:
@@ -48,6 +48,7 @@ def chat(
         bool, typer.Option("--yes", "-y", help="With a model: run paid tools without asking.")
     ] = False,
     no_files: NoFilesOption = False,
+    no_mcp: NoMcpOption = False,
 ) -> None:
     """Talk to the chat bot: each line is a message; a budget of tool calls per hour, kept on disk.
 
@@ -58,14 +59,14 @@ def chat(
 
     \b
     venice-agent chat --chat work
-    printf 'list_files\\nread_file path=README.md\\n' | venice-agent chat --db bot.db
+    printf 'list_files\\nread_file path=README.md\\n' | venice-agent chat --chat work
 
     Exit status: 0 when you leave, 2 a usage or configuration error (a store that cannot be
     used included), 7 the model server failed at start-up.
     """
     from .chat_cmd import ChatOptions, chat_main
 
-    options = ChatOptions(chat, db, root, offline, calls, mcp_config, yes, no_files)
+    options = ChatOptions(chat, db, root, offline, calls, mcp_config, yes, no_files, no_mcp)
     raise typer.Exit(chat_main(options))
 
 
@@ -116,6 +117,7 @@ def serve(
     root: RootOption = None,
     offline: OfflineOption = False,
     mcp_config: McpConfigOption = None,
+    no_mcp: NoMcpOption = False,
     yes: Annotated[
         bool,
         typer.Option("--yes", "-y", help="Offer tools that may cost money (else they are left out)."),
@@ -123,25 +125,55 @@ def serve(
     run_timeout: Annotated[
         float, typer.Option(min=1, help="Seconds one reply may run before it is cancelled.")
     ] = 300.0,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="NAME",
+            help="Also answer to this Host name (NAME at any port, or NAME:PORT), e.g. the name "
+            "of a proxy in front; repeatable. Other names get 421 (DNS rebinding).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the chat bot over HTTP: the API under /v1 and a chat page at /.
 
-    POST /v1/chats/NAME/messages {"text": "..."} answers in JSON, or as server-sent events
-    with 'Accept: text/event-stream'; GET /v1/chats/NAME shows the exchanges and the calls
-    left; GET /healthz says it is ready. The same budgets as `chat`: shared by every process
-    on the same store.
+    POST /v1/chats/NAME/messages {"text": "..."} (Content-Type: application/json) answers in
+    JSON, or as server-sent events with 'Accept: text/event-stream'; GET /v1/chats/NAME shows
+    the exchanges and the calls left; GET /healthz is 503, saying why, while the store, an MCP
+    server or the model server is down. The same budgets as `chat`: shared by every process on
+    the same store.
+
+    It answers only to the Host names it listens as (127.0.0.1, localhost, [::1] at its port;
+    the address it is bound to; --allowed-host names), and a POST with an Origin only from its
+    own page. Limits: a body of 32 KB, sent within 10 s of its head; a request head within 5 s
+    of connecting or of the last reply, else the connection is closed; at most 1,000 open
+    connections (half the descriptor limit if lower; the soft limit is raised to the hard
+    one), a new one closing the oldest still waiting for its head.
 
     \b
     venice-agent serve                      # http://127.0.0.1:8080, the default store
     venice-agent serve --port 9000 --store bot.db --offline
     venice-agent serve --host 0.0.0.0 --token-file tokens --store redis://127.0.0.1:6379/0
 
-    Exit status: 0 stopped (Ctrl+C or SIGTERM), 2 a usage or configuration error (the address
-    taken included), 7 the model server failed at start-up.
+    Exit status: 0 stopped (Ctrl+C or SIGTERM: running replies get 5 s, then end cancelled),
+    2 a usage or configuration error (the address taken included), 7 the model server failed
+    at start-up.
     """
     from .serve_cmd import ServeOptions, serve_main
 
-    options = ServeOptions(host, port, store, token_file, calls, root, offline, mcp_config, yes, run_timeout)
+    options = ServeOptions(
+        host,
+        port,
+        store,
+        token_file,
+        calls,
+        root,
+        offline,
+        mcp_config,
+        yes,
+        run_timeout,
+        tuple(allowed_host or ()),
+        no_mcp,
+    )
     raise typer.Exit(serve_main(options))
 
 

@@ -36,6 +36,7 @@ class ChatOptions:
     mcp_config: Path | None = None
     yes: bool = False
     no_files: bool = False
+    no_mcp: bool = False
 
 
 def chat_main(options: ChatOptions) -> int:
@@ -84,11 +85,12 @@ async def _session(options: ChatOptions, path: Path, settings: Any, files: bool 
     from ..mcp.config import load_servers
     from .approver import TerminalApprover
     from .render import make_console
-    from .runtime import open_runtime
+    from .runtime import NO_MCP, open_runtime
     from .waiting import StartupSpinner
 
     console = make_console(stderr=True)
-    servers = load_servers(settings, options.mcp_config)  # ConfigError: said in one line by chat_main
+    # A ConfigError is said in one line by chat_main.
+    servers = load_servers(settings, options.mcp_config, no_mcp=options.no_mcp)
     spinner = StartupSpinner(
         console,
         base_url=None if settings.venice_model else settings.venice_base_url,
@@ -101,7 +103,8 @@ async def _session(options: ChatOptions, path: Path, settings: Any, files: bool 
             agent = runtime.agent(runtime.consented(TerminalApprover(console)))
             async with Bot(db=path, agent=agent, calls_per_window=options.calls) as bot:
                 if interactive:
-                    _banner(options, path, f"the model {safe(runtime.model or '')}", settings.file_tools)
+                    planner = f"the model {safe(runtime.model or '')}" + ("" if servers else f", {NO_MCP}")
+                    _banner(options, path, planner, settings.file_tools)
                 await _converse(bot, options.chat, read_line, interactive, runtime.mcp)
     finally:
         spinner.stop()

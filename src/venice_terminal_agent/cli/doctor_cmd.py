@@ -21,7 +21,7 @@ from typing import Any
 
 from ..core.receipt import USAGE_ERROR_STATUS
 from ..core.wording import plural
-from .text import safe
+from .text import safe, server_place
 
 
 @dataclass
@@ -83,7 +83,9 @@ def mask(secret: str) -> str:
 def _settings_files(flags: Any, user_config: Path) -> Check:
     env = Path(".env")
     parts = [f".env: {env.resolve()}" if env.is_file() else ".env: none in this folder"]
-    if flags.mcp_config is not None:
+    if flags.no_mcp:
+        parts.append("MCP servers: none (--no-mcp)")
+    elif flags.mcp_config is not None:
         parts.append(f"MCP servers: {flags.mcp_config} (--mcp-config)")
     elif user_config.is_file():
         parts.append(f"MCP servers: {user_config}")
@@ -143,12 +145,14 @@ async def _mcp_checks(servers: list[Any], settings: Any) -> list[Check]:
     ) as box:
         for status in box.servers:
             seconds = f"{took.get(status.name, time.monotonic() - started):.2f} s"
+            place = server_place(status)  # named as `tools list` names it: the URL it tried
             if status.state == "ready":
-                detail = f"started, {plural(status.tools, 'tool')}, {seconds} ({status.transport})"
+                detail = f"started, {plural(status.tools, 'tool')}, {seconds} ({place})"
                 checks.append(Check(f"mcp {status.name}", True, detail))
             else:
                 reason, _, hint = (status.error or "did not start").partition("; ")
-                checks.append(Check(f"mcp {status.name}", False, f"{reason} ({seconds})", hint or None))
+                detail = f"{reason} ({place}; {seconds})"
+                checks.append(Check(f"mcp {status.name}", False, detail, hint or None))
     return checks
 
 

@@ -65,7 +65,8 @@ async def _ask_field(console: Console, ask: AskLine, field: FormField) -> Any:
     hints = [" / ".join(field.choices)] if field.choices else []
     hints += ["y/n"] if field.kind == "boolean" else []
     hints += ["several, separated by commas"] if field.kind == "array" else []
-    question = safe(field.title) + (f" ({', '.join(hints)})" if hints else "")
+    # Titles, choices and defaults are the server's text: shown, never obeyed (cli/text.py).
+    question = safe(field.title + (f" ({', '.join(hints)})" if hints else ""))
     question += f" [{_shown(field.default)}]" if field.default is not None else ""
     if field.description:
         console.print(Text(f"  {safe(field.description)}", style="dim"))
@@ -79,7 +80,7 @@ async def _ask_field(console: Console, ask: AskLine, field: FormField) -> Any:
         value, problem = parse(field, text)
         if problem is None:
             return value
-        console.print(Text(f"  {problem}", style="yellow"))
+        console.print(Text(f"  {safe(problem)}", style="yellow"))  # it quotes the choices
     raise EOFError  # three wrong answers: the person is not getting through, cancel
 
 
@@ -117,8 +118,8 @@ def _shown(value: Any) -> str:
 def terminal_features(*, yes: bool, root: Any = None, model: bool = False, person: bool = True) -> Any:
     """What the session's MCP client offers: the form on stderr when a person is there and no
     `--yes` (which never answers a server's question), sampling under the same condition and
-    only with a `model` to ask, and the file root as its root. `person` False: nobody answers
-    at this terminal for the session (`serve`)."""
+    only with a `model` to ask, and the file root as the default root (`roots_for` chooses per
+    server). `person` False: nobody answers at this terminal for the session (`serve`)."""
     import sys
     from pathlib import Path
 

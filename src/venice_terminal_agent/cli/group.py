@@ -58,6 +58,28 @@ class DefaultCommandGroup(TyperGroup):
             sys.exit(1)
         sys.exit(status if isinstance(status, int) else 0)
 
+    def shell_complete(self, ctx: Context, incomplete: str) -> list[Any]:
+        """`venice-agent --<Tab>`: the command names and the group's --help (Click's), and also
+        the options of the default command and our own, which work in that place too."""
+        results = super().shell_complete(ctx, incomplete)
+        if not incomplete.startswith("-"):
+            return results
+        from typer._click.shell_completion import CompletionItem
+
+        seen = {item.value for item in results}
+        default = self.commands.get(DEFAULT_COMMAND)
+        options = [
+            (name, getattr(param, "help", None))  # options have help; mypy types the base class
+            for param in (default.get_params(ctx) if default is not None else [])
+            if param.param_type_name == "option" and not getattr(param, "hidden", False)
+            for name in (*param.opts, *param.secondary_opts)
+        ]
+        for name, help in [*options, *OWN_OPTIONS.items()]:
+            if name.startswith(incomplete) and name not in seen:
+                seen.add(name)
+                results.append(CompletionItem(name, help=help))
+        return results
+
     def get_help_option(self, ctx: Context) -> Any:
         # Typer converts even this switch's absent value through pydantic, an import that
         # costs every subcommand (`doctor --help`, `run`) 0.1 s; a switch is only true or false.
@@ -116,6 +138,31 @@ def _own_option(ctx: Context, option: str, shell: str | None) -> None:
 
     callback = install_callback if option == "--install-completion" else show_callback
     callback(ctx, None, shell or True)  # type: ignore[arg-type]
+
+
+def add_crash_status(app: typer.Typer) -> None:
+    """End each command's help, whose last paragraph is its "Exit status: …." sentence, with
+    the status any command may end with: 1, a crash. Written once here, not in every docstring."""
+    from ..core.errors import CRASHED
+
+    for command in _commands(app):
+        if "Exit status" in (command.epilog or ""):
+            continue  # `ask`: its statuses are in its epilog, written with CRASHED already
+        doc = command.callback.__doc__ or ""
+        statuses = doc.rstrip()
+        last = statuses.rsplit("\n\n", 1)[-1]
+        if "Exit status:" not in last or not statuses.endswith("."):
+            raise AssertionError(f"{command.callback.__name__}'s help must end with its exit statuses")
+        if CRASHED not in last:
+            command.callback.__doc__ = f"{statuses[:-1]}, {CRASHED}.\n"
+
+
+def _commands(app: typer.Typer) -> list[Any]:
+    found = [info for info in app.registered_commands if info.callback is not None]
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            found += _commands(group.typer_instance)
+    return found
 
 
 def command_group(parent: typer.Typer, name: str, help: str) -> typer.Typer:

@@ -55,6 +55,10 @@ async def _login(server: Any) -> int:
     from ..mcp.toolbox import McpToolbox
 
     stored = TokenFile(server.name, server.url or "")
+    why = stored.damaged()
+    if why is not None:  # signing in again is the fix the session's message names
+        stored.delete()
+        typer.echo(f"{safe(str(stored.path))} could not be read ({why}): replaced by this sign-in", err=True)
     before = await stored.get_tokens()
     async with McpToolbox.open([server], sign_in=SignIn(open_url=show_and_open)) as box:
         if box.failures:
@@ -87,6 +91,13 @@ async def _logout(server: Any) -> int:
     from ..mcp.oauth.tokens import TokenFile
 
     stored = TokenFile(server.name, server.url or "")
+    why = stored.damaged()
+    if why is not None:  # nothing in it can be revoked: the file goes
+        stored.delete()
+        typer.echo(
+            f"Signed out of {safe(server.name)}: {safe(str(stored.path))} could not be read ({why}) and is deleted"
+        )
+        return 0
     if not stored.exists():
         stored.delete()
         typer.echo(f"Not signed in to {safe(server.name)}")

@@ -27,6 +27,12 @@ RootOption = Annotated[
     Path | None,
     typer.Option(help="Folder read_file and list_files may see [default: the working folder]."),
 ]
+NoMcpOption = Annotated[  # every command that starts MCP servers: the built-in tools alone
+    bool,
+    typer.Option(
+        "--no-mcp", help='Start no MCP server: the built-in tools only (as {"mcpServers": {}} does).'
+    ),
+]
 McpConfigOption = Annotated[
     Path | None,
     typer.Option(

@@ -28,6 +28,7 @@ from ..core.events import (
 )
 from ..core.receipt import Exit, Receipt
 from ..core.toolbox import ToolSpec
+from ..core.wording import EMPTY_RESPONSE
 from .text import CONSENT_KEY, call_text, preview, safe, tool_rows
 
 RESULT_PREVIEW = 120
@@ -128,7 +129,10 @@ class Renderer:
         """The answer when it was not streamed, the refusal, and the one-line receipt."""
         self._stop_spinner()
         self._running = 0
-        if receipt.answer is not None and not self._streamed:
+        if receipt.answer is not None and not receipt.answer.strip():
+            self._end_line()
+            self.out.print(Text(EMPTY_RESPONSE, style="dim"))  # never a blank line for an answer
+        elif receipt.answer is not None and not self._streamed:
             self._write(safe(receipt.answer))
         self._end_line()
         if receipt.refusal is not None and receipt.stopped_because is not Exit.ANSWERED:

@@ -16,6 +16,7 @@ from ..core.loop import run_loop
 from ..core.pager import DEFAULT_PAGE_CHARS, Pager
 from ..core.plans import PlanError, parse_plan
 from ..core.receipt import USAGE_ERROR_STATUS, Receipt
+from ..core.wording import shown_answer
 from ..tools.builtin import builtin_toolbox
 from .text import preview, safe, tool_line
 
@@ -78,7 +79,7 @@ def _show_step(event: Event) -> None:
 
 def _show_end(receipt: Receipt) -> None:
     if receipt.answer is not None:
-        typer.echo(safe(receipt.answer))
+        typer.echo(safe(shown_answer(receipt.answer)))
     if receipt.refusal is not None:
         typer.echo(f"refusal: {safe(receipt.refusal)}")
     typer.echo(receipt.summary())

@@ -25,6 +25,7 @@ from .text import safe
 ANONYMOUS_APIFY = (
     "anonymous Apify tools only (set APIFY_TOKEN or run venice-agent login apify for Actors and your account)"
 )
+NO_MCP = "no MCP servers (--no-mcp, or none in the MCP config): the built-in tools only"
 SIGNED_IN_APIFY = "signed in with OAuth (venice-agent logout apify signs out)"
 
 
@@ -48,6 +49,7 @@ class Flags:
     session_max_usd: float | None = None
     root: Path | None = None  # the folder read_file and list_files see
     no_files: bool = False  # leave the file tools out
+    no_mcp: bool = False  # start no MCP server
 
 
 def settings_from(flags: Flags) -> Settings:
@@ -79,7 +81,7 @@ def load(
 
     settings = settings_from(flags)
     try:
-        return settings, load_servers(settings, flags.mcp_config)
+        return settings, load_servers(settings, flags.mcp_config, no_mcp=flags.no_mcp)
     except ConfigError as error:
         if on_server_error is None:
             raise
@@ -148,6 +150,8 @@ class Runtime:
 def apify_mode(settings: Settings, servers: list[Any], statuses: list[Any] | None = None) -> str:
     """The banner's `apify` line, tied to the servers that really started (`statuses`)."""
     apify = [server for server in servers if getattr(server, "apify", False)]
+    if not servers:
+        return f"not used, {NO_MCP}"
     if not apify:
         names = ", ".join(safe(server.name) for server in servers)
         return f"not used (MCP servers: {names})"
@@ -177,14 +181,18 @@ async def open_runtime(
     on_status: Callable[[Any], None] | None = None,
     spinner: Any = None,
     person: bool = True,
+    check_model: bool = False,
 ) -> AsyncIterator[Runtime]:
     """Open the MCP servers (and, with `model`, resolve the model meanwhile); close all after.
 
-    Both SDKs take most of a second to import. Stdio servers were spawned before that
-    (`head_start`) and boot meanwhile in their own processes; a stdio server that could not
-    be spawned early needs mcp to start, so mcp is imported first, then openai. `person` False:
+    The mcp SDK takes more than a second to import, and only a server that can start imports
+    it. Stdio servers were spawned before that (`head_start`) and boot meanwhile in their own
+    processes, and the model request goes out before the import holds the interpreter; a stdio
+    server that could not be spawned early needs mcp to start, so mcp is imported first. `person` False:
     nobody at this terminal answers for the session (`serve`), so servers are offered neither
-    elicitation nor sampling.
+    elicitation nor sampling. `check_model`: the model server must answer at start even for
+    a pinned model (`serve`: else nobody hears it is down before a user does); without a
+    pinned model, discovery checks it anyway.
     """
     from ..core.pager import Pager
     from ..core.toolbox import CombinedToolbox
@@ -199,19 +207,19 @@ async def open_runtime(
         server.transport == "stdio" and getattr(server, "started", None) is None and not server.unavailable
         for server in servers
     ):
-        import_module("mcp.client.stdio")  # spawning this server needs it: first, then openai (above)
+        import_module("mcp.client.stdio")  # spawning this server needs it: first (above)
     pager = pager if pager is not None else Pager(settings.max_tool_result_chars)
     opened: list[Any] = []
 
     async def discover() -> tuple[Any, str, Any]:
         from ..mcp.config import all_secrets
-        from ..model.client import VeniceClient  # imports openai: by now the servers are booting
+        from ..model.client import VeniceClient  # httpx2: by now the servers are booting
 
         secrets = all_secrets(settings, servers)  # masked in any error the model server echoes
         client = VeniceClient(key or "", base_url=settings.venice_base_url, secrets=secrets)
         opened.append(client)
         name = await client.resolve_model(settings.venice_model)
-        facts = await client.model_facts(name)  # prices, output limit: once
+        facts = await client.model_facts(name, strict=check_model)  # prices, output limit: once
         if spinner is not None:
             spinner.model_found()
         return client, name, facts

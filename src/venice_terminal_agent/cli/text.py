@@ -33,6 +33,12 @@ def files_line(enabled: bool, root: Path | None) -> str:
     return f"read_file and list_files see {safe(str((root or Path.cwd()).resolve()))}"
 
 
+def server_place(status: Any) -> str:
+    """`http, http://127.0.0.1:8000/mcp`: how and where a server runs (its command line or URL,
+    without secrets), as `tools list` and `doctor` both name it beside the server."""
+    return f"{status.transport}, {safe(status.where)}"
+
+
 ARGS_PREVIEW = 200  # a call's arguments as it starts; the consent question shows more
 
 

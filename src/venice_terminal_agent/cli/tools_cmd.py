@@ -20,7 +20,7 @@ import typer
 
 from ..core.receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Call, Exit, Receipt
 from ..core.wording import plural
-from .text import CONSENT_KEY, safe, tool_rows
+from .text import CONSENT_KEY, safe, server_place, tool_rows
 
 TOOL_FAILED = EXIT_STATUS[Exit.TOOL_ERROR]
 
@@ -95,13 +95,16 @@ async def _list(servers: list[Any], settings: Any, json_output: bool) -> int:
 
 
 def _show_list(statuses: Iterable[Any], specs: list[Any]) -> None:
+    statuses = list(statuses)
+    if not statuses:
+        from .runtime import NO_MCP
+
+        typer.echo(NO_MCP)
     for status in statuses:
         if status.state == "failed":
-            typer.echo(
-                f"{safe(status.name)} ({status.transport}, {safe(status.where)}): failed: {safe(status.error or '')}"
-            )
+            typer.echo(f"{safe(status.name)} ({server_place(status)}): failed: {safe(status.error or '')}")
             continue
-        typer.echo(f"{safe(status.name)} ({status.transport}, {safe(status.where)}): {status.tools} tools")
+        typer.echo(f"{safe(status.name)} ({server_place(status)}): {status.tools} tools")
         mine = [spec for spec in specs if spec.server == status.name]
         for mark, name, description in tool_rows(mine, 100, servers=False):  # listed under their server
             typer.echo(f"  {mark} {name}  {description}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 from .receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Exit
 
 CRASH_STATUS = 1  # a bug in venice-agent itself
+CRASHED = f"{CRASH_STATUS} a crash (a bug in venice-agent: please report it)"  # for help texts
 
 
 class VeniceAgentError(Exception):
@@ -86,6 +87,7 @@ class ServerError(VeniceAgentError):
 ToolListError = ServerError  # its name before the tree: a tool list that cannot be read
 
 __all__ = [
+    "CRASHED",
     "CRASH_STATUS",
     "ConfigError",
     "ModelError",

@@ -35,6 +35,7 @@ from .events import (
 )
 from .pager import Pager
 from .receipt import Answer, Call, Exit, Receipt, Step, Tally
+from .scrub import well_formed, well_formed_all
 from .toolbox import Toolbox, ToolError, as_toolbox
 from .wording import plural
 
@@ -297,13 +298,16 @@ class _Run:
             self.emit(ToolProgress(call, progress, total, message))
 
         tool_progress.set(report)  # this call runs in its own task: the value is its own
+        # A tool's text may hold a lone surrogate (a file name that is not UTF-8 comes so from
+        # the system): repaired here, for every toolbox, as a model's text is, or it cannot be
+        # stored, sent or printed.
         try:
-            result = self.page(await self.toolbox.call(call.tool, call.arguments))
+            result = self.page(well_formed_all(await self.toolbox.call(call.tool, call.arguments)))
             outcome = Outcome(call, result=result, ran=True)
         except ToolError as refusal:
-            outcome = Outcome(call, error=refusal.message, ran=True)
+            outcome = Outcome(call, error=well_formed(refusal.message), ran=True)
         except Exception as error:
-            outcome = Outcome(call, error=f"{type(error).__name__}: {error}", ran=True)
+            outcome = Outcome(call, error=well_formed(f"{type(error).__name__}: {error}"), ran=True)
         done[index] = outcome
         self.emit(ToolFinished(call, outcome.result, outcome.error))
 

@@ -51,6 +51,28 @@ def exit_statuses(*exits: Exit) -> str:
     return ", ".join(f"{EXIT_STATUS[exit]} {exit}" for exit in chosen)
 
 
+MAX_JSON_DEPTH = 100
+
+
+def read_json(text: str | bytes) -> Any:
+    """JSON from a client, a person or a model. Raises ValueError (`json.JSONDecodeError` for
+    bad syntax) also when it nests deeper than MAX_JSON_DEPTH levels: Python's json stops near
+    1,000 with a RecursionError, and a value a little under that could not be written back
+    into a receipt, the store or a model request."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    stack = [(value, 1)]
+    while stack:  # a loop, not a recursion: the depth is what is checked
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            if level > MAX_JSON_DEPTH:
+                raise ValueError("nested too deeply")
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return value
+
+
 def canonical_json(value: Any) -> str:
     """One spelling for equal JSON values, so argument order never matters."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)

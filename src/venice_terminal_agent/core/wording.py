@@ -1,10 +1,26 @@
-"""The one place that says how many of something: "1 call", "2 calls", "The 1 tool call … is".
+"""The one place for wordings said on several paths: how many of something ("1 call", "2
+calls", "The 1 tool call … is"), an empty answer, a call nobody can be asked about.
 
 Every count a person reads goes through `plural`, so no message says "1 calls" or "All 1
 tool calls". It imports nothing: the loop core uses it.
 """
 
 from __future__ import annotations
+
+EMPTY_RESPONSE = "(empty response)"
+
+# A call that needs a yes when nobody can be asked (cron, CI, a pipe without /dev/tty): the
+# same words for a paid tool as for any other, so the README can quote them.
+NO_TERMINAL = "there is no terminal to ask on"
+NO_TERMINAL_CONSENT = f"it needs your consent, and {NO_TERMINAL} (or use --yes)"
+NO_TERMINAL_LOCAL = f"it may send local file contents off this machine, and {NO_TERMINAL} (or use --yes)"
+NO_TERMINAL_SAMPLING = f"it needs your yes, and {NO_TERMINAL}"
+
+
+def shown_answer(answer: str) -> str:
+    """An answer as a person reads it: an empty one (or blanks alone) says so, never a blank
+    line. The receipt keeps the answer as it came."""
+    return answer if answer.strip() else EMPTY_RESPONSE
 
 
 def plural(count: int, noun: str, nouns: str | None = None) -> str:

@@ -13,7 +13,10 @@ given by `--mcp-config FILE`, else `mcp.json` in the user config folder, else Ap
 so tokens need not sit in the file. An entry with neither `command` nor `url` named `apify`
 is Apify's server as the settings describe it. `"trusted": true` lets the server's read-only
 annotations skip consent; `"sampling": false` keeps our model from the server (MCP sampling is
-not offered to it); `"disabled": true` skips the entry.
+not offered to it); `"roots": ["folder", ...]` says which folders it is offered as MCP roots
+(`[]`: none; left out: the rule in `features.roots_for`); `"disabled": true` skips the entry.
+`{"mcpServers": {}}` (or every entry disabled), like `--no-mcp`, means no MCP server: the
+built-in tools alone.
 """
 
 from __future__ import annotations
@@ -58,8 +61,15 @@ def default_config_path() -> Path:
     return user_config_path(APP_NAME, appauthor=False) / CONFIG_FILE
 
 
-def load_servers(settings: Settings, mcp_config: Path | None = None) -> list[ServerConfig]:
-    """The servers from `mcp_config`, else from the user config file, else Apify alone."""
+def load_servers(
+    settings: Settings, mcp_config: Path | None = None, *, no_mcp: bool = False
+) -> list[ServerConfig]:
+    """The servers from `mcp_config`, else from the user config file, else Apify alone;
+    none with `no_mcp` (no file is read)."""
+    if no_mcp:
+        if mcp_config is not None:
+            raise ConfigError("--no-mcp and --mcp-config contradict each other; give one of them")
+        return []
     path = mcp_config
     if path is None:
         found = default_config_path()
@@ -104,11 +114,7 @@ def parse_servers(
                     unavailable=str(error),
                 )
             )
-    if not servers:
-        raise ConfigError(
-            f"{source}: no MCP server is configured (every entry is disabled or there are none)"
-        )
-    return servers
+    return servers  # none at all is a choice: the built-in tools alone
 
 
 def _server(
@@ -123,7 +129,13 @@ def _server(
     for key, flag in (("trusted", trusted), ("sampling", sampling)):
         if not isinstance(flag, bool):
             raise ConfigError(f"{where}: '{key}' is true or false")
-    return dataclasses.replace(_entry(name, entry, where, settings, environ, trusted), sampling=sampling)
+    roots = entry.get("roots")
+    if roots is not None:
+        if not isinstance(roots, list) or not all(isinstance(root, str) and root.strip() for root in roots):
+            raise ConfigError(f"{where}: 'roots' is a list of folders (an empty list: none)")
+        roots = tuple(_expand(root, "roots", where, environ) for root in roots)
+    server = _entry(name, entry, where, settings, environ, trusted)
+    return dataclasses.replace(server, sampling=sampling, roots=roots)
 
 
 def _entry(

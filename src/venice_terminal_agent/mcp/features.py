@@ -5,7 +5,8 @@ callback is what declares the capability. Elicitation is always declared and ans
 person through `Elicitor` (the terminal form, `cli/elicit_form.py`); with nobody to ask (no
 terminal, the bot, `--yes`) every request is declined. Sampling is declared only with a
 `SamplingDesk` (a person to ask and a model to ask: `sampling.py`), and not to a server
-whose entry says `"sampling": false`. Roots are the built-in file root, as a `file://` URI.
+whose entry says `"sampling": false`. Roots are chosen per server (`roots_for`): the folders
+its entry names, else the built-in file root, unless its command line names folders of its own.
 """
 
 from __future__ import annotations
@@ -113,6 +114,24 @@ def roots_listing(roots: Sequence[Path]) -> Callable[..., Awaitable[Any]]:
     return listing
 
 
+def roots_for(config: Any, default: Sequence[Path]) -> tuple[Path, ...]:
+    """The folders offered to the server `config` as its MCP roots; () offers none.
+
+    The entry's `roots` when it names them (`[]`: none). Else `default` (the file root), except
+    to a stdio server whose arguments name an existing folder: those are its folders, and a
+    server such as `@modelcontextprotocol/server-filesystem` would serve the offered roots
+    instead of them. Relative folders are taken from the current folder, as `cwd` is.
+    """
+    roots = getattr(config, "roots", None)
+    if roots is not None:
+        return tuple(Path(root).expanduser() for root in roots)
+    if getattr(config, "transport", None) == "stdio":
+        base = Path(getattr(config, "cwd", None) or ".").expanduser()
+        if any((base / Path(arg).expanduser()).is_dir() for arg in getattr(config, "args", ())):
+            return ()
+    return tuple(default)
+
+
 @dataclass(frozen=True)
 class ClientFeatures:
     """The client side of MCP a session offers: who answers elicitations, where sampling
@@ -128,6 +147,7 @@ class ClientFeatures:
         if self.sampling is not None and getattr(config, "sampling", True):
             options["sampling_callback"] = sampling(config.name, self.sampling)
             options["sampling_capabilities"] = capabilities()
-        if self.roots:
-            options["list_roots_callback"] = roots_listing(self.roots)
+        roots = roots_for(config, self.roots)
+        if roots:  # no callback, no roots capability: the server keeps what it was given
+            options["list_roots_callback"] = roots_listing(roots)
         return options

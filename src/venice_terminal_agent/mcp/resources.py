@@ -16,7 +16,7 @@ from typing import Any
 
 from ..core.toolbox import ToolError, ToolSpec
 from .listing import ToolListError, list_all
-from .results import block_text, error_text, redact, resource_text
+from .results import block_text, error_text, resource_text
 
 READ_RESOURCE = "read_resource"
 SEPARATOR = "__"  # `server__name` for a prompt two servers share, as for tools (catalogue.py)
@@ -59,7 +59,7 @@ async def list_everywhere(sessions: Sequence[Any], what: str) -> tuple[list[List
 
 
 def _said(session: Any, message: str) -> str:
-    return redact(message, session.config.secret_values()) or message
+    return str(session.masked(message))
 
 
 def read_resource_spec(servers: Sequence[str]) -> ToolSpec:

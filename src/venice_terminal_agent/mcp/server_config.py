@@ -28,6 +28,9 @@ class ServerConfig:
     oauth: Mapping[str, str] | None = field(default=None, repr=False)  # DESIGN §1; holds secrets
     trusted: bool = False
     sampling: bool = True  # `"sampling": false`: the server is not offered our model
+    # `"roots": [...]`: the folders offered as MCP roots (`[]`: none); None: the default rule
+    # (`mcp_features.roots_for`): the file root, unless the command line names its own folders.
+    roots: tuple[str, ...] | None = None
     apify: bool = False
     needs_node: int | None = None  # the least Node.js major version the command needs
     startup_timeout: float | None = None  # overrides the session's (a first `npx` run downloads)

@@ -31,7 +31,7 @@ from ..core.toolbox import ToolError
 from .apify import node_problem
 from .config import ServerConfig
 from .listing import ToolListError, list_all_tools, startup_reason, startup_timeout_reason
-from .oauth.auth import ServerAuth, SignIn, http_auth
+from .oauth.auth import ServerAuth, SignIn, http_auth, redirecting_transport
 from .results import (
     CONNECTION_CLOSED,
     describe_error,
@@ -47,6 +47,7 @@ __all__ = ["ServerSession", "ServerStatus", "SessionHooks", "ToolListError", "li
 
 State = Literal["starting", "ready", "failed", "closed"]
 CLOSE_TIMEOUT = 15.0
+PING_TIMEOUT = 3.0  # seconds a running server has to answer a ping (serve's /healthz)
 MAX_INSTRUCTIONS = 2000  # characters of a server's instructions that reach the system prompt
 
 
@@ -120,8 +121,17 @@ class ServerSession:
             self.name, self.config.transport, self.config.where, self.state, len(self.tools), self.error
         )
 
+    def secrets(self) -> list[str]:
+        """What this server's texts must never show: the entry's secrets (headers, env,
+        `${NAME}` values) and every token obtained or refreshed for it by OAuth."""
+        return self.config.secret_values() + (self.auth.secrets() if self.auth else [])
+
+    def masked(self, text: str) -> str:
+        """`text` with `secrets()` masked: for every error and log line a server's text reaches."""
+        return redact(text, self.secrets()) or text
+
     def _set(self, state: State, error: str | None = None) -> None:
-        self.state, self.error = state, redact(error, self.config.secret_values())
+        self.state, self.error = state, redact(error, self.secrets())
         if self.on_status is not None:
             self.on_status(self.status())
 
@@ -210,6 +220,7 @@ class ServerSession:
                     timeout=httpx2.Timeout(30, read=300),
                     auth=self.auth.httpx() if self.auth else None,
                     event_hooks={"response": [remember]},
+                    transport=redirecting_transport(config),
                 )
             )
             target, mode = streamable_http_client(config.url or "", http_client=http), "auto"
@@ -250,7 +261,8 @@ class ServerSession:
     async def _log(self, params: Any) -> None:
         if self.hooks.verbose:
             data = params.data if isinstance(params.data, str) else repr(params.data)
-            self.hooks.notice(f"{self.name} [{params.level}] {' '.join(data.split())[:500]}")
+            line = " ".join(self.masked(data).split())[:500]  # masked whole, before it is cut
+            self.hooks.notice(f"{self.name} [{params.level}] {line}")
 
     async def _notified(self, message: Any) -> None:
         if getattr(message, "method", None) == "notifications/tools/list_changed":
@@ -272,8 +284,16 @@ class ServerSession:
         """Call `tool`; its text, or a `ToolError` whether the server failed or refused.
 
         Every call carries a progress token; the server's progress goes to the reporter the
-        loop set for this call. A tool that can only run as a task runs as one.
+        loop set for this call. A tool that can only run as a task runs as one. An error (the
+        server's `is_error` result as much as its JSON-RPC error) is masked like every error:
+        it goes to the terminal and to the model. A result is the tool's text, untouched.
         """
+        try:
+            return await self._call(tool, arguments)
+        except ToolError as error:
+            raise ToolError(self.masked(error.message)) from None
+
+    async def _call(self, tool: str, arguments: Mapping[str, Any]) -> str:
         from mcp import MCPError
         from pydantic import ValidationError
 
@@ -305,7 +325,7 @@ class ServerSession:
             if error.code == CONNECTION_CLOSED:
                 reason = self._with_stderr(reason)
                 self._fail(reason)
-            raise ToolError(redact(reason, self.config.secret_values()) or reason) from None
+            raise ToolError(reason) from None
         except ValidationError as error:
             raise ToolError(
                 f"{self.name} answered {tool} with a result this agent cannot read: {error}"
@@ -320,8 +340,24 @@ class ServerSession:
             if self._gone():  # the transport broke under the call
                 reason = self._with_stderr(reason)
                 self._fail(reason)
-            raise ToolError(redact(reason, self.config.secret_values()) or reason) from None
+            raise ToolError(reason) from None
         return result_text(result)
+
+    async def ping(self) -> str | None:
+        """None when the server is running and answers an MCP ping within PING_TIMEOUT, else
+        why not, in one line."""
+        if self.state != "ready" or self.client is None:
+            return self.error or f"it is {self.state}"
+        if self._gone():
+            return "its process has exited" if self._process is not None else "its connection is closed"
+        try:
+            async with asyncio.timeout(PING_TIMEOUT):
+                await self.client.send_ping()
+        except TimeoutError:
+            return f"it did not answer a ping within {PING_TIMEOUT:g} s"
+        except Exception as error:
+            return describe_error(leaf_error(error))
+        return None
 
     def _gone(self) -> bool:
         if self._process is not None:

@@ -109,6 +109,12 @@ class McpToolbox:
             if session.state == "failed" and session.error
         ]
 
+    async def down(self, names: Iterable[str]) -> dict[str, str]:
+        """Of the servers `names`, those not running or not answering a ping: name → why."""
+        sessions = [self._sessions[name] for name in names if name in self._sessions]
+        reasons = await asyncio.gather(*(session.ping() for session in sessions))
+        return {s.name: reason for s, reason in zip(sessions, reasons, strict=True) if reason is not None}
+
     @property
     def instructions(self) -> dict[str, str]:
         """What each running server asked of its clients at start-up (capped), by server name."""

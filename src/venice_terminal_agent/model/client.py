@@ -15,8 +15,8 @@ requests; text an attempt already showed is withdrawn (`TextDiscarded`) before t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Iterable, Sequence
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from ..core.defaults import VENICE_BASE_URL
@@ -31,6 +31,7 @@ MODEL_TRAITS = ("function_calling_default", "default")
 CONNECT_TIMEOUT = 10.0  # seconds to open a connection to the model server
 READ_TIMEOUT = 120.0  # seconds of silence allowed between two chunks of an answer
 DISCOVERY_TIMEOUT = 30.0  # seconds model discovery may take in all, then start-up gives up
+T = TypeVar("T")
 
 
 def complete_or_raise(turn: Completion) -> Completion:
@@ -205,9 +206,12 @@ class VeniceClient:
         model it serves. Raises `NoModelError` when none resolves."""
         if requested and requested.strip():
             return requested.strip()
+        return await self._within_discovery(self._discover())
+
+    async def _within_discovery(self, asking: Awaitable[T]) -> T:
         try:
             async with asyncio.timeout(self.discovery_timeout):
-                return await self._discover()
+                return await asking
         except TimeoutError:
             host = urlsplit(self.base_url).hostname or self.base_url
             raise ModelError(
@@ -236,16 +240,24 @@ class VeniceClient:
             )
         )
 
-    async def model_facts(self, model: str) -> ModelFacts:
+    async def model_facts(self, model: str, *, strict: bool = False) -> ModelFacts:
         """Prices, output limit and tool support of `model`, from `GET /models` (asked once).
 
-        A listing that fails leaves every fact unknown: the question still runs, uncapped."""
+        A listing that fails leaves every fact unknown: the question still runs, uncapped.
+        `strict`: the server must answer, as discovery asks it to (`serve` checks a pinned
+        model's server at start so): a failure is the same `ModelError` discovery's is."""
         if self._listing is None:
             try:
-                self._listing = await self._get_data("models") or []
+                self._listing = await self._within_discovery(self._get_data("models")) or []
             except ModelError:
+                if strict:
+                    raise
                 self._listing = []
         return ModelFacts.from_listing(self._listing, model)
+
+    async def check(self) -> None:
+        """A `ModelError` unless the server answers its model listing now (what start-up asks)."""
+        await self._within_discovery(self._get_data("models"))
 
     async def list_models(self) -> list[Any]:
         """The server's models (`GET /models`): Venice's carry `model_spec.capabilities`."""

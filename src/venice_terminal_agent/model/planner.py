@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from ..core.costs import Cap, add_usage, round_cost
 from ..core.events import EventSink
 from ..core.loop import DECLINED, Move, Outcome, Stop
-from ..core.receipt import Answer, Call, Exit
+from ..core.receipt import Answer, Call, Exit, read_json
 from ..core.toolbox import ToolSpec
 from .errors import ModelError
 from .models import ModelFacts, balance
@@ -224,7 +224,7 @@ def to_call(tool_call: dict[str, Any]) -> Call:
     name = function.get("name") or "(unnamed)"
     raw = function.get("arguments") or "{}"
     try:
-        arguments = json.loads(raw)
+        arguments = read_json(raw)
     except ValueError as error:
         return Call(
             name, {}, id=tool_call["id"], malformed=f"the arguments are not valid JSON ({error}): {raw[:200]}"

@@ -3,51 +3,189 @@
     POST /v1/chats/{chat}/messages   {"text": …} → {"text", "status", "left", "receipt", …}
                                      (Accept: text/event-stream → the run's events, then the reply)
     GET  /v1/chats/{chat}            the chat's recent exchanges and what is left of its budget
-    GET  /healthz                    200 once the store (and the MCP servers) answer
+    GET  /healthz                    200 while the store, the MCP servers and the model server
+                                     answer; else 503 and one line naming what is down
     GET  /                           the chat page
 
-Nothing that is refused here (no token, another user's chat, a body over 32 KB, malformed
-JSON, an unknown route) reaches the store's ledger or the model: refusals cost no call.
+Who may ask, checked before anything else runs (`EdgeRules`): every request names a Host the
+server listens as (`Hosts`; a page whose DNS name was rebound to 127.0.0.1 sends its own name),
+and a request that changes anything (POST) comes from no browser origin or from the server's
+own, with a JSON body (`Content-Type: application/json`: a browser cannot send that across
+origins without a CORS preflight, which is refused). Nothing that is refused here (a foreign
+host or origin, no token, another user's chat, a body over 32 KB, malformed or too deeply
+nested JSON, an unknown route) reaches the store's ledger or the model: refusals cost no call.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hmac
-import json
+import ipaddress
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..core.events import Event, TextDelta, TextDiscarded, ToolFinished, ToolStarted
+from ..core.receipt import read_json
 from ..store.schema import StoreError
 from .sse import EventStream, Refused, reply_json
 
 MAX_BODY = 32 * 1024
 MAX_CHAT_NAME = 200
+HEALTH_TIMEOUT = 3.0  # seconds each part may take to answer /healthz
+BODY_TIMEOUT = 10.0  # seconds for a body to arrive once its head did (a stalled upload holds a task)
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def error(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
+class Replies:
+    """The replies running now, so that a server that is stopping can cancel them: each then
+    ends `cancelled`, settled at the calls that ran, and its client still gets its reply."""
+
+    def __init__(self) -> None:
+        self.running: set[asyncio.Task[Any]] = set()
+        self.stopping = False
+
+    def cancel(self) -> None:
+        self.stopping = True
+        for task in self.running:
+            task.cancel()
+
+
+def split_host(value: str) -> tuple[str, int | None] | None:
+    """A Host header (or an --allowed-host) as (lowercase name, port or None); None when it is
+    not one: `localhost:8080`, `[::1]:8080`, `bot.example`."""
+    value = value.strip().lower()
+    if value.startswith("["):  # an IPv6 address, [::1]:8080
+        name, bracket, rest = value.partition("]")
+        name += bracket
+        if not bracket or not _is_ip(name[1:-1]) or (rest and not rest.startswith(":")):
+            return None
+        port_text = rest[1:] if rest else None
+    else:
+        name, colon, port_text_or_empty = value.partition(":")
+        if not name or not all(c.isalnum() or c in "-._" for c in name):
+            return None
+        port_text = port_text_or_empty if colon else None
+    if port_text is None:
+        return name, None
+    if not port_text.isdigit() or int(port_text) > 65535:
+        return None
+    return name, int(port_text)
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class Hosts:
+    """The Host names the server answers to. `names` (its own: 127.0.0.1, localhost, [::1], or
+    the address it is bound to) only with its `port`, as a browser sends them; `allowed`
+    (--allowed-host, for a proxy or a DNS name in front) at any port, or at the one it gives.
+    On a wildcard address (`any_address`), any IP address at its port: an address cannot be
+    rebound, a DNS name can."""
+
+    port: int
+    names: frozenset[str]
+    allowed: tuple[tuple[str, int | None], ...] = ()
+    any_address: bool = False
+
+    def allows(self, host: str) -> bool:
+        parsed = split_host(host)
+        if parsed is None:
+            return False
+        name, port = parsed
+        if name in self.names or (self.any_address and _is_ip(name.strip("[]"))):
+            return port == self.port or (port is None and self.port == 80)
+        return self.given(name, port)
+
+    def given(self, name: str, port: int | None) -> bool:
+        return any(name == known and (at is None or at == port) for known, at in self.allowed)
+
+    def refusal(self, scope: Scope) -> tuple[int, str] | None:
+        """Why this request is refused before anything runs, or None."""
+        headers = Headers(scope=scope)
+        hosts = headers.getlist("host") or [""]
+        for host in hosts:
+            if not self.allows(host):
+                shown = _one_line(host)[:200]
+                name = split_host(host)
+                hint = (
+                    f" (start it with --allowed-host {name[0]} to accept that name)"
+                    if name and len(hosts) == 1
+                    else ""
+                )
+                return 421, f"this server does not answer to the host {shown!r}{hint}"
+        origin = headers.get("origin")
+        if scope["method"] not in SAFE_METHODS and origin is not None and not self.own(origin, hosts[0]):
+            shown = _one_line(origin)[:200]
+            return (
+                403,
+                f"a request from the origin {shown!r} is refused: only this server's own page may send one",
+            )
+        return None
+
+    def own(self, origin: str, host: str) -> bool:
+        """The page that sent it was served by this server: under the Host it asked for, or
+        under an --allowed-host (a proxy in front may rename the Host)."""
+        scheme, separator, authority = origin.strip().lower().partition("://")
+        if not separator or scheme not in ("http", "https") or "/" in authority:
+            return False
+        if authority == host.strip().lower():
+            return True
+        parsed = split_host(authority)
+        return parsed is not None and self.given(*parsed)
+
+
+class EdgeRules:
+    """ASGI middleware: a request from a host or origin this server is not is answered here,
+    before routing, tokens, the store or the bot."""
+
+    def __init__(self, app: ASGIApp, hosts: Hosts) -> None:
+        self.app = app
+        self.hosts = hosts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and (problem := self.hosts.refusal(scope)) is not None:
+            await error(*problem)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 def build_app(
     bot: Any,
     *,
+    hosts: Hosts,
     users: Mapping[str, str] | None = None,
     run_timeout: float = 300.0,
-    ready: Callable[[], Awaitable[None]] | None = None,
+    health: Callable[[], Awaitable[list[str]]] | None = None,
+    replies: Replies | None = None,
 ) -> Starlette:
-    """`bot`: an opened `Bot`; `users`: token → user name (None: no tokens, loopback only);
-    `run_timeout`: seconds one reply may take before it is cancelled (and its reservation
-    settled); `ready`: raises while something the bot needs (MCP servers) is not ready."""
+    """`bot`: an opened `Bot`; `hosts`: the Host names it answers to; `users`: token → user
+    name (None: no tokens, loopback only); `run_timeout`: seconds one reply may take before
+    it is cancelled (and its reservation settled); `health`: one line per other part the bot
+    needs that is down now (MCP servers, the model server), each asked within HEALTH_TIMEOUT;
+    `replies`: where the running replies are kept (for `Replies.cancel`)."""
+    running = replies if replies is not None else Replies()
 
     def user_of(request: Request) -> str | None:
         if users is None:
@@ -79,9 +217,11 @@ def build_app(
         text = await _message_text(request)
         chat = await chat_of(request, user, claim=True)
         if "text/event-stream" in request.headers.get("accept", ""):
-            stream = EventStream(lambda events: _respond(bot, text, chat, events, run_timeout), _event_json)
+            stream = EventStream(
+                lambda events: _respond(bot, text, chat, events, run_timeout, running), _event_json
+            )
             return stream  # type: ignore[return-value]  # an ASGI app: Starlette answers with it
-        return JSONResponse(reply_json(await _respond(bot, text, chat, None, run_timeout)))
+        return JSONResponse(reply_json(await _respond(bot, text, chat, None, run_timeout, running)))
 
     async def get_chat(request: Request) -> Response:
         user = user_of(request)
@@ -98,10 +238,23 @@ def build_app(
             }
         )
 
+    async def store_down() -> list[str]:
+        try:
+            async with asyncio.timeout(HEALTH_TIMEOUT):
+                await bot.store.ping()
+        except StoreError as problem:
+            return [f"the store is unavailable: {problem}"]
+        except TimeoutError:
+            return [f"the store did not answer within {HEALTH_TIMEOUT:g} s"]
+        return []
+
     async def healthz(request: Request) -> Response:
-        await bot.store.ping()
-        if ready is not None:
-            await ready()
+        """200 while the store, the MCP servers and the model server all answer; else 503
+        with every part that is down, in one line (a load balancer stops sending then)."""
+        nothing: Callable[[], Awaitable[list[str]]] = _nothing
+        store, others = await asyncio.gather(store_down(), (health or nothing)())
+        if store or others:
+            return error(503, _one_line("; ".join([*store, *others])), {"Retry-After": "5"})
         return JSONResponse({"ok": True})
 
     async def page(request: Request) -> Response:
@@ -110,7 +263,7 @@ def build_app(
 
     async def refused(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, Refused)
-        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        headers = {401: {"WWW-Authenticate": "Bearer"}, 408: {"Connection": "close"}}.get(exc.status)
         return error(exc.status, exc.message, headers)
 
     async def http_error(request: Request, exc: Exception) -> Response:
@@ -119,7 +272,7 @@ def build_app(
             return error(404, f"no such route: {request.method} {request.url.path}")
         return error(exc.status_code, str(exc.detail))
 
-    async def store_down(request: Request, exc: Exception) -> Response:
+    async def store_refused(request: Request, exc: Exception) -> Response:
         return error(503, _one_line(f"the store is unavailable: {exc}"), {"Retry-After": "5"})
 
     routes = [
@@ -128,24 +281,35 @@ def build_app(
         Route("/v1/chats/{chat}/messages", post_message, methods=["POST"]),
         Route("/v1/chats/{chat}", get_chat, methods=["GET"]),
     ]
-    handlers = {Refused: refused, HTTPException: http_error, StoreError: store_down}
-    return Starlette(routes=routes, exception_handlers=handlers)  # type: ignore[arg-type]
+    handlers = {Refused: refused, HTTPException: http_error, StoreError: store_refused}
+    return Starlette(
+        routes=routes,
+        exception_handlers=handlers,  # type: ignore[arg-type]
+        middleware=[Middleware(EdgeRules, hosts=hosts)],  # type: ignore[arg-type]
+    )
 
 
 async def _message_text(request: Request) -> str:
+    media_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if media_type != "application/json":  # a form or text/plain: what a cross-site page can send
+        raise Refused(415, "the body must be sent as 'Content-Type: application/json'")
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BODY:
         raise Refused(413, f"the request body is over {MAX_BODY // 1024} KB")
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY:
-            raise Refused(413, f"the request body is over {MAX_BODY // 1024} KB")
     try:
-        data = json.loads(body)
+        async with asyncio.timeout(BODY_TIMEOUT):
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > MAX_BODY:
+                    raise Refused(413, f"the request body is over {MAX_BODY // 1024} KB")
+    except TimeoutError:
+        raise Refused(408, f"the request body did not arrive within {BODY_TIMEOUT:g} s") from None
+    try:
+        data = read_json(bytes(body))
     except UnicodeDecodeError:
         raise Refused(400, "the body is not UTF-8 text") from None
-    except json.JSONDecodeError as problem:
+    except ValueError as problem:  # bad syntax, or nested too deeply
         raise Refused(400, f"the body is not JSON: {problem}") from None
     if not isinstance(data, dict) or not isinstance(data.get("text"), str):
         raise Refused(400, 'the body must be a JSON object with a "text" string')
@@ -154,12 +318,22 @@ async def _message_text(request: Request) -> str:
     return data["text"]
 
 
-async def _respond(bot: Any, text: str, chat: str, events: Any, run_timeout: float) -> Any:
+async def _respond(bot: Any, text: str, chat: str, events: Any, run_timeout: float, replies: Replies) -> Any:
+    task = asyncio.current_task()
+    assert task is not None
+    replies.running.add(task)
     try:
         async with asyncio.timeout(run_timeout):
             return await bot.respond(text, chat, events=events)
     except TimeoutError:
         raise Refused(504, f"the reply took longer than {run_timeout:g} s and was stopped") from None
+    except asyncio.CancelledError:
+        if not replies.stopping:
+            raise
+        task.uncancel()  # cancelled before its run began (the bot settled it): said, not dropped
+        raise Refused(503, "the server is stopping: this reply was cancelled") from None
+    finally:
+        replies.running.discard(task)
 
 
 def _event_json(event: Event) -> tuple[str, dict[str, Any]] | None:
@@ -175,8 +349,21 @@ def _event_json(event: Event) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
+async def _nothing() -> list[str]:
+    return []
+
+
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-__all__ = ["MAX_BODY", "Refused", "build_app", "reply_json"]
+__all__ = [
+    "HEALTH_TIMEOUT",
+    "MAX_BODY",
+    "Hosts",
+    "Refused",
+    "Replies",
+    "build_app",
+    "reply_json",
+    "split_host",
+]

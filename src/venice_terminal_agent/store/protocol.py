@@ -44,6 +44,10 @@ class ChatStore(Protocol):
         reusable: bool = True,
     ) -> int | None: ...
 
+    async def settle(self, chat: str, ticket: Ticket, spent: int, *, now: float) -> None:
+        """Settle a failed reply's reservation at the `spent` calls that really ran, recording
+        nothing else; idempotent."""
+
     async def calls_used(self, chat: str, *, now: float, window: float) -> int: ...
 
     async def history(self, chat: str, limit: int = 50) -> list[dict[str, Any]]: ...

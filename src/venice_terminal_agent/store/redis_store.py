@@ -10,7 +10,7 @@ Per chat (keys under `venice-agent:`):
   messages:{chat}  list of `id<TAB>json`, the exchanges (the last MAX_MESSAGES kept)
   owner:{chat}     the user who created it (`serve --token-file`)
 
-`begin_reply` and `finish_reply` are Lua scripts, so each runs atomically in Redis: the same
+`begin_reply`, `finish_reply` and `settle` are Lua scripts, so each runs atomically in Redis: the same
 check-and-reserve, record-and-settle as the SQLite transactions. A Redis that cannot be
 reached is a `StoreUnavailable` (the API answers 503); nothing is reserved then.
 """
@@ -65,7 +65,9 @@ redis.call('EXPIRE', KEYS[1], math.ceil(keep))
 return {'reserved', left, id, reserved}
 """
 
-FINISH = """
+# KEYS[1] the ledger; ARGV[1] now, ARGV[2] the reservation ('' none), ARGV[3] calls spent,
+# ARGV[4] how long the ledger is kept. Settling the same reservation again changes nothing.
+SETTLE = """
 local now, reservation, spent = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 if reservation ~= '' then
   local prefix, at = reservation .. '|', now
@@ -78,19 +80,27 @@ if reservation ~= '' then
   end
   if spent > 0 then  -- settled: counted once, whether or not the hold had run out meanwhile
     redis.call('ZADD', KEYS[1], at, reservation .. '|' .. spent .. '|')
-    redis.call('EXPIRE', KEYS[1], math.ceil(tonumber(ARGV[10])))
+    redis.call('EXPIRE', KEYS[1], math.ceil(tonumber(ARGV[4])))
   end
 end
-redis.call('HSET', KEYS[2], 'last_message', ARGV[4], 'updated', ARGV[1])
+"""
+
+# SETTLE, then the exchange recorded: ARGV[5] text, ARGV[6] reply, ARGV[7] '1' if the reply may
+# be given again, ARGV[8] how the run ended, ARGV[9] the message's JSON, ARGV[10] messages kept.
+FINISH = (
+    SETTLE
+    + """
+redis.call('HSET', KEYS[2], 'last_message', ARGV[5], 'updated', ARGV[1])
 redis.call('HSETNX', KEYS[2], 'created', ARGV[1])
-if ARGV[6] == '1' then redis.call('HSET', KEYS[2], 'last_reply', ARGV[5])
+if ARGV[7] == '1' then redis.call('HSET', KEYS[2], 'last_reply', ARGV[6])
 else redis.call('HDEL', KEYS[2], 'last_reply') end
-if ARGV[7] ~= '' then redis.call('HSET', KEYS[2], 'last_exit', ARGV[7]) end
+if ARGV[8] ~= '' then redis.call('HSET', KEYS[2], 'last_exit', ARGV[8]) end
 local id = redis.call('INCR', KEYS[4])
-redis.call('RPUSH', KEYS[3], id .. '\\t' .. ARGV[8])
-redis.call('LTRIM', KEYS[3], -tonumber(ARGV[9]), -1)
+redis.call('RPUSH', KEYS[3], id .. '\\t' .. ARGV[9])
+redis.call('LTRIM', KEYS[3], -tonumber(ARGV[10]), -1)
 return id
 """
+)
 
 
 class RedisStore:
@@ -131,6 +141,7 @@ class RedisStore:
         self._redis = redis.Redis(connection_pool=pool)
         self._begin = self._redis.register_script(BEGIN)
         self._finish = self._redis.register_script(FINISH)
+        self._settle = self._redis.register_script(SETTLE)
         try:
             await self.ping()
         except BaseException:
@@ -177,7 +188,7 @@ class RedisStore:
         reusable: bool = True,
     ) -> int | None:
         reservation = "" if ticket is None or ticket.reservation is None else str(ticket.reservation)
-        spent = 0 if ticket is None else ticket.reserved if receipt is None else receipt.calls
+        spent = 0 if receipt is None else receipt.calls
         message = {"at": now, "text": text, "reply": reply, "kind": kind}
         if receipt is not None:
             message["receipt"] = receipt.to_dict()
@@ -189,11 +200,17 @@ class RedisStore:
             self._key("seq"),
         ]
         args = [
-            repr(now), reservation, spent, text, reply, "1" if reusable else "0", exit,
-            json.dumps(message, ensure_ascii=False), MAX_MESSAGES, repr(max(KEEP_LEDGER, self.hold)),
+            repr(now), reservation, spent, repr(max(KEEP_LEDGER, self.hold)), text, reply,
+            "1" if reusable else "0", exit, json.dumps(message, ensure_ascii=False), MAX_MESSAGES,
         ]  # fmt: skip
         message_id = int(await self._call(self._finish(keys=keys, args=args)))
         return message_id if receipt is not None else None
+
+    async def settle(self, chat: str, ticket: Ticket, spent: int, *, now: float) -> None:
+        if ticket.reservation is None:
+            return
+        args = [repr(now), str(ticket.reservation), spent, repr(max(KEEP_LEDGER, self.hold))]
+        await self._call(self._settle(keys=[self._key("ledger", chat)], args=args))
 
     async def calls_used(self, chat: str, *, now: float, window: float) -> int:
         rows = await self._call(

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..core.receipt import Receipt
-from .schema import StoreError, default_db_path, resolve_db_path
+from .schema import StoreError, connect, default_db_path, resolve_db_path
 from .worker import SqliteWorker
 
 T = TypeVar("T")
@@ -132,20 +132,13 @@ class Store:
         ticket: Ticket | None = None,
         reusable: bool = True,
     ) -> int | None:
-        """Record the exchange (and its receipt), settle the reservation at what the run spent,
-        and remember `text` as the chat's previous message. Returns the run's id, if one ran."""
+        """Record the exchange (and its receipt), settle the reservation at what the run spent
+        (nothing, without a receipt), and remember `text` as the chat's previous message. Returns the run's id, if one ran."""
 
         def work(db: sqlite3.Connection) -> int | None:
             run_id = None if receipt is None else _insert_run(db, now, "bot", chat, text, receipt)
-            if ticket is not None and ticket.reservation is not None:
-                spent = ticket.reserved if receipt is None else receipt.calls  # no receipt: assume all spent
-                if spent:
-                    db.execute(
-                        "UPDATE ledger SET calls = ?, at = max(at, ?), run = ? WHERE id = ?",
-                        (spent, now, run_id, ticket.reservation),
-                    )
-                else:
-                    db.execute("DELETE FROM ledger WHERE id = ?", (ticket.reservation,))
+            if ticket is not None:
+                _settle(db, ticket, 0 if receipt is None else receipt.calls, now, run_id)
             db.execute(
                 "INSERT INTO conversations (chat, last_message, last_reply, created, updated)"
                 " VALUES (?1, ?2, ?3, ?4, ?4) ON CONFLICT (chat) DO UPDATE SET"
@@ -159,6 +152,12 @@ class Store:
             return run_id
 
         return await self._worker.write(work)
+
+    async def settle(self, chat: str, ticket: Ticket, spent: int, *, now: float) -> None:
+        """Settle the reservation of a reply that failed at `spent`, recording nothing else
+        (the same again changes nothing, so it is safe after a `finish_reply` that may have
+        been written)."""
+        await self._worker.write(lambda db: _settle(db, ticket, spent, now, None))
 
     async def calls_used(self, chat: str, *, now: float, window: float) -> int:
         def work(db: sqlite3.Connection) -> int:
@@ -199,7 +198,23 @@ class Store:
         return await self._worker.read(work)
 
     async def ping(self) -> None:
-        await self._worker.read(lambda db: db.execute("SELECT 1").fetchone())
+        """A `StoreError` unless the file is still a usable store. The open connection would not
+        tell: its pages are cached, and a file replaced or overwritten is seen only by the
+        request that reads past them. So the file is opened afresh and checked as at start,
+        and each table's first page is read."""
+
+        def work(db: sqlite3.Connection) -> None:
+            db.execute("SELECT 1").fetchone()
+            if self.path == ":memory:":
+                return
+            fresh = connect(self.path, create=False)
+            try:
+                for table in ("conversations", "messages", "ledger", "owners", "runs"):
+                    fresh.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone()
+            finally:
+                fresh.close()
+
+        await self._worker.read(work)
 
     async def run(self, work: Callable[[sqlite3.Connection], T], *, write: bool = False) -> T:
         """`work(connection)` on the store's thread, inside a write transaction if `write`: for
@@ -272,6 +287,18 @@ def _insert_run(
         ),
     )
     return int(cursor.lastrowid or 0)
+
+
+def _settle(db: sqlite3.Connection, ticket: Ticket, spent: int, now: float, run_id: int | None) -> None:
+    if ticket.reservation is None:
+        return
+    if spent:
+        db.execute(
+            "UPDATE ledger SET calls = ?, at = max(at, ?), run = coalesce(?, run) WHERE id = ?",
+            (spent, now, run_id, ticket.reservation),
+        )
+    else:
+        db.execute("DELETE FROM ledger WHERE id = ?", (ticket.reservation,))
 
 
 def _wait(rows: list[tuple[float, int]], used: int, limit: int, window: float, now: float) -> float:

@@ -20,6 +20,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...core.errors import ServerError
 from ..config import ServerConfig
 from .redirect import LoopbackRedirect, SignInRefused
 from .tokens import TokenFile
@@ -67,13 +68,18 @@ class ServerAuth:
         self.waiting = False
         oauth = config.oauth or {}
         browser = oauth.get("grant_type") != "client_credentials" and not oauth.get("idp_id_token")
-        storage = self.storage = sign_in.storage(config)
+        storage = self.storage = _Remembered(sign_in.storage(config))
         self._remembered: Any = None  # the server metadata last written beside the tokens
         # Bound now (the redirect URI goes into the registration), listened on only when needed;
         # the port registered before is taken again when free.
         port = getattr(storage, "registered_port", lambda: None)()
         self._redirect = LoopbackRedirect(port) if browser else None
         self.provider = _provider(config, storage, self)
+
+    def secrets(self) -> list[str]:
+        """Every token obtained, refreshed or loaded for this server (and a client secret a
+        registration gave us): masked wherever the server's text is shown, like `mcp.json`'s."""
+        return sorted(self.storage.seen)
 
     def httpx(self) -> Any:
         import httpx2  # here, not at the top: `--help` must not load the HTTP stack
@@ -100,6 +106,9 @@ class ServerAuth:
             return
         except SignInNeeded:
             self.problem = needs_sign_in(self.config.name)
+            raise
+        except ServerError as error:  # the token file cannot be read: it says which and the fix
+            self.problem = error.message
             raise
         except Exception as error:
             if self.problem is None:
@@ -153,6 +162,55 @@ def http_auth(config: ServerConfig, sign_in: SignIn | None) -> ServerAuth | None
     if config.transport != "http" or any(key.lower() == "authorization" for key in config.headers):
         return None
     return ServerAuth(config, sign_in or SignIn())
+
+
+MAX_REDIRECTS = 5
+_REDIRECTS = {301, 302, 303, 307, 308}
+
+
+def redirecting_transport(config: ServerConfig) -> Any:
+    """The HTTP transport of `config`'s client: it follows the server's redirects, to another
+    origin too, and sends the configured headers and any `Authorization` (a configured token,
+    one OAuth obtained, a client's credentials at a token endpoint) only to the origin the
+    request was made for: a hop to another origin goes without them.
+
+    The SDK follows a redirect only within the origin and fails on any other ("Redirect to … not
+    followed"); below it, a redirect is followed here before the SDK sees a response. A redirect
+    that would turn a POST into a GET (301/302/303) is not followed: the message would be lost.
+    """
+    import httpx2
+
+    private = {"authorization", "cookie", *(name.lower() for name in config.headers)}
+
+    class Redirects(httpx2.AsyncBaseTransport):
+        def __init__(self) -> None:
+            self.inner = httpx2.AsyncHTTPTransport()
+
+        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+            body, home = await request.aread(), request.url.origin
+            for _ in range(MAX_REDIRECTS):
+                response = await self.inner.handle_async_request(request)
+                location = response.headers.get("location")
+                keeps_method = response.status_code in (307, 308) or request.method == "GET"
+                if response.status_code not in _REDIRECTS or not location or not keeps_method:
+                    return response
+                await response.aread()
+                await response.aclose()
+                url = request.url.join(location)
+                headers = httpx2.Headers(request.headers)
+                headers["host"] = url.netloc.decode("ascii")
+                if url.origin != home:
+                    for name in private:
+                        headers.pop(name, None)
+                request = httpx2.Request(
+                    request.method, url, headers=headers, content=body, extensions=request.extensions
+                )
+            return await self.inner.handle_async_request(request)
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    return Redirects()
 
 
 def _provider(config: ServerConfig, storage: Any, auth: ServerAuth) -> Any:
@@ -223,6 +281,43 @@ def _client_credentials(url: str, storage: Any, oauth: dict[str, str]) -> Any:
         return ClientCredentialsOAuthProvider(
             url, storage, client_id, oauth.get("client_secret") or "", scope=oauth.get("scope")
         )
+
+
+class _Remembered:
+    """The token storage, remembering each secret that passes through it: whatever provider
+    (browser, client credentials, cross-app) obtains or refreshes a token stores it here, and
+    loads stored ones from here."""
+
+    def __init__(self, storage: Any) -> None:
+        self._storage = storage
+        self.seen: set[str] = set()
+
+    def __getattr__(self, name: str) -> Any:  # the rest of the storage (expiry, metadata) as is
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._storage, name)
+
+    def _keep(self, *values: Any) -> None:
+        self.seen.update(value for value in values if isinstance(value, str) and value)
+
+    async def get_tokens(self) -> Any:
+        tokens = await self._storage.get_tokens()
+        if tokens is not None:
+            self._keep(tokens.access_token, tokens.refresh_token)
+        return tokens
+
+    async def set_tokens(self, tokens: Any) -> None:
+        self._keep(tokens.access_token, tokens.refresh_token)
+        await self._storage.set_tokens(tokens)
+
+    async def get_client_info(self) -> Any:
+        info = await self._storage.get_client_info()
+        self._keep(getattr(info, "client_secret", None))
+        return info
+
+    async def set_client_info(self, client_info: Any) -> None:
+        self._keep(getattr(client_info, "client_secret", None))
+        await self._storage.set_client_info(client_info)
 
 
 class _Registration:

@@ -7,6 +7,10 @@ still knows), the client registration the authorisation server gave us, and that
 server entry pointed somewhere else starts from nothing rather than send one server's token
 to another. Tokens are secrets: nothing here prints, logs or returns them outside the SDK's
 `TokenStorage` protocol.
+
+A file that cannot be read (not JSON, a field of the wrong shape, no permission) is a
+`ServerError` naming the file and the fix, never Python's text: `venice-agent login NAME`
+replaces it (`damaged()` says why it is unreadable, `delete()` takes it away).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from ...core.errors import ServerError
 
 APP_NAME = "venice-agent"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -36,22 +42,69 @@ def token_path(server: str, folder: Path | None = None) -> Path:
     return (folder or token_folder()) / f"{_UNSAFE.sub('_', server)}.json"
 
 
+def unreadable(server: str, path: Path, why: str) -> str:
+    """The one line for a token file that cannot be read: which file, why, and the fix."""
+    return f"{server} cannot start: its sign-in file {path} cannot be read ({why}); run venice-agent login {server} to replace it"
+
+
+_SHAPES: dict[str, type | tuple[type, ...]] = {
+    "tokens": dict, "client_info": dict, "server_metadata": dict, "expires_at": (int, float),
+}  # fmt: skip
+
+
 class TokenFile:
     """The SDK's `TokenStorage` for one server, kept in one file only the user can read."""
 
     def __init__(
         self, server: str, url: str, folder: Path | None = None, *, clock: Callable[[], float] = time.time
     ) -> None:
+        self.server = server
         self.path = token_path(server, folder)
         self.url = url
         self.clock = clock
 
     def _read(self) -> dict[str, Any]:
+        """The record of this server's URL ({} when there is none); `ServerError` if unreadable."""
+        why = self.damaged()
+        if why is not None:
+            raise ServerError(unreadable(self.server, self.path, why))
+        return self._load() or {}
+
+    def _load(self) -> dict[str, Any] | None:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except FileNotFoundError:
             return {}
-        return data if isinstance(data, dict) and data.get("url") == self.url else {}
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict):
+            return None
+        return data if data.get("url") == self.url else {}  # another URL's record: start afresh
+
+    def damaged(self) -> str | None:
+        """Why the file cannot be read (it is there, but not a token file we wrote), or None."""
+        try:
+            self.path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            return error.strerror or type(error).__name__
+        data = self._load()
+        if data is None:
+            return "it is not a JSON object"
+        for key, shape in _SHAPES.items():
+            if data.get(key) is not None and not isinstance(data[key], shape):
+                return f"its {key!r} has the wrong shape"
+        for key, model in (("tokens", "OAuthToken"), ("client_info", "OAuthClientInformationFull")):
+            if data.get(key):
+                import mcp.shared.auth
+                from pydantic import ValidationError
+
+                try:
+                    getattr(mcp.shared.auth, model).model_validate(data[key])
+                except ValidationError:
+                    return f"its {key!r} has the wrong shape"
+        return None
 
     def _write(self, **fields: Any) -> None:
         data = {**self._read(), **fields, "url": self.url}
@@ -65,7 +118,8 @@ class TokenFile:
         os.replace(temporary, self.path)
 
     def exists(self) -> bool:
-        return bool(self._read().get("tokens"))
+        """Tokens are stored, or an unreadable file is in their place (to report, or replace)."""
+        return self.damaged() is not None or bool(self._read().get("tokens"))
 
     def registered_port(self) -> int | None:
         """The loopback port of the stored registration's redirect URI, if there is one."""
