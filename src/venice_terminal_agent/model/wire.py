@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncGenerator, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from typing import Any
 
 import httpx2
@@ -142,11 +142,12 @@ class TlsWhenNeeded(httpx2.AsyncBaseTransport):
 async def events(response: httpx2.Response) -> AsyncGenerator[dict[str, Any]]:
     """The JSON objects of a streamed answer, in order, until `[DONE]` or the end of the body."""
     decoder = _Events()
-    async for chunk in response.aiter_bytes():
+    chunks = response.aiter_bytes()
+    async for chunk in chunks:
         for data in decoder.feed(chunk):
             if data.startswith("[DONE]"):
                 if response.http_version == "HTTP/1.1":
-                    await _drain(response)
+                    await _drain(chunks)
                 return
             event = json.loads(data)  # not JSON: a ValueError, the server's fault (errors.py)
             if isinstance(event, Mapping) and event.get("error"):
@@ -157,16 +158,15 @@ async def events(response: httpx2.Response) -> AsyncGenerator[dict[str, Any]]:
     # A last line with no line end after it is never the blank line that ends an event: dropped.
 
 
-async def _drain(response: httpx2.Response) -> None:
-    """Read what follows `[DONE]` (briefly) so an HTTP/1.1 connection can serve the next request."""
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    """Read what follows `[DONE]` (briefly): an HTTP/1.1 connection read to the end of its body
+    goes back to the pool and serves the next question (no new connection, no TLS handshake)."""
     try:
         async with asyncio.timeout(DRAIN_TIMEOUT):
-            async for _ in response.aiter_raw():
+            async for _ in chunks:
                 pass
     except (TimeoutError, httpx2.RequestError, httpx2.StreamError):
-        pass  # cleanup must not turn a finished answer into a failed request
-    finally:
-        await response.aclose()
+        pass  # cleanup must not turn a finished answer into a failed request (the caller closes)
 
 
 class _Events:
