@@ -109,3 +109,22 @@ def in_read_only_folder(folder: Path, command: list[str]) -> list[str]:
         )
     script = 'mount --bind -o ro "$1" "$1" && shift && exec "$@"'
     return ["unshare", "-rm", "sh", "-c", script, "sh", str(folder), *command]
+
+
+def run_cli(
+    folder: Path, base_url: str, *args: str, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The real command in `folder`, on the fake model `base_url` (model fake-model), no
+    terminal: stdin is `stdin` or nothing."""
+    return subprocess.run(
+        [COMMAND, *args],
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        env=clean_env(folder, base_url, VENICE_MODEL="fake-model"),
+        start_new_session=True,
+        timeout=90,
+        check=False,
+    )

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 from pathlib import Path
 
-from cli_support import COMMAND, clean_env, fake_venice
+from cli_support import clean_env, fake_venice
+from cli_support import run_cli as run
 from serve_support import served
 
 BUILT_IN = ["list_files", "page", "read_file"]
@@ -26,23 +26,6 @@ def broken_user_config(folder: Path) -> None:
     user = folder / "config" / "venice-agent"
     user.mkdir(parents=True)
     (user / "mcp.json").write_text(json.dumps({"mcpServers": {"ghost": {"command": "no-such-mcp-server"}}}))
-
-
-def run(
-    folder: Path, base_url: str, *args: str, stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [COMMAND, *args],
-        input=stdin,
-        stdin=None if stdin is not None else subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        cwd=folder,
-        env=clean_env(folder, base_url, VENICE_MODEL="fake-model"),
-        start_new_session=True,
-        timeout=90,
-        check=False,
-    )
 
 
 def offered_tools(body: dict) -> list[str]:

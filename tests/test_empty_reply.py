@@ -6,33 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 from pathlib import Path
 
 import httpx2
 
-from cli_support import COMMAND, clean_env, fake_venice
+from cli_support import clean_env, fake_venice
+from cli_support import run_cli as run
 from serve_support import served
 from venice_terminal_agent.core.wording import EMPTY_RESPONSE
 
 EMPTY = {"text": ""}
-
-
-def run(
-    folder: Path, base_url: str, *args: str, stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [COMMAND, *args],
-        input=stdin,
-        stdin=None if stdin is not None else subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        cwd=folder,
-        env=clean_env(folder, base_url, VENICE_MODEL="fake-model"),
-        start_new_session=True,
-        timeout=90,
-        check=False,
-    )
 
 
 def test_the_wording() -> None:

@@ -78,7 +78,7 @@ def test_a_first_run_says_on_the_terminal_what_it_installs_and_how_big_before_th
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     said = [line for line in done.stderr.splitlines() if line.startswith("venice-agent tests: installing")]
-    assert len(said) == 2, done.stderr
+    assert len(said) == 3, done.stderr  # .tools/node, node-next, node-filesystem
     assert "Node 22 and the npm MCP test servers" in said[0] and "into .tools/node " in said[0]
     assert all(" MB)" in line for line in said)
     again = subprocess.run(
