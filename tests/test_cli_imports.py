@@ -1,13 +1,19 @@
-"""`venice-agent --help` stays fast: it loads neither the model SDK nor MCP (nor the REPL)."""
+"""`venice-agent --help` stays fast: it loads neither the model SDK nor MCP (nor the REPL);
+a plain one-shot question (no MCP server) loads none of openai, mcp and prompt_toolkit."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
+
+from cli_support import clean_env, fake_venice
 
 
-def modules_after_running(*argv: str) -> set[str]:
+def modules_after_running(*argv: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> set[str]:
     probe = (
         "import sys, json\n"
         f"sys.argv = {['venice-agent', *argv]!r}\n"
@@ -15,7 +21,16 @@ def modules_after_running(*argv: str) -> set[str]:
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
     return set(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
@@ -35,4 +50,26 @@ def test_doctor_help_is_as_light_as_the_main_help() -> None:
     modules = modules_after_running("doctor", "--help")
     assert "typer" in modules
     heavy = {"openai", "mcp", "httpx2", "prompt_toolkit", "rich", "pydantic", "pydantic_settings", "asyncio"}
+    assert modules.isdisjoint(heavy), modules & heavy
+
+
+@pytest.mark.parametrize("servers", ["--no-mcp", "an empty list", "a server that cannot start"])
+def test_a_plain_one_shot_imports_neither_openai_nor_mcp_nor_prompt_toolkit(
+    tmp_path: Path, servers: str
+) -> None:
+    """The model client is our own (httpx2), MCP loads only for a server to start, and the
+    line editor only for the REPL or a consent question: none of them for one plain answer."""
+    config = tmp_path / "mcp.json"
+    if servers == "an empty list":
+        config.write_text(json.dumps({"mcpServers": {}}))
+    else:  # its only server needs an unset ${VAR}: nothing to start
+        config.write_text(json.dumps({"mcpServers": {"none": {"command": "${IMPORT_TEST_NEVER_SET}"}}}))
+    flags = ["--no-mcp"] if servers == "--no-mcp" else ["--mcp-config", str(config)]
+    with fake_venice([{"text": "Paris."}], tmp_path) as fake:
+        modules = modules_after_running(
+            *flags, "What is the capital of France?", env=clean_env(tmp_path, fake.base_url), cwd=tmp_path
+        )
+        assert len(fake.chat_bodies()) == 1  # the probe really asked the model
+    assert "httpx2" in modules
+    heavy = {"openai", "mcp", "prompt_toolkit"}
     assert modules.isdisjoint(heavy), modules & heavy

@@ -6,6 +6,7 @@ Each command's body lives in its own module, imported only when that command run
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Annotated
 
@@ -368,6 +369,11 @@ add_crash_status(app)  # every command's "Exit status:" ends with 1, a crash
 
 def main() -> None:
     """The `venice-agent` command; the last word on any error no command caught nearer."""
+    # Start-up builds hundreds of thousands of objects (classes, pydantic schemas) and frees
+    # almost none, so the collector's passes over them are wasted: about 5% of a one-shot
+    # question's CPU (issue 21). Off until the runtime is open (`open_runtime` turns it back on
+    # and freezes what start-up built), or for the whole of a short command that opens none.
+    gc.disable()
     try:
         app()
     except Exception as error:

@@ -3,7 +3,7 @@
 A Python MCP server spends a second or more importing its own SDK before it can answer;
 so does this process before it can talk to it. `venice-agent "question"` therefore spawns
 each stdio server first (`mcp/stdio.py`, plain `subprocess`, no SDK needed), then
-imports mcp and openai while the servers boot; each session then takes its running server
+imports mcp and the model client while the servers boot; each session then takes its running server
 instead of spawning one. Same transport, same child environment, same shutdown either way.
 """
 

@@ -10,6 +10,7 @@ in one place, `consent.Consent`, wrapped around the toolbox by `Runtime.consente
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -190,9 +191,10 @@ async def open_runtime(
 ) -> AsyncIterator[Runtime]:
     """Open the MCP servers (and, with `model`, resolve the model meanwhile); close all after.
 
-    Both SDKs take most of a second to import. Stdio servers were spawned before that
-    (`head_start`) and boot meanwhile in their own processes; a stdio server that could not
-    be spawned early needs mcp to start, so mcp is imported first, then openai. `person` False:
+    The mcp SDK takes more than a second to import, and only a server that can start imports
+    it. Stdio servers were spawned before that (`head_start`) and boot meanwhile in their own
+    processes, and the model request goes out before the import holds the interpreter; a stdio
+    server that could not be spawned early needs mcp to start, so mcp is imported first. `person` False:
     nobody at this terminal answers for the session (`serve`), so servers are offered neither
     elicitation nor sampling. `check_model`: the model server must answer at start even for
     a pinned model (`serve`: else nobody hears it is down before a user does); without a
@@ -207,14 +209,17 @@ async def open_runtime(
     from .terminal import terminal_sign_in
 
     key = settings.require_venice_key() if model else None
-    if any(server.transport == "stdio" and getattr(server, "started", None) is None for server in servers):
-        import_module("mcp.client.stdio")  # spawning this server needs it: first, then openai (above)
+    if any(
+        server.transport == "stdio" and getattr(server, "started", None) is None and not server.unavailable
+        for server in servers
+    ):
+        import_module("mcp.client.stdio")  # spawning this server needs it: first (above)
     pager = pager if pager is not None else Pager(settings.max_tool_result_chars)
     opened: list[Any] = []
 
     async def discover() -> tuple[Any, str, Any]:
         from ..mcp.config import all_secrets
-        from ..model.client import VeniceClient  # imports openai: by now the servers are booting
+        from ..model.client import VeniceClient  # httpx2: by now the servers are booting
 
         secrets = all_secrets(settings, servers)  # masked in any error the model server echoes
         client = VeniceClient(key or "", base_url=settings.venice_base_url, secrets=secrets)
@@ -244,6 +249,9 @@ async def open_runtime(
             if spinner is not None:
                 spinner.stop()  # before anything else is printed
             tools = CombinedToolbox(builtin_toolbox(root, pager, files=settings.file_tools), box)
+            if not gc.isenabled():  # start-up is over (`app.main` turned the collector off for it):
+                gc.freeze()  # what it built stays for the session: no longer scanned
+                gc.enable()
             yield Runtime(settings, servers, tools, box, pager, client, name, facts, features.sampling)
     finally:
         if model_task is not None:

@@ -191,14 +191,14 @@ class ServerSession:
             self._ready.set()
 
     async def _connect(self, stack: contextlib.AsyncExitStack) -> Any:
+        config = self.config
+        if config.unavailable:  # before the SDK's import: a server that cannot start costs nothing
+            raise ToolError(config.unavailable)
         from mcp import Client
         from mcp.types import Implementation
 
         from .. import __version__
 
-        config = self.config
-        if config.unavailable:
-            raise ToolError(config.unavailable)
         info = Implementation(name="venice-agent", version=__version__)
         if config.transport == "memory":
             target: Any = config.in_memory

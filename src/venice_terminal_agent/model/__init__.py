@@ -1,6 +1,7 @@
 """The model side: OpenAI-compatible streaming client, model discovery, stream assembly, LLM planner.
 
-Importing this package does not import openai; the client loads it when one is created.
+Importing this package does not import httpx2; the client loads it when one is created (it
+never loads the openai SDK: `wire.py` says why).
 """
 
 from .client import VeniceClient

@@ -1,4 +1,7 @@
-"""The model client: streaming chat completions on the openai SDK, retries, model discovery.
+"""The model client: streaming chat completions, retries, model discovery.
+
+The HTTP side is `wire.py`, a small OpenAI-compatible client on httpx2 (it says why the
+openai SDK is not used: its import was the largest cost of a one-shot question).
 
 Any OpenAI-compatible server works (Venice by default; OpenAI, Ollama, vLLM, llama.cpp).
 Requests carry only fields that have a value (Venice rejects nulls); `tools` and
@@ -60,10 +63,11 @@ class VeniceClient:
         secrets: Iterable[str] = (),
         http_client: Any = None,
     ) -> None:
-        """`http_client`: an `httpx2.AsyncClient` to send requests with (the SDK's own if None);
+        """`http_client`: an `httpx2.AsyncClient` to send requests with (a new one if None);
         tests give one on `testing.MockVenice`'s transport to run without a socket."""
         import httpx2
-        from openai import AsyncOpenAI
+
+        from .wire import OpenAIHttp
 
         # A server may repeat a secret in its error ("the API key sk-… is invalid"): every
         # error this client raises is masked with its key and these (the Apify token, ${VAR}s).
@@ -78,9 +82,7 @@ class VeniceClient:
         )
         # A dead host fails fast (connect); a slow model may think, but not fall silent (read).
         limits = httpx2.Timeout(timeout, connect=connect_timeout)
-        self._openai = AsyncOpenAI(
-            api_key=api_key, base_url=self.base_url, max_retries=0, timeout=limits, http_client=http_client
-        )
+        self._openai = OpenAIHttp(api_key, self.base_url, limits, http_client)
         self.discovery_timeout = discovery_timeout
         self.answered = False  # a chat request has succeeded
         # The first chat request was refused 401/403: the key is the user's setup to fix (exit
@@ -148,7 +150,7 @@ class VeniceClient:
                 completion = await self._stream(body, extra, emit, shown)
                 self.answered = True
                 return completion
-            except ModelError as error:  # only the SDK's failures, translated in `_stream`
+            except ModelError as error:  # only failed requests, translated in `_stream`
                 problem = self._masked(error)
                 if problem.status in (401, 403) and not self.answered:
                     self.key_rejected = True
@@ -160,27 +162,17 @@ class VeniceClient:
     async def _stream(
         self, body: dict[str, Any], extra: dict[str, Any] | None, emit: EventSink, shown: list[bool]
     ) -> Completion:
-        from openai import AsyncStream
-        from openai.types.chat import ChatCompletionChunk
+        from .wire import events
 
-        # The SDK's own HTTP, errors and SSE, without `create`'s typed transform: it walks the
-        # whole conversation again on every request (about 1 ms for a short one, growing with
-        # it), and our body is already plain JSON with no null in it.
-        # The boundary: what the SDK raises becomes a `ModelError` here; what our own code
-        # (the assembler, an event sink) raises is a bug and goes up as it is.
+        # The boundary: what a failed request raises becomes a `ModelError` here; what our own
+        # code (the assembler, an event sink) raises is a bug and goes up as it is.
         foreign = foreign_errors()
         try:
-            stream = await self._openai.post(
-                "/chat/completions",
-                body={**body, **(extra or {})},
-                cast_to=ChatCompletionChunk,
-                stream=True,
-                stream_cls=AsyncStream[ChatCompletionChunk],
-            )
+            response = await self._openai.stream("/chat/completions", {**body, **(extra or {})})
         except foreign as error:
             raise describe(error, self.base_url) from error
         assembler = Assembler()
-        chunks = aiter(stream)
+        chunks = events(response)
         try:
             while True:
                 try:
@@ -189,16 +181,17 @@ class VeniceClient:
                     break
                 except foreign as error:
                     raise describe(error, self.base_url) from error
-                text = assembler.feed(chunk.to_dict())
+                text = assembler.feed(chunk)
                 if text:
                     shown[0] = True
                     emit(TextDelta(text))
             if tail := assembler.end():
                 emit(TextDelta(tail))
         finally:
-            await stream.close()
+            await chunks.aclose()
+            await response.aclose()
         turn = complete_or_raise(assembler.finish())
-        turn.headers = venice_headers(stream.response.headers)
+        turn.headers = venice_headers(response.headers)
         self.headers.update(turn.headers)
         return turn
 
@@ -273,11 +266,9 @@ class VeniceClient:
 
     async def _get_data(self, path: str) -> Any:
         """`data` of a GET, or None when the server does not have that route (not Venice)."""
-        from openai._response import http_response_types
-
         try:
-            # The raw response, for its headers (Venice may say the balance on any answer).
-            response = await self._openai.get(path, cast_to=http_response_types()[0])
+            # The whole response, for its headers (Venice may say the balance on any answer).
+            response = await self._openai.get(path)
             self.headers.update(venice_headers(response.headers))
             answer = response.json()
         except ValueError:

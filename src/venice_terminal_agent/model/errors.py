@@ -1,15 +1,17 @@
 """Model API failures translated at the boundary into one readable error.
 
 Venice's error bodies are not OpenAI's (`{"error": "…", "details": {…}}` instead of
-`{"error": {"message": …}}`), and the openai SDK keeps only the `error` string of them in
-`e.body`; so the body is read again from the response. Each failure becomes a `ModelError`
-with one line for people, and what a retry needs to know (retryable, Retry-After).
+`{"error": {"message": …}}`): the body is read from the response whole. Each failure of a
+request (`wire.py`, httpx2 under it) becomes a `ModelError` with one line for people, and
+what a retry needs to know (retryable, Retry-After).
 """
 
 from __future__ import annotations
 
 import email.utils
 import json
+import ssl
+import sys
 import time
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
@@ -107,39 +109,47 @@ def retry_after(
     return None
 
 
-def foreign_errors() -> tuple[type[Exception], ...]:
-    """What the SDK and its HTTP library raise for a failed request: `describe` translates
+def foreign_errors() -> tuple[type[BaseException], ...]:
+    """What a failed request raises (`wire.py` and httpx2 under it): `describe` translates
     these, and only these. Anything else raised while we handle a reply is our own bug and must
-    crash (exit 1), not pass for a `model_error` (imports openai lazily)."""
+    crash (exit 1), not pass for a `model_error`."""
     import httpx2
-    import openai
 
-    # ValueError: the SDK decoding an event that is not JSON (the server's fault, not ours).
-    return (openai.OpenAIError, httpx2.HTTPError, httpx2.StreamError, ValueError)
+    from .wire import StatusError, StreamError
+
+    # ValueError: an event that is not JSON (the server's fault, not ours).
+    return (StatusError, StreamError, httpx2.HTTPError, httpx2.StreamError, *_unmapped(), ValueError)
+
+
+def _unmapped() -> tuple[type[BaseException], ...]:
+    """Network failures httpx2 may let through unwrapped (the openai SDK caught them too): TLS
+    errors, and anyio's EndOfStream when anyio is in use (not imported for this)."""
+    anyio = sys.modules.get("anyio")
+    return (ssl.SSLError, *((anyio.EndOfStream,) if anyio is not None else ()))
 
 
 def describe(error: BaseException, base_url: str = "", clock: Callable[[], float] = time.time) -> ModelError:
     """A failure of a model request (one of `foreign_errors()`) as a `ModelError`."""
     import httpx2
-    import openai
+
+    from .wire import StatusError, StreamError
 
     if isinstance(error, ModelError):
         return error
-    if isinstance(error, openai.APIStatusError):
+    if isinstance(error, StatusError):
         response = error.response
         try:
             body: Any = response.json()
         except (ValueError, httpx2.ResponseNotRead):
-            body = error.body if error.body is not None else error.message
+            body = response.text if response.is_closed else ""
         return from_response(response.status_code, response.headers, body, clock)
-    if isinstance(error, openai.APITimeoutError):
+    if isinstance(error, httpx2.TimeoutException):
         return ModelError(f"the model server at {base_url} did not answer in time", retryable=True)
-    if isinstance(error, openai.APIConnectionError | httpx2.TransportError):
-        cause = error.__cause__ or error
-        return ModelError(one_line(f"cannot reach the model server at {base_url}: {cause}"), retryable=True)
-    if isinstance(error, openai.APIError):  # an error event inside the stream
+    if isinstance(error, (httpx2.RequestError, *_unmapped())):
+        return ModelError(one_line(f"cannot reach the model server at {base_url}: {error}"), retryable=True)
+    if isinstance(error, StreamError):  # an error event inside the stream
         return ModelError(
-            one_line(f"the model server reported an error: {body_message(error.body) or error.message}")
+            one_line(f"the model server reported an error: {body_message(error.body) or error}")
         )
     return ModelError(
         one_line(f"the model server's reply could not be read: {type(error).__name__}: {error}")
