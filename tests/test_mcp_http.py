@@ -140,7 +140,7 @@ async def test_a_request_made_for_another_origin_keeps_its_credentials_through_i
     (only a hop to yet another origin drops them)."""
     import httpx2
 
-    from venice_terminal_agent.mcp.oauth.auth import redirecting_transport
+    from venice_terminal_agent.mcp.redirects import redirecting_transport
 
     events = tmp_path / "events"
     async with redirecting(events, "/token") as issuer:

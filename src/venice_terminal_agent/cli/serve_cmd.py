@@ -91,7 +91,7 @@ def serve_main(options: ServeOptions) -> int:
         )
     if options.root is not None and not options.root.is_dir():
         return _fail(f"--root {options.root} is not a folder")
-    from ..serve.app import split_host
+    from ..serve.edge import split_host
 
     for name in options.allowed_hosts:
         if split_host(name) is None:
@@ -250,11 +250,11 @@ async def _listen(
 
 
 def hosts_for(bound: str, port: int, allowed: Sequence[str]) -> Any:
-    """The Host names a server bound to `bound`:`port` answers to (see `serve.app.Hosts`): the
+    """The Host names a server bound to `bound`:`port` answers to (see `serve.edge.Hosts`): the
     address it is bound to; on loopback or on every address, 127.0.0.1, localhost and [::1]
     too; on every address, any IP address (a client on the network names the machine by one).
     DNS names only when given (--allowed-host): a name is what a rebinding page sends."""
-    from ..serve.app import Hosts, split_host
+    from ..serve.edge import Hosts, split_host
 
     address = ipaddress.ip_address(bound)
     everywhere = address.is_unspecified

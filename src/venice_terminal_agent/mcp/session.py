@@ -31,7 +31,8 @@ from ..core.toolbox import ToolError
 from .apify import node_problem
 from .config import ServerConfig
 from .listing import ToolListError, list_all_tools, startup_reason, startup_timeout_reason
-from .oauth.auth import ServerAuth, SignIn, http_auth, redirecting_transport
+from .oauth.auth import ServerAuth, SignIn, http_auth
+from .redirects import redirecting_transport
 from .results import (
     CONNECTION_CLOSED,
     describe_error,

@@ -7,7 +7,7 @@
                                      answer; else 503 and one line naming what is down
     GET  /                           the chat page
 
-Who may ask, checked before anything else runs (`EdgeRules`): every request names a Host the
+Who may ask, checked before anything else runs (`edge.EdgeRules`): every request names a Host the
 server listens as (`Hosts`; a page whose DNS name was rebound to 127.0.0.1 sends its own name),
 and a request that changes anything (POST) comes from no browser origin or from the server's
 own, with a JSON body (`Content-Type: application/json`: a browser cannot send that across
@@ -20,32 +20,28 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import ipaddress
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..core.events import Event, TextDelta, TextDiscarded, ToolFinished, ToolStarted
 from ..core.receipt import read_json
 from ..store.schema import StoreError
+from .edge import EdgeRules, Hosts, one_line
 from .sse import EventStream, Refused, reply_json
 
 MAX_BODY = 32 * 1024
 MAX_CHAT_NAME = 200
 HEALTH_TIMEOUT = 3.0  # seconds each part may take to answer /healthz
 BODY_TIMEOUT = 10.0  # seconds for a body to arrive once its head did (a stalled upload holds a task)
-SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def error(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
@@ -64,111 +60,6 @@ class Replies:
         self.stopping = True
         for task in self.running:
             task.cancel()
-
-
-def split_host(value: str) -> tuple[str, int | None] | None:
-    """A Host header (or an --allowed-host) as (lowercase name, port or None); None when it is
-    not one: `localhost:8080`, `[::1]:8080`, `bot.example`."""
-    value = value.strip().lower()
-    if value.startswith("["):  # an IPv6 address, [::1]:8080
-        name, bracket, rest = value.partition("]")
-        name += bracket
-        if not bracket or not _is_ip(name[1:-1]) or (rest and not rest.startswith(":")):
-            return None
-        port_text = rest[1:] if rest else None
-    else:
-        name, colon, port_text_or_empty = value.partition(":")
-        if not name or not all(c.isalnum() or c in "-._" for c in name):
-            return None
-        port_text = port_text_or_empty if colon else None
-    if port_text is None:
-        return name, None
-    if not port_text.isdigit() or int(port_text) > 65535:
-        return None
-    return name, int(port_text)
-
-
-def _is_ip(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
-
-
-@dataclass(frozen=True)
-class Hosts:
-    """The Host names the server answers to. `names` (its own: 127.0.0.1, localhost, [::1], or
-    the address it is bound to) only with its `port`, as a browser sends them; `allowed`
-    (--allowed-host, for a proxy or a DNS name in front) at any port, or at the one it gives.
-    On a wildcard address (`any_address`), any IP address at its port: an address cannot be
-    rebound, a DNS name can."""
-
-    port: int
-    names: frozenset[str]
-    allowed: tuple[tuple[str, int | None], ...] = ()
-    any_address: bool = False
-
-    def allows(self, host: str) -> bool:
-        parsed = split_host(host)
-        if parsed is None:
-            return False
-        name, port = parsed
-        if name in self.names or (self.any_address and _is_ip(name.strip("[]"))):
-            return port == self.port or (port is None and self.port == 80)
-        return self.given(name, port)
-
-    def given(self, name: str, port: int | None) -> bool:
-        return any(name == known and (at is None or at == port) for known, at in self.allowed)
-
-    def refusal(self, scope: Scope) -> tuple[int, str] | None:
-        """Why this request is refused before anything runs, or None."""
-        headers = Headers(scope=scope)
-        hosts = headers.getlist("host") or [""]
-        for host in hosts:
-            if not self.allows(host):
-                shown = _one_line(host)[:200]
-                name = split_host(host)
-                hint = (
-                    f" (start it with --allowed-host {name[0]} to accept that name)"
-                    if name and len(hosts) == 1
-                    else ""
-                )
-                return 421, f"this server does not answer to the host {shown!r}{hint}"
-        origin = headers.get("origin")
-        if scope["method"] not in SAFE_METHODS and origin is not None and not self.own(origin, hosts[0]):
-            shown = _one_line(origin)[:200]
-            return (
-                403,
-                f"a request from the origin {shown!r} is refused: only this server's own page may send one",
-            )
-        return None
-
-    def own(self, origin: str, host: str) -> bool:
-        """The page that sent it was served by this server: under the Host it asked for, or
-        under an --allowed-host (a proxy in front may rename the Host)."""
-        scheme, separator, authority = origin.strip().lower().partition("://")
-        if not separator or scheme not in ("http", "https") or "/" in authority:
-            return False
-        if authority == host.strip().lower():
-            return True
-        parsed = split_host(authority)
-        return parsed is not None and self.given(*parsed)
-
-
-class EdgeRules:
-    """ASGI middleware: a request from a host or origin this server is not is answered here,
-    before routing, tokens, the store or the bot."""
-
-    def __init__(self, app: ASGIApp, hosts: Hosts) -> None:
-        self.app = app
-        self.hosts = hosts
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and (problem := self.hosts.refusal(scope)) is not None:
-            await error(*problem)(scope, receive, send)
-            return
-        await self.app(scope, receive, send)
 
 
 def build_app(
@@ -254,7 +145,7 @@ def build_app(
         nothing: Callable[[], Awaitable[list[str]]] = _nothing
         store, others = await asyncio.gather(store_down(), (health or nothing)())
         if store or others:
-            return error(503, _one_line("; ".join([*store, *others])), {"Retry-After": "5"})
+            return error(503, one_line("; ".join([*store, *others])), {"Retry-After": "5"})
         return JSONResponse({"ok": True})
 
     async def page(request: Request) -> Response:
@@ -273,7 +164,7 @@ def build_app(
         return error(exc.status_code, str(exc.detail))
 
     async def store_refused(request: Request, exc: Exception) -> Response:
-        return error(503, _one_line(f"the store is unavailable: {exc}"), {"Retry-After": "5"})
+        return error(503, one_line(f"the store is unavailable: {exc}"), {"Retry-After": "5"})
 
     routes = [
         Route("/", page, methods=["GET"]),
@@ -353,17 +244,11 @@ async def _nothing() -> list[str]:
     return []
 
 
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
-
-
 __all__ = [
     "HEALTH_TIMEOUT",
     "MAX_BODY",
-    "Hosts",
     "Refused",
     "Replies",
     "build_app",
     "reply_json",
-    "split_host",
 ]
