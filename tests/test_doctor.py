@@ -133,3 +133,21 @@ def test_an_http_server_that_failed_is_named_by_its_url_as_tools_list_names_it(t
     assert f"notes (http, {url}): failed: " in listed.stdout, listed.stdout + listed.stderr
     started = next(line for line in done.stdout.splitlines() if line.startswith("✓ mcp time"))
     assert f"(stdio, {PYTHON} -m mcp_server_time --local-timezone UTC)" in started
+
+
+def test_doctor_says_whether_sessions_are_saved_and_where(tmp_path: Path) -> None:
+    from cli_support import run_cli
+
+    sessions = tmp_path / "data" / "venice-agent" / "sessions.db"
+    with fake_venice([{"text": "kept"}], tmp_path) as fake:
+        off = doctor(tmp_path, fake.base_url, "--no-mcp")
+        assert (
+            run_cli(tmp_path, fake.base_url, "--no-mcp", "keep this", VENICE_AGENT_SESSIONS="1").returncode
+            == 0
+        )
+        on = doctor(tmp_path, fake.base_url, "--no-mcp", VENICE_AGENT_SESSIONS="1")
+    line = next(line for line in off.stdout.splitlines() if line.startswith("✓ sessions"))
+    assert "off (turn on with venice-agent config set sessions on" in line
+    assert f"{sessions} (none saved yet)" in line
+    line = next(line for line in on.stdout.splitlines() if line.startswith("✓ sessions"))
+    assert line.split(None, 2)[2] == f"on · {sessions} (1 session saved)"

@@ -25,12 +25,14 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
 class Terminal:
     """The real command in a pseudo-terminal: the REPL, or a one-shot question in a terminal."""
 
-    def __init__(self, tmp_path: Path, fake: FakeServer, *args: str, config: Path | None = None) -> None:
+    def __init__(
+        self, tmp_path: Path, fake: FakeServer, *args: str, config: Path | None = None, **env: str
+    ) -> None:
         self.child = pexpect.spawn(
             COMMAND,
             ["--mcp-config", str(config or mcp_config(tmp_path)), *args],
             cwd=str(tmp_path),
-            env=clean_env(tmp_path, fake.base_url),
+            env=clean_env(tmp_path, fake.base_url, **env),
             encoding="utf-8",
             dimensions=(40, 160),
             timeout=30,
@@ -114,6 +116,33 @@ def test_ctrl_c_after_a_consent_question_still_cancels_the_question(tmp_path: Pa
         term.child.sendcontrol("c")
         term.expect("stopped: cancelled · 1 call · 2 rounds")
         assert term.finish() == 130
+
+
+def test_a_question_cancelled_by_ctrl_c_is_not_saved_and_a_resume_never_sends_it(tmp_path: Path) -> None:
+    from test_sessions_cli import stored
+
+    script = [
+        {"text": "Kept answer."},
+        call("list_files", path="."),
+        {"text": "Cut short by Ctrl+C", "hang": True},
+        {"text": "Resumed answer."},
+    ]
+    with fake_venice(script, tmp_path) as fake:
+        term = Terminal(tmp_path, fake, VENICE_AGENT_SESSIONS="1")
+        term.ask("kept question")
+        term.expect("stopped: answered")
+        term.ask("cancelled question")
+        term.expect("Cut short by Ctrl+C")
+        term.child.sendcontrol("c")
+        term.expect("stopped: cancelled")
+        term.ask("/quit")
+        assert term.finish() == 0
+        kept = [json.loads(text) for text in stored(tmp_path)]
+        assert [m.get("content") for m in kept if m["role"] != "system"] == ["kept question", "Kept answer."]
+        resumed = Terminal(tmp_path, fake, "-c", "and then?", VENICE_AGENT_SESSIONS="1")
+        resumed.expect("Resumed answer.")
+        assert resumed.finish() == 0
+        assert fake.chat_bodies()[-1]["messages"] == [*kept, {"role": "user", "content": "and then?"}]
 
 
 def test_ctrl_c_mid_stream_cancels_and_the_next_question_starts_from_a_clean_history(tmp_path: Path) -> None:

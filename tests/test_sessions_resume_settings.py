@@ -71,3 +71,24 @@ def test_the_session_cap_counts_what_the_session_spent_before_the_resume(tmp_pat
         assert len(fake.chat_bodies()) == 1  # refused before it was sent
         fresh = run("--session-max-usd", "0.06", "a new session")
         assert fresh.returncode == 0, fresh.stderr  # the same cap, nothing spent yet: it runs
+
+
+def test_another_server_is_said_in_one_line_and_the_conversation_goes_there_whole(tmp_path: Path) -> None:
+    """A session resumed against another base URL (another server: other models, other prices)
+    goes on there, said once, with the stored conversation sent as it was."""
+    (tmp_path / "other").mkdir()
+    with (
+        fake_venice({"replies": [{"text": "one"}]}, tmp_path) as first,
+        fake_venice({"replies": [{"text": "two"}, {"text": "three"}]}, tmp_path / "other") as second,
+    ):
+        run = Cli(tmp_path, first.base_url, VENICE_AGENT_SESSIONS="1")
+        assert run("first").returncode == 0
+        kept = [json.loads(text) for text in stored(tmp_path)]
+        moved = run("-c", "second", VENICE_BASE_URL=second.base_url)
+        assert moved.returncode == 0, moved.stderr
+        line = f"this session was with the server at {first.base_url}; it goes on with {second.base_url}"
+        assert moved.stderr.count(line) == 1
+        assert second.chat_bodies()[-1]["messages"][:-1] == kept
+        same = run("-c", "third", VENICE_BASE_URL=second.base_url)
+        assert same.returncode == 0, same.stderr
+        assert "this session was with the server at" not in same.stderr  # said once, at the move

@@ -132,3 +132,48 @@ async def test_a_conversation_whose_session_moved_on_elsewhere_is_saved_as_a_new
     assert [m["content"] for m in mine.messages[1:]] == ["from A", "to A"]
     assert [m["content"] for m in theirs.messages[1:]] == ["from B", "to B"]
     assert theirs.info.title == "from B"
+
+
+async def test_a_resumed_conversation_saved_apart_keeps_the_receipts_it_went_on_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two terminals resumed one session of one question; the first saved its next question,
+    so the second's goes on in a fork: the fork holds the session as the second terminal saw
+    it (its messages and its one earlier receipt) and then its own question, not the first
+    terminal's question and not a history without the receipts it had."""
+    from venice_terminal_agent.agent import Agent
+    from venice_terminal_agent.cli import saving
+    from venice_terminal_agent.core.toolbox import FunctionToolbox
+    from venice_terminal_agent.model import VeniceClient
+    from venice_terminal_agent.testing import MockVenice
+
+    path = tmp_path / "s.db"
+    monkeypatch.setattr(saving, "sessions_path", lambda: path)
+    async with SessionStore(path) as store:
+        earlier = {"stopped_because": "answered", "usage": {"prompt_tokens": 7, "completion_tokens": 3}}
+        await store.save("shared", Save(conversation("zero"), 0, "zero", earlier, folder="/f"))
+    said: list[str] = []
+
+    async def saver(client: VeniceClient) -> saving.SavingAgent:
+        store = SessionStore(path)
+        await store.open()
+        session = await store.load("shared")
+        agent = Agent(client, FunctionToolbox({}), model="fake-model")
+        agent.resume(session.messages, spent=0.0, local_data=False)
+        opened = saving.Opened(store, "shared", session)
+        return saving.SavingAgent(agent, opened, enabled=True, base_url="http://x", warn=said.append)
+
+    async with MockVenice([{"text": "to A"}, {"text": "to B"}]) as fake:
+        async with VeniceClient("k", fake.base_url, http_client=fake.http_client()) as client:
+            first, second = await saver(client), await saver(client)
+            await first.ask("from A")
+            await second.ask("from B")
+            await first.close()
+            await second.close()
+    assert said == [f"session shared went on in another terminal: this conversation is saved as {second.id}"]
+    async with SessionStore(path) as store:
+        theirs = await store.load(second.id)
+    assert [m["content"] for m in theirs.messages[1:]] == ["zero", "re zero", "from B", "to B"]
+    assert [item["question"] for item in theirs.receipts] == ["zero", "from B"]
+    assert theirs.info.questions == 2 and theirs.info.forked_from == "shared"
+    assert theirs.info.tokens >= 10  # the earlier receipt's 10 tokens, and this question's

@@ -70,6 +70,7 @@ async def run_checks(flags: Any) -> list[Check]:
     mcp_checks = _mcp_checks(servers, settings)
     found = await asyncio.gather(model_checks, mcp_checks)
     checks += found[0] + found[1] + _node_checks(servers) + await _store_check(settings)
+    checks.append(await _sessions_check(settings))
     return checks
 
 
@@ -208,6 +209,26 @@ async def _store_check(settings: Any) -> list[Check]:
     except StoreError as error:
         return [Check("store", False, error.message, "move the file away or choose another --db")]
     return [Check("store", True, str(path))]
+
+
+async def _sessions_check(settings: Any) -> Check:
+    """Whether conversations are saved, and where (`-c` finds nothing while they are off)."""
+    from ..core.wording import plural
+    from .saving import ENABLE, sessions_path
+
+    path = sessions_path()
+    state = "on" if settings.venice_agent_sessions else f"off (turn on with {ENABLE})"
+    if not path.is_file():
+        return Check("sessions", True, f"{state} · {path} (none saved yet)")
+    from ..core.errors import StoreError
+    from ..store.sessions import SessionStore
+
+    try:
+        async with SessionStore(path) as store:
+            held = len(await store.listing())
+    except StoreError as error:
+        return Check("sessions", False, f"{state} · {error.message}", "move the file away")
+    return Check("sessions", True, f"{state} · {path} ({plural(held, 'session')} saved)")
 
 
 def _store_path(chosen: str) -> tuple[Path | None, Check | None]:

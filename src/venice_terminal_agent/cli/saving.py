@@ -126,6 +126,7 @@ class SavingAgent:
         self.agent, self.opened, self.enabled, self.private = agent, opened, enabled, private
         self.base_url, self.warn = base_url, warn
         self.base = len(opened.session.messages) if opened.session is not None else 0
+        self.questions = len(opened.session.receipts) if opened.session is not None else 0  # this line's
         self.folder = folder()
 
     def __getattr__(self, name: str) -> Any:
@@ -149,7 +150,7 @@ class SavingAgent:
         """Save what is new in the conversation (and the question's receipt); True when saved.
         A store that fails is said through `warn`: saving never fails a question."""
         from ..core.costs import tokens
-        from ..store.sessions import Conflict, Save, new_id
+        from ..store.sessions import Conflict, Save
 
         history = self.agent.history
         try:
@@ -176,16 +177,35 @@ class SavingAgent:
                 await self.opened.store.save(self.id, save)
             except Conflict:
                 moved = self.id
-                self.opened.id = new_id()
-                await self.opened.store.save(self.id, _whole(save, first))
+                await self._save_apart(save, first)
                 self.warn(
                     f"session {moved} went on in another terminal: this conversation is saved as {self.id}"
                 )
             self.base = len(history)
+            self.questions += save.receipt is not None and save.question is not None
             return True
         except StoreError as error:
             self.warn(f"the conversation was not saved: {error.message}")
             return False
+
+    async def _save_apart(self, save: Any, first: Any) -> None:
+        """The session went on elsewhere: this conversation goes on in a fork of the session as
+        this terminal last saw it (its messages and receipts), or whole in a new one when that
+        session is gone."""
+        from ..store.sessions import new_id
+
+        store = self.opened.store
+        if self.saved:
+            try:
+                self.opened.id = await store.fork(
+                    self.id, folder=self.folder, upto=(self.base, self.questions)
+                )
+                await store.save(self.id, save)
+                return
+            except StoreError:
+                pass  # deleted meanwhile: saved whole below
+        self.opened.id, self.questions = new_id(), 0
+        await store.save(self.id, _whole(save, first))
 
     async def save_command(self) -> str:
         """`/save`: save the conversation so far and keep saving it; what to say."""
@@ -280,6 +300,10 @@ def attach(
                 f"this session was with {before}; it goes on with {model} (its reasoning fields left out)"
             )
         info = opened.session.info
+        if info.base_url and info.base_url.rstrip("/") != settings.venice_base_url.rstrip("/"):
+            notes.append(  # another server may hold other models and prices: said, not refused
+                f"this session was with the server at {info.base_url}; it goes on with {settings.venice_base_url}"
+            )
         base.resume(messages, spent=info.cost, local_data=info.local_data)
         base.pager.expire_until(info.pages)  # their pages were not kept: asking says they expired
         notes.insert(0, resumed_line(opened))

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.costs import tokens
 from ..core.errors import StoreError
 from ..core.scrub import redact, redact_all
 from .schema import Schema
@@ -343,10 +344,19 @@ class SessionStore:
             )
         )
 
-    async def fork(self, session_id: str, *, folder: str | None = None) -> str:
-        """A copy of the session under a new id, that goes its own way (`forked_from` says whence)."""
+    async def fork(
+        self,
+        session_id: str,
+        *,
+        folder: str | None = None,
+        upto: tuple[int, int] | None = None,
+    ) -> str:
+        """A copy of the session under a new id, that goes its own way (`forked_from` says whence).
+        `upto` (messages, receipts): a copy of the session as it was when it held that many of
+        each, for a terminal whose session went on elsewhere meanwhile."""
         fork_id = new_id()
         at = time.time()
+        messages, receipts = upto if upto is not None else (-1, -1)
 
         def work(db: sqlite3.Connection) -> None:
             if not db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
@@ -357,15 +367,25 @@ class SessionStore:
                 " questions, tokens, cost, local_data, pages, id FROM sessions WHERE id = ?",
                 (fork_id, folder, at, at, session_id),
             )
-            db.execute(
-                "INSERT INTO messages (session, n, message) SELECT ?, n, message FROM messages WHERE session = ?",
-                (fork_id, session_id),
+            db.execute(  # a limit of -1 is none
+                "INSERT INTO messages (session, n, message) SELECT ?, n, message FROM messages"
+                " WHERE session = ? ORDER BY n LIMIT ?",
+                (fork_id, session_id, messages),
             )
             db.execute(
                 "INSERT INTO receipts (session, n, at, question, receipt)"
-                " SELECT ?, n, at, question, receipt FROM receipts WHERE session = ?",
-                (fork_id, session_id),
+                " SELECT ?, n, at, question, receipt FROM receipts WHERE session = ? ORDER BY n LIMIT ?",
+                (fork_id, session_id, receipts),
             )
+            if upto is not None:  # its totals are those of the receipts it holds
+                kept = [
+                    json.loads(text)
+                    for (text,) in db.execute("SELECT receipt FROM receipts WHERE session = ?", (fork_id,))
+                ]
+                db.execute(
+                    "UPDATE sessions SET questions = ?, tokens = ? WHERE id = ?",
+                    (len(kept), sum(tokens(item.get("usage") or {}) for item in kept), fork_id),
+                )
 
         await self._worker.write(work)
         return fork_id
