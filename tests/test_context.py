@@ -246,3 +246,62 @@ def test_a_cut_is_never_between_a_tool_call_and_its_answer() -> None:
     ]
     assert split(messages) == 5  # before the second-to-last user turn
     assert split(messages[:6]) is None  # two user turns: nothing before them to compact
+
+
+async def test_one_cache_key_per_conversation_and_a_byte_stable_prefix() -> None:
+    script = {
+        "replies": [{"tool_calls": [{"name": "echo", "arguments": {"text": "hi"}}]}, {"text": "done"}] * 3,
+    }
+    async with agent_on(script) as (fake, agent):
+        for number in range(2):
+            assert (await agent.ask(f"question {number}")).stopped_because is Exit.ANSWERED
+        agent.clear()
+        assert (await agent.ask("after clear")).stopped_because is Exit.ANSWERED
+        bodies = chat(fake)
+    keys = [body["prompt_cache_key"] for body in bodies]
+    assert len(set(keys[:4])) == 1 and keys[4] == keys[5] != keys[0]  # a new conversation, a new key
+    assert all(problem(body) is None for body in bodies)
+    # Nothing in front of the conversation changes: the system prompt and the tools are the
+    # same bytes in every request, and each request repeats the one before it, then adds.
+    assert len({json.dumps([body["messages"][0], body["tools"]]) for body in bodies}) == 1
+    for before, after in zip(bodies[:3], bodies[1:4], strict=True):
+        assert after["messages"][: len(before["messages"])] == before["messages"]
+
+
+async def test_cached_input_is_on_the_receipt_and_priced_at_the_cache_price() -> None:
+    usage = {"prompt_tokens": 1000, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 800}}
+    pricing = {"input": {"usd": 1.0}, "cache_input": {"usd": 0.1}, "output": {"usd": 2.0}}
+    script = {"replies": [{"text": "hi", "usage": usage}], "model_spec": {"pricing": pricing}}
+    async with agent_on(script) as (_fake, agent):
+        receipt = await agent.ask("hello")
+    assert receipt.to_dict()["cached_tokens"] == 800
+    assert receipt.cost_usd == pytest.approx((200 * 1.0 + 800 * 0.1 + 10 * 2.0) / 1_000_000)
+
+
+def test_the_strict_fake_refuses_a_cache_key_that_is_not_a_string() -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "prompt_cache_key": 5}
+    assert problem(body) == ("prompt_cache_key", "Expected a non-empty string of at most 255 characters")
+    assert problem({**body, "prompt_cache_key": "va-1"}) is None
+
+
+async def test_pages_never_take_more_than_their_share_of_the_window() -> None:
+    long = "x" * 20_000
+
+    def dump() -> str:
+        """A long result."""
+        return long
+
+    script = {"replies": [{"tool_calls": [{"name": "dump", "arguments": {}}]}, {"text": "done"}]}
+    async with MockVenice(
+        {"context_window": WINDOW, "model_spec": {"availableContextTokens": WINDOW}, **script}
+    ) as fake:
+        async with VeniceClient("k", fake.base_url, http_client=fake.http_client()) as client:
+            facts = await client.model_facts("fake-model")
+            agent = Agent(
+                client, FunctionToolbox({"dump": dump}, read_only={"dump"}), model="fake-model", facts=facts
+            )
+            receipt = await agent.ask("dump it")
+        assert receipt.stopped_because is Exit.ANSWERED
+        result = fake.chat_requests[1]["messages"][-1]["content"]
+    assert agent.pager.page_chars == 900  # 10% of 3,000 tokens at 3 bytes a token
+    assert result.startswith("x" * 900) and "x" * 901 not in result

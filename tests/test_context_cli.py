@@ -63,7 +63,10 @@ def test_the_setting_gives_the_window_when_the_server_does_not(tmp_path: Path) -
     assert done.returncode == 10, done.stderr
     assert "  context  4.0k tokens (CONTEXT_TOKENS)" in done.stderr  # a one-shot's banner is on stderr
     assert unknown.returncode == 0, unknown.stderr
-    assert "  context  unknown (the server does not say; set CONTEXT_TOKENS or --context-tokens)" in unknown.stderr
+    assert (
+        "  context  unknown (the server does not say; set CONTEXT_TOKENS or --context-tokens)"
+        in unknown.stderr
+    )
     assert len(bodies) == 1
 
 

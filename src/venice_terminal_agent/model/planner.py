@@ -232,7 +232,7 @@ class LLMPlanner:
         if refusal is not None:
             return refusal
         self.requests += 1
-        options: dict[str, Any] = {"temperature": self.temperature}
+        options: dict[str, Any] = {"temperature": self.temperature, **self.cache_option()}
         if self.max_completion_tokens is not None:
             options["max_completion_tokens"] = self.max_completion_tokens
         try:
