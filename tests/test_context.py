@@ -5,6 +5,7 @@ Venice server with a window of its own (it answers a request longer than that wi
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 from contextlib import asynccontextmanager
 
@@ -264,7 +265,7 @@ async def test_one_cache_key_per_conversation_and_a_byte_stable_prefix() -> None
     # Nothing in front of the conversation changes: the system prompt and the tools are the
     # same bytes in every request, and each request repeats the one before it, then adds.
     assert len({json.dumps([body["messages"][0], body["tools"]]) for body in bodies}) == 1
-    for before, after in zip(bodies[:3], bodies[1:4], strict=True):
+    for before, after in itertools.pairwise(bodies[:4]):  # the first conversation
         assert after["messages"][: len(before["messages"])] == before["messages"]
 
 

@@ -3,10 +3,12 @@ questions, as real processes against the strict fake model server with a window 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from cli_support import fake_venice
 from cli_support import run_cli as run
+from venice_terminal_agent.model.planner import SUMMARY_HEAD
 
 WINDOW = 4000
 FILLER = "lorem ipsum dolor " * 30
@@ -80,3 +82,28 @@ def test_a_400_for_length_becomes_context_full(tmp_path: Path) -> None:
     assert [s["status"] for s in seen] == [400]  # refused once, not retried
     assert '"stopped_because": "context_full"' in done.stdout
     assert "maximum context length is 1000 tokens" in done.stdout
+
+
+def test_a_session_keeps_the_original_rounds_and_resumes_from_the_summary(tmp_path: Path) -> None:
+    questions = "".join(f"question {n}: {FILLER}\n" for n in range(24))
+    with fake_venice(script(), tmp_path) as fake:
+        first = run(tmp_path, fake.base_url, "--no-mcp", stdin=questions, VENICE_AGENT_SESSIONS="1")
+        last_before = fake.chat_bodies()[-1]
+        exported = run(tmp_path, fake.base_url, "sessions", "export", "latest")
+        readable = run(tmp_path, fake.base_url, "sessions", "export", "latest", "--format", "md")
+        resumed = run(tmp_path, fake.base_url, "--no-mcp", "-c", "one more", VENICE_AGENT_SESSIONS="1")
+        after = fake.chat_bodies()[-1]
+    assert first.returncode == 0, first.stderr
+    assert exported.returncode == 0, exported.stderr
+    lines = [json.loads(line) for line in exported.stdout.splitlines()[1:]]
+    # Every question is kept as it was asked, and a marker says where the rounds were compacted.
+    asked = [m["content"] for m in lines if m["role"] == "user"]
+    assert asked == [f"question {n}: {FILLER}".strip() for n in range(24)]  # as read from the prompt
+    markers = [m for m in lines if m["role"] == "compaction"]
+    assert markers and all(m["summary"]["content"].startswith(SUMMARY_HEAD) for m in markers)
+    assert "_compacted " in readable.stdout
+    # Resumed, the model gets the compacted conversation it had, then the new question.
+    assert resumed.returncode == 0, resumed.stderr
+    assert after["messages"] == [*last_before["messages"], {"role": "assistant", "content": "noted"},
+                                 {"role": "user", "content": "one more"}]  # fmt: skip
+    assert after["messages"][1]["content"].startswith(SUMMARY_HEAD)

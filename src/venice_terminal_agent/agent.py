@@ -16,7 +16,7 @@ import dataclasses
 from typing import Any
 
 from .core.consent import Approver, Consent
-from .core.context import Gauge, choose_window, compacted_line, page_limit
+from .core.context import Gauge, choose_window, compacted_line, page_limit, replay
 from .core.costs import Cap
 from .core.defaults import COMPACT_AT, MAX_ROUNDS, PAGE_CHARS, QUESTION_BUDGET
 from .core.errors import ConfigError
@@ -158,6 +158,9 @@ class Agent:
         self.pager.page_chars = page_limit(self.context_window, self.pager.page_chars)
         self.cache_key = new_cache_key()  # per conversation: where the server keeps its prefix
         self.history: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}]
+        # What a session keeps: every message as it was, and where rounds were compacted
+        # (`context.replay(record)` is the history).
+        self.record: list[dict[str, Any]] = list(self.history)
         if max_usd is not None or session_max_usd is not None:
             problem = self.cannot_cap()
             if problem is not None:  # a cap that cannot be kept is refused, never passed silently
@@ -187,13 +190,15 @@ class Agent:
         """Go on from a stored conversation: the history is `messages` exactly (their system
         prompt included), the session cap counts what it spent, and local file contents read
         then still make every server's tool ask."""
-        self.history[:] = messages
+        self.record[:] = messages
+        self.history[:] = replay(messages)
         self.spent = spent
         self.tools.local_data = local_data
 
     def clear(self) -> None:
         """Back to just the system prompt; no local file contents are in it any more."""
         del self.history[1:]
+        del self.record[1:]
         self.cache_key = new_cache_key()
         self.gauge = Gauge(self.context_window, self.gauge.compact_at)
         self.pager.clear()  # the pages of a forgotten conversation are of no use to anyone
@@ -219,6 +224,7 @@ class Agent:
         if problem is not None:
             return f"not compacted: {problem}"
         self.history[:] = working
+        self.record.extend(planner.markers)
         done = planner.compaction
         return compacted_line(done.rounds, done.tokens_before, done.tokens_after)
 
@@ -232,7 +238,8 @@ class Agent:
         other end leaves it as it was (rollback)."""
         emit = events or ignore
         pages = self.pager.next_id  # pages cut from here on belong to this question
-        working = [*self.history, {"role": "user", "content": question}]
+        asked = {"role": "user", "content": question}
+        working = [*self.history, asked]
         specs = {spec.name: spec for spec in self.tools.specs()} if self.calls_functions else {}
 
         async def refresh() -> list[ToolSpec] | None:
@@ -303,6 +310,7 @@ class Agent:
             emit(Notice(f"{receipt.model}: {warning}"))
         if receipt.stopped_because is Exit.ANSWERED or receipt.partial:
             self.history[:] = working  # compacted during the question, the history is shorter
+            self.record.extend([asked, *planner.added, *planner.markers])
         else:
             self.gauge = gauge
             self.tools.local_data = local_data  # rolled back: what was read left with it

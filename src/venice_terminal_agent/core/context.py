@@ -7,6 +7,9 @@
 - The wordings people read: `34% of 128k`, the compaction line, the `context_full` refusal.
 - Where a compaction may cut a conversation (`split`): only before a user turn, so an
   assistant turn's tool calls and the tool messages answering them always stay together.
+- A conversation's record (what a session keeps): every message as it was, and a marker
+  (`{"role": "compaction", …}`) where older rounds were summarised; `replay` gives back the
+  conversation the model sees.
 """
 
 from __future__ import annotations
@@ -169,3 +172,34 @@ class Compaction:
         if not self.times:
             return None
         return {"rounds": self.rounds, "tokens_before": self.tokens_before, "tokens_after": self.tokens_after}
+
+
+MARKER = "compaction"  # the role of a record's compaction marker (never sent to a model)
+
+
+def marker(
+    start: int, end: int, summary: dict[str, Any], rounds: int, before: int, after: int
+) -> dict[str, Any]:
+    """The record's note that messages `start:end` of the conversation became `summary`."""
+    return {
+        "role": MARKER,
+        "replaced": [start, end],
+        "summary": summary,
+        "rounds": rounds,
+        "tokens_before": before,
+        "tokens_after": after,
+    }
+
+
+def replay(record: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation a record stands for. A compaction only ever replaces a range at the
+    head, so a marker written after the messages that followed it still points at the same
+    messages."""
+    view: list[dict[str, Any]] = []
+    for entry in record:
+        if entry.get("role") != MARKER:
+            view.append(entry)
+            continue
+        start, end = entry["replaced"]
+        view[start:end] = [entry["summary"]]
+    return view

@@ -33,6 +33,7 @@ from ..core.context import (
     cuts,
     full_refusal,
     leading_system,
+    marker,
     request_bytes,
 )
 from ..core.costs import Cap, add_usage, round_cost
@@ -106,6 +107,8 @@ class LLMPlanner:
         self.tally = tally  # the question's rounds: a compaction is one of them
         self.cache_key = cache_key  # sent as `prompt_cache_key` by a client that takes it
         self.compaction = Compaction()
+        self.added: list[dict[str, Any]] = []  # the messages this planner added, as they were
+        self.markers: list[dict[str, Any]] = []  # where it compacted (`context.marker`)
         self.context_tokens: int | None = None  # the last request's input tokens (server's, else estimated)
         # Asked before each model request: new specs when the tools changed meanwhile, else None.
         self.refresh = refresh
@@ -185,6 +188,7 @@ class LLMPlanner:
         prompt = turn.usage.get("prompt_tokens")
         self.context_tokens = prompt if isinstance(prompt, int) and prompt > 0 else needed
         self.messages.append(turn.message)
+        self.added.append(turn.message)
         if not turn.tool_calls:
             return Answer(turn.text)
         return [to_call(tool_call) for tool_call in turn.tool_calls]
@@ -249,6 +253,7 @@ class LLMPlanner:
         after = self.gauge.estimate([kept])
         self.messages[head:cut] = [kept]
         self.compaction.add(rounds, before, after)
+        self.markers.append(marker(head, cut, kept, rounds, before, after))
         if self.events is not None:
             self.events(Notice(compacted_line(rounds, before, after)))
         return None
@@ -320,9 +325,9 @@ class LLMPlanner:
         by_id = {outcome.call.id: outcome for outcome in outcomes}
         for tool_call in calls:
             outcome = by_id.get(tool_call["id"])
-            self.messages.append(
-                {"role": "tool", "tool_call_id": tool_call["id"], "content": self.tool_content(outcome)}
-            )
+            answer = {"role": "tool", "tool_call_id": tool_call["id"], "content": self.tool_content(outcome)}
+            self.messages.append(answer)
+            self.added.append(answer)
 
     def tool_content(self, outcome: Outcome | None) -> str:
         if outcome is None:
