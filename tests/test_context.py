@@ -306,3 +306,66 @@ async def test_pages_never_take_more_than_their_share_of_the_window() -> None:
         result = fake.chat_requests[1]["messages"][-1]["content"]
     assert agent.pager.page_chars == 900  # 10% of 3,000 tokens at 3 bytes a token
     assert result.startswith("x" * 900) and "x" * 901 not in result
+
+
+@pytest.mark.parametrize(
+    ("script", "window", "source"),
+    [
+        ({"model_spec": {"availableContextTokens": 131_072}}, 131_072, "the model list"),  # Venice
+        ({"entry": {"max_model_len": 8192, "model_spec": None}}, 8192, "the model list"),  # vLLM
+        ({"entry": {"context_length": 32_768, "model_spec": None}}, 32_768, "the model list"),
+        (
+            {
+                "entry": {"owned_by": "llamacpp", "model_spec": None},
+                "props": {"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1},
+            },
+            4096,
+            "llama.cpp's /props",
+        ),
+        ({"entry": {"model_spec": None}}, None, None),  # nobody says: unknown, never guessed
+    ],
+)
+async def test_the_window_is_read_from_what_the_server_says(script, window, source) -> None:
+    async with MockVenice(script) as fake:
+        async with VeniceClient("k", fake.base_url, http_client=fake.http_client()) as client:
+            facts = await client.model_facts("fake-model")
+    assert (facts.context_window, facts.context_source) == (window, source)
+    asked_props = [seen.path for seen in fake.requests if seen.path == "/props"]
+    assert asked_props == (["/props"] if "props" in script else [])  # only llama.cpp is asked
+
+
+def test_a_setting_gives_or_narrows_the_window() -> None:
+    from venice_terminal_agent.core.context import choose_window
+
+    assert choose_window(None, None, 16_000) == (16_000, "CONTEXT_TOKENS")
+    assert choose_window(128_000, "the model list", 16_000) == (16_000, "CONTEXT_TOKENS")
+    assert choose_window(8_000, "the model list", 16_000) == (8_000, "the model list")
+    assert choose_window(None, None, None) == (None, None)
+
+
+async def test_the_compaction_request_is_costed_and_capped_with_the_question() -> None:
+    pricing = {"input": {"usd": 1.0}, "output": {"usd": 2.0}}
+    script = {
+        "replies": [{"text": "noted " * 20}],
+        "loop": True,
+        "model_spec": {"pricing": pricing, "maxCompletionTokens": 100},
+    }
+    async with agent_on(script) as (fake, agent):
+        for number in range(12):
+            receipt = await agent.ask(f"question {number}: {FILLER}")
+        assert receipt.compacted is not None
+        sizes = fake.request_tokens[-2:]  # the summary request and the question's own
+    assert receipt.usage["prompt_tokens"] == sum(sizes)
+    assert receipt.cost_usd == pytest.approx(
+        (sum(sizes) * 1.0 + receipt.usage["completion_tokens"] * 2.0) / 1e6
+    )
+    # With the session's cap spent, the summary request is not made and nothing changes.
+    async with agent_on(script, session_max_usd=0.05) as (fake, agent):
+        for number in range(3):
+            assert (await agent.ask(f"question {number}")).stopped_because is Exit.ANSWERED
+        before, sent = copy.deepcopy(agent.history), len(chat(fake))
+        agent.spent = 0.05
+        said = await agent.compact()
+        assert said.startswith("not compacted: stopped before model request 1: it could cost up to ")
+        assert said.endswith("and $0.00 of the $0.05 session cap is left")
+        assert agent.history == before and len(chat(fake)) == sent

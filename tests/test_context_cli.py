@@ -107,3 +107,16 @@ def test_a_session_keeps_the_original_rounds_and_resumes_from_the_summary(tmp_pa
     assert after["messages"] == [*last_before["messages"], {"role": "assistant", "content": "noted"},
                                  {"role": "user", "content": "one more"}]  # fmt: skip
     assert after["messages"][1]["content"].startswith(SUMMARY_HEAD)
+
+
+def test_doctor_says_the_window_or_that_it_is_unknown(tmp_path: Path) -> None:
+    with fake_venice(script(), tmp_path) as fake:
+        known = run(tmp_path, fake.base_url, "doctor", "--no-mcp", "--json")
+    quiet = script()
+    del quiet["model_spec"]
+    with fake_venice(quiet, tmp_path) as fake:
+        unknown = run(tmp_path, fake.base_url, "doctor", "--no-mcp", "--json")
+    checks = {c["name"]: c for c in json.loads(known.stdout)["checks"]}
+    assert checks["context window"]["detail"] == "4.0k tokens (the model list)"
+    checks = {c["name"]: c for c in json.loads(unknown.stdout)["checks"]}
+    assert checks["context window"]["detail"].startswith("unknown (the server does not say")

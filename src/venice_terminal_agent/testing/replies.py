@@ -26,6 +26,8 @@ SCRIPT_KEYS = {
     "models_error",
     "model_spec",
     "context_window",
+    "entry",
+    "props",
 }
 BYTES_PER_TOKEN = 4  # the fake's tokenizer: a token for every 4 bytes of messages and tools
 CALL_KEYS = {"name", "arguments", "id", "index"}
@@ -209,6 +211,11 @@ def models_body(script: dict[str, Any]) -> dict[str, Any]:
             },
         }
         for model in script.get("models", ["fake-model"])
+    ]
+    # Another server's listing: `entry` fields on each model ({"model_spec": null} drops Venice's).
+    data = [
+        {key: value for key, value in {**m, **script.get("entry", {})}.items() if value is not None}
+        for m in data
     ]
     return {"object": "list", "type": "text", "data": data}
 

@@ -96,6 +96,8 @@ class Scripted:
         elif method == "GET" and path.endswith("/models"):
             extra = [(k, str(v)) for k, v in self.script.get("headers", {}).items()]
             answer = Answer(200, extra, replies.models_body(self.script))
+        elif method == "GET" and path == "/props" and "props" in self.script:  # llama-server's, at its root
+            answer = Answer(200, [], self.script["props"])
         elif method == "POST" and path.endswith("/chat/completions"):
             answer = self._chat(body)
         else:
