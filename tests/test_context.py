@@ -369,3 +369,26 @@ async def test_the_compaction_request_is_costed_and_capped_with_the_question() -
         assert said.startswith("not compacted: stopped before model request 1: it could cost up to ")
         assert said.endswith("and $0.00 of the $0.05 session cap is left")
         assert agent.history == before and len(chat(fake)) == sent
+
+
+async def test_a_summary_request_that_fails_is_said_and_the_question_goes_on_uncompacted() -> None:
+    # The twelfth question passes the threshold; its summary request fails, and the question,
+    # which still fits the window, goes out with the conversation whole.
+    replies = [{"text": "noted " * 20}] * 11 + [{"status": 500, "headers": {"x-should-retry": "false"}}]
+    said: list[str] = []
+    async with agent_on({"replies": [*replies, {"text": "still here"}]}) as (fake, agent):
+        for number in range(11):
+            assert (await agent.ask(f"question {number}: {FILLER}")).stopped_because is Exit.ANSWERED
+        before = copy.deepcopy(agent.history)
+
+        def events(event: object) -> None:
+            if isinstance(event, Notice):
+                said.append(event.text)
+
+        receipt = await agent.ask(f"question 11: {FILLER}", events=events)
+        last = chat(fake)[-1]
+    assert receipt.stopped_because is Exit.ANSWERED and receipt.compacted is None
+    assert said == [
+        "not compacted: the model server answered 500 Internal Server Error: Inference failed [request fake-12]"
+    ]
+    assert last["messages"] == [*before, {"role": "user", "content": f"question 11: {FILLER}"}]

@@ -109,6 +109,7 @@ class LLMPlanner:
         self.compaction = Compaction()
         self.added: list[dict[str, Any]] = []  # the messages this planner added, as they were
         self.markers: list[dict[str, Any]] = []  # where it compacted (`context.marker`)
+        self.unsaid: set[str] = set()  # why compactions failed, once said
         self.context_tokens: int | None = None  # the last request's input tokens (server's, else estimated)
         # Asked before each model request: new specs when the tools changed meanwhile, else None.
         self.refresh = refresh
@@ -210,7 +211,12 @@ class LLMPlanner:
             if self.events is not None:
                 self.events(RoundStarted(self.tally.rounds))
         problem = await self.compact()
-        return f" (compacting did not help: {problem})" if problem else ""
+        if problem is None:
+            return ""
+        if self.events is not None and problem not in self.unsaid:
+            self.unsaid.add(problem)  # said once a question, not before each of its requests
+            self.events(Notice(f"not compacted: {problem}"))
+        return f" (compacting did not help: {problem})"
 
     async def compact(self, focus: str | None = None) -> str | None:
         """Replace the older rounds with a summary the model writes in one request without
