@@ -16,8 +16,9 @@ import dataclasses
 from typing import Any
 
 from .core.consent import Approver, Consent
+from .core.context import Gauge, choose_window, compacted_line, page_limit, replay
 from .core.costs import Cap
-from .core.defaults import MAX_ROUNDS, PAGE_CHARS, QUESTION_BUDGET
+from .core.defaults import COMPACT_AT, MAX_ROUNDS, PAGE_CHARS, QUESTION_BUDGET
 from .core.errors import ConfigError
 from .core.events import Event, EventSink, Finished, Notice, ignore
 from .core.loop import run_loop
@@ -76,6 +77,19 @@ def without_reasoning(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def new_cache_key() -> str:
+    import secrets
+
+    return "va-" + secrets.token_hex(8)
+
+
+def cached_tokens(usage: dict[str, Any]) -> int:
+    """Input tokens the server read from its prompt cache (`prompt_tokens_details.cached_tokens`)."""
+    details = usage.get("prompt_tokens_details")
+    found = details.get("cached_tokens") if isinstance(details, dict) else None
+    return found if isinstance(found, int) else 0
+
+
 def system_prompt(*, apify: bool) -> str:
     """The system prompt, with Apify's rules when its tools are loaded."""
     return SYSTEM_PROMPT + (APIFY_RULES if apify else "")
@@ -101,6 +115,9 @@ class Agent:
         session_max_usd: float | None = None,
         max_completion_tokens: int | None = None,
         sampling: SamplingDesk | None = None,
+        context_tokens: int | None = None,
+        compact: bool = True,
+        compact_at: float = COMPACT_AT,
     ) -> None:
         if max_rounds not in MAX_ROUNDS_RANGE:
             raise ValueError("max_rounds must be between 1 and 40")
@@ -133,7 +150,17 @@ class Agent:
         self.system_prompt = system_prompt
         # Long results are cut into pages of this size; give the same pager to the `page` tool.
         self.pager = pager if pager is not None else Pager(max_tool_result_chars)
+        self.context_window, self.context_source = choose_window(
+            self.facts.context_window, self.facts.context_source, context_tokens
+        )
+        self.gauge = Gauge(self.context_window, compact_at)  # one per conversation: it learns from the server
+        self.compact_on = compact
+        self.pager.page_chars = page_limit(self.context_window, self.pager.page_chars)
+        self.cache_key = new_cache_key()  # per conversation: where the server keeps its prefix
         self.history: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}]
+        # What a session keeps: every message as it was, and where rounds were compacted
+        # (`context.replay(record)` is the history).
+        self.record: list[dict[str, Any]] = list(self.history)
         if max_usd is not None or session_max_usd is not None:
             problem = self.cannot_cap()
             if problem is not None:  # a cap that cannot be kept is refused, never passed silently
@@ -163,15 +190,43 @@ class Agent:
         """Go on from a stored conversation: the history is `messages` exactly (their system
         prompt included), the session cap counts what it spent, and local file contents read
         then still make every server's tool ask."""
-        self.history[:] = messages
+        self.record[:] = messages
+        self.history[:] = replay(messages)
         self.spent = spent
         self.tools.local_data = local_data
 
     def clear(self) -> None:
         """Back to just the system prompt; no local file contents are in it any more."""
         del self.history[1:]
+        del self.record[1:]
+        self.cache_key = new_cache_key()
+        self.gauge = Gauge(self.context_window, self.gauge.compact_at)
         self.pager.clear()  # the pages of a forgotten conversation are of no use to anyone
         self.tools.forget_local_data()
+
+    async def compact(self, focus: str | None = None) -> str:
+        """`/compact [focus]`: the older rounds summarised now, on the session's money cap; what
+        to say. When it fails the history is as it was."""
+        working = list(self.history)
+        planner = LLMPlanner(
+            self.client,
+            working,
+            (),
+            model=self.model,
+            temperature=self.temperature,
+            facts=self.facts,
+            cap=self.question_cap(),
+            max_completion_tokens=self.max_completion_tokens,
+            gauge=self.gauge,
+        )
+        problem = await planner.compact(focus)
+        self.spent += planner.cost or 0.0
+        if problem is not None:
+            return f"not compacted: {problem}"
+        self.history[:] = working
+        self.record.extend(planner.markers)
+        done = planner.compaction
+        return compacted_line(done.rounds, done.tokens_before, done.tokens_after)
 
     async def ask(
         self, question: str, *, events: EventSink | None = None, budget: int | None = None
@@ -183,7 +238,8 @@ class Agent:
         other end leaves it as it was (rollback)."""
         emit = events or ignore
         pages = self.pager.next_id  # pages cut from here on belong to this question
-        working = [*self.history, {"role": "user", "content": question}]
+        asked = {"role": "user", "content": question}
+        working = [*self.history, asked]
         specs = {spec.name: spec for spec in self.tools.specs()} if self.calls_functions else {}
 
         async def refresh() -> list[ToolSpec] | None:
@@ -205,6 +261,10 @@ class Agent:
             facts=self.facts,
             cap=self.question_cap(),
             max_completion_tokens=self.max_completion_tokens,
+            gauge=self.gauge,
+            compact=self.compact_on,
+            tally=(tally := Tally()),  # shared with the servers' sampling requests: one limit for both
+            cache_key=self.cache_key,
         )
 
         def relay(event: Event) -> None:
@@ -215,7 +275,7 @@ class Agent:
             return await self.tools.approve(call, events=emit)
 
         local_data = self.tools.local_data
-        tally = Tally()  # shared with the servers' sampling requests: one limit for both
+        gauge = dataclasses.replace(self.gauge)  # what it learns is kept only with the question
         serving = (
             self.sampling.serving(QuestionSampling(planner, tally, self.tools, emit))
             if self.sampling is not None
@@ -238,6 +298,10 @@ class Agent:
             usage=planner.usage,
             cost_usd=planner.cost if planner.requests else 0.0,
             balance=planner.balance,
+            context_tokens=planner.context_tokens,
+            context_window=self.context_window,
+            cached_tokens=cached_tokens(planner.usage),
+            compacted=planner.compaction.to_dict(),
         )
         self.spent += receipt.cost_usd or 0.0
         warning = deprecation(planner.headers)
@@ -245,8 +309,10 @@ class Agent:
             self.notices.add(warning)
             emit(Notice(f"{receipt.model}: {warning}"))
         if receipt.stopped_because is Exit.ANSWERED or receipt.partial:
-            self.history.extend(working[len(self.history) :])
+            self.history[:] = working  # compacted during the question, the history is shorter
+            self.record.extend([asked, *planner.added, *planner.markers])
         else:
+            self.gauge = gauge
             self.tools.local_data = local_data  # rolled back: what was read left with it
             self.pager.forget(since=pages)  # and so did the pages of its results
         emit(Finished(receipt))

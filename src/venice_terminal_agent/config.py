@@ -23,7 +23,14 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from .core.defaults import APIFY_MCP_URL, MAX_ROUNDS, MCP_CALL_TIMEOUT, PAGE_CHARS, VENICE_BASE_URL
+from .core.defaults import (
+    APIFY_MCP_URL,
+    COMPACT_AT,
+    MAX_ROUNDS,
+    MCP_CALL_TIMEOUT,
+    PAGE_CHARS,
+    VENICE_BASE_URL,
+)
 from .core.errors import ConfigError
 
 VENICE_KEY_HELP = "set VENICE_API_KEY (environment or .env); get a key at https://venice.ai/settings/api"
@@ -40,6 +47,9 @@ KEYS: dict[str, str] = {
     "max-usd": "max_usd",
     "session-max-usd": "session_max_usd",
     "max-completion-tokens": "max_completion_tokens",
+    "context-tokens": "context_tokens",
+    "compact": "compact",
+    "compact-at": "compact_at",
     "max-rounds": "max_rounds",
     "max-tool-result-chars": "max_tool_result_chars",
     "mcp-call-timeout": "mcp_call_timeout",
@@ -139,6 +149,10 @@ class Settings(BaseSettings):
     max_usd: float | None = Field(default=None, gt=0)
     session_max_usd: float | None = Field(default=None, gt=0)
     max_completion_tokens: int | None = Field(default=None, ge=1)
+    # Context: the model's window when the server does not say (or less of it), and compaction.
+    context_tokens: int | None = Field(default=None, ge=1_000)
+    compact: bool = True  # COMPACT=0 (or --no-compact): never compact on its own
+    compact_at: float = Field(default=COMPACT_AT, gt=0.1, lt=1.0)
 
     @classmethod
     def settings_customise_sources(

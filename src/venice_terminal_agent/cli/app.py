@@ -185,6 +185,23 @@ def ask(
             help="Most USD the whole conversation may spend [env SESSION_MAX_USD].",
         ),
     ] = None,
+    context_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--context-tokens",
+            min=1000,
+            help="The model's context window in tokens, when the server does not say it "
+            "(or to use less of it) [env CONTEXT_TOKENS].",
+        ),
+    ] = None,
+    no_compact: Annotated[
+        bool,
+        typer.Option(
+            "--no-compact",
+            help="Never summarise older rounds on its own; a question that cannot fit ends "
+            "context_full (/compact still works) [env COMPACT=0].",
+        ),
+    ] = False,
     root: RootOption = None,
     no_files: NoFilesOption = False,
     continue_: ContinueOption = False,
@@ -219,6 +236,8 @@ def ask(
         save=save,
         private=private,
         no_mcp=no_mcp,
+        context_tokens=context_tokens,
+        no_compact=no_compact,
     )
     raise typer.Exit(ask_main(question, flags))
 

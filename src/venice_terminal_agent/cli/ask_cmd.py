@@ -72,6 +72,7 @@ async def run_session(
     """The whole program once settings are loaded; returns the exit status."""
     from rich.text import Text
 
+    from ..core.context import window_line
     from ..model.models import balance
     from .approver import TerminalApprover
     from .render import banner, make_console
@@ -115,6 +116,7 @@ async def run_session(
             balance=balance(runtime.client.headers),
             files=files_line(settings.file_tools, flags.root),
             no_tools=None if base.calls_functions else NO_FUNCTION_CALLING,
+            context=window_line(base.context_window, base.context_source),
         )
         for note in notes:
             console.print(Text(f"  {safe(note)}", style="dim"), soft_wrap=True)

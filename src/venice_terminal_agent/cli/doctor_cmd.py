@@ -124,12 +124,21 @@ async def _model_checks(settings: Any, key: str) -> list[Check]:
             model = await client.resolve_model(settings.venice_model)
         except ModelError as error:
             return [*checks, Check("model", False, error.message, "pass --model or set VENICE_MODEL")]
+        facts = await client.model_facts(model)  # the window as the agent reads it (llama.cpp: /props)
     calls = ModelFacts.from_listing(models, model).function_calling  # what the agent itself reads
     if calls is False:
         advice = "choose a model that supports function calling (--model or VENICE_MODEL)"
         return [*checks, Check("model", False, f"{model} does not support function calling", advice)]
     said = "supports function calling" if calls else "function calling not stated by the server"
-    return [*checks, Check("model", True, f"{model}, {said}")]
+    return [*checks, Check("model", True, f"{model}, {said}"), _context_check(facts, settings)]
+
+
+def _context_check(facts: Any, settings: Any) -> Check:
+    """The window the agent will count against: an unknown one is said, never guessed."""
+    from ..core.context import choose_window, window_line
+
+    window, source = choose_window(facts.context_window, facts.context_source, settings.context_tokens)
+    return Check("context window", True, window_line(window, source))
 
 
 async def _mcp_checks(servers: list[Any], settings: Any) -> list[Check]:

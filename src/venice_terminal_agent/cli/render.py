@@ -197,12 +197,16 @@ def banner(
     balance: dict[str, str] | None = None,
     files: str | None = None,
     no_tools: str | None = None,
+    context: str | None = None,
 ) -> None:
-    """Model, Apify mode, the tools and the account's balance, before the first question."""
+    """Model, Apify mode, the tools, the context window and the account's balance, before the
+    first question."""
     names = [safe(spec.name) for spec in tools]
     shown = ", ".join(names[:8]) + (f", … ({len(names)} in all)" if len(names) > 8 else "")
     console.print(Text("venice-agent", style="bold"))
     hanging(console, "  model", safe(model), gap=2)
+    if context:
+        hanging(console, "  context", context, gap=2)
     hanging(console, "  apify", apify, gap=2)
     hanging(console, "  tools", no_tools or shown or "none", gap=2)
     if files:

@@ -29,6 +29,7 @@ HELP = """\
 /prompts  the MCP servers' prompts and their arguments
 /prompt NAME key=value …  ask one of those prompts as the next question
 /receipt  the last question's receipt in full (JSON)
+/compact [focus]  summarise the older rounds now, to free the context window (README: Long conversations)
 /clear    forget the conversation so far (a saved session stays as it was)
 /save     save this conversation and keep saving it (README: Sessions)
 /sessions this folder's saved sessions
@@ -70,6 +71,7 @@ class Repl:
             "/resources": self._resources,
             "/prompts": self._prompts,
             "/prompt": self._prompt,
+            "/compact": self._compact,
             "/clear": self._clear,
             "/save": self._save,
             "/sessions": self._sessions,
@@ -177,6 +179,21 @@ class Repl:
             self.console.print(safe(receipt_json(self.last)))
             if balance_line(self.last.balance):
                 self.console.print(f"balance: {balance_line(self.last.balance)}")
+        return True
+
+    async def _compact(self, focus: str) -> bool:
+        compact = getattr(self.agent, "compact", None)
+        if compact is None:
+            self.console.print("compacting is not available here")
+            return True
+        try:
+            said = await cancellable(compact(focus or None))
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise
+            said = "not compacted: cancelled"
+        self.console.print(Text(safe(said), style="dim" if said.startswith("compacted") else "yellow"))
         return True
 
     async def _clear(self, _: str) -> bool:

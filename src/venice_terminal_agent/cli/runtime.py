@@ -55,6 +55,8 @@ class Flags:
     save: bool = False  # --save: keep this run's conversation (sessions on for one run)
     private: bool = False  # --private: nothing of this run is saved, even with sessions on
     no_mcp: bool = False  # start no MCP server
+    context_tokens: int | None = None  # --context-tokens: the window when the server does not say
+    no_compact: bool = False  # --no-compact: never compact the conversation on its own
 
 
 def settings_from(flags: Flags) -> Settings:
@@ -74,6 +76,8 @@ def settings_from(flags: Flags) -> Settings:
         session_max_usd=flags.session_max_usd,
         file_tools=False if flags.no_files else None,  # off only when asked: FILE_TOOLS=0 counts too
         venice_agent_sessions=flags.save or None,
+        context_tokens=flags.context_tokens,
+        compact=False if flags.no_compact else None,
     )
 
 
@@ -140,6 +144,9 @@ class Runtime:
             session_max_usd=settings.session_max_usd,
             max_completion_tokens=settings.max_completion_tokens,
             sampling=self.sampling,
+            context_tokens=settings.context_tokens,
+            compact=settings.compact,
+            compact_at=settings.compact_at,
             system_prompt=system_prompt(apify=uses_apify(self.servers, self.mcp.servers))
             + self.mcp.instructions_prompt(),
         )

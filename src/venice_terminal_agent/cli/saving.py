@@ -152,7 +152,7 @@ class SavingAgent:
         from ..core.costs import tokens
         from ..store.sessions import Conflict, Save
 
-        history = self.agent.history
+        history = self.agent.record  # every message as it was, and where it was compacted
         try:
             await self.opened.store.open()
             if len(history) <= self.base:  # rolled back (or nothing asked): only the money counts

@@ -297,6 +297,7 @@ def markdown(session: Any) -> str:
     question's receipt line."""
     import json
 
+    from ..core.context import MARKER, compacted_line
     from ..core.costs import usd
     from ..core.wording import plural
 
@@ -328,6 +329,14 @@ def markdown(session: Any) -> str:
         elif role == "tool":
             text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
             lines += ["```", text, "```", ""]
+        elif role == MARKER:  # the rounds above stay here; the model went on from a summary of them
+            line = compacted_line(message["rounds"], message["tokens_before"], message["tokens_after"])
+            lines += [
+                f"_{line}_",
+                "",
+                "> " + str(message["summary"].get("content", "")).replace("\n", "\n> "),
+                "",
+            ]
     if users:
         lines += _receipt_line(next(receipts, None))
     return "\n".join(lines)

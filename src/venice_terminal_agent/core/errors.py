@@ -66,6 +66,15 @@ class ModelError(VeniceAgentError):
         return USAGE_ERROR_STATUS if self.status in (401, 402, 403) else EXIT_STATUS[Exit.MODEL_ERROR]
 
 
+class ContextFullError(ModelError):
+    """The server said the request is longer than the model's window (its own 400): the
+    question ends `context_full`, not `model_error`."""
+
+    @property
+    def exit_status(self) -> int:  # type: ignore[override]
+        return EXIT_STATUS[Exit.CONTEXT_FULL]
+
+
 class NoModelError(ModelError):
     """No model was named and the server suggested none: a setup problem, not a failed run."""
 
@@ -90,6 +99,7 @@ __all__ = [
     "CRASHED",
     "CRASH_STATUS",
     "ConfigError",
+    "ContextFullError",
     "ModelError",
     "NoModelError",
     "PlanError",

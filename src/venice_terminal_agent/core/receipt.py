@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from .context import used as window_used
 from .costs import tokens, usd
 from .wording import plural
 
@@ -27,6 +28,7 @@ class Exit(StrEnum):
     MODEL_ERROR = "model_error"
     CANCELLED = "cancelled"
     COST_CAP = "cost_cap"  # the next model request could pass the money cap (checked before it)
+    CONTEXT_FULL = "context_full"  # the next request cannot fit the model's window (checked before it)
 
 
 # The process exit status of a one-shot command for each exit; 2 is kept for usage and
@@ -40,6 +42,7 @@ EXIT_STATUS: dict[Exit, int] = {
     Exit.MODEL_ERROR: 7,
     Exit.CANCELLED: 130,
     Exit.COST_CAP: 8,
+    Exit.CONTEXT_FULL: 10,
 }
 USAGE_ERROR_STATUS = 2
 
@@ -147,7 +150,11 @@ class Receipt:
     A run planned by a model (`model` set) also carries `usage` (every token count the server
     sent, added up over its requests), `cost_usd` (None: unknown), `partial` (the answer was
     asked for after a `budget`, `max_rounds` or `repeated_call` stop, from what was gathered)
-    and `balance` (the account's balance as the server last reported it, when it does).
+    and `balance` (the account's balance as the server last reported it, when it does),
+    `context_tokens` (the input tokens of its last request: the server's count, else the
+    estimate), `context_window` (None: unknown), `cached_tokens` (input tokens the server
+    read from its prompt cache) and `compacted` (`{"rounds", "tokens_before",
+    "tokens_after"}` when older rounds were summarised during it).
     """
 
     steps: tuple[Step, ...]
@@ -161,6 +168,10 @@ class Receipt:
     cost_usd: float | None = None
     partial: bool = False
     balance: dict[str, str] | None = None
+    context_tokens: int | None = None
+    context_window: int | None = None
+    cached_tokens: int | None = None
+    compacted: dict[str, int] | None = None
 
     @property
     def calls(self) -> int:
@@ -190,6 +201,12 @@ class Receipt:
             data["partial"] = self.partial
         if self.balance:
             data["balance"] = dict(self.balance)
+        if self.model is not None:
+            data["context_tokens"] = self.context_tokens
+            data["context_window"] = self.context_window
+            data["cached_tokens"] = self.cached_tokens or 0
+        if self.compacted is not None:
+            data["compacted"] = dict(self.compacted)
         # Results are JSON-able by contract; anything else is shown as text, never a crash.
         return json.loads(json.dumps(data, ensure_ascii=False, default=str))
 
@@ -203,4 +220,6 @@ class Receipt:
             used = tokens(self.usage or {})
             parts.append(f"{used:,} token" + ("" if used == 1 else "s"))
             parts.append("cost unknown" if self.cost_usd is None else usd(self.cost_usd))
+        if self.context_tokens and self.context_window:  # `34% of 128k`: how full the window is
+            parts.append(window_used(self.context_tokens, self.context_window))
         return " · ".join(parts)

@@ -15,6 +15,7 @@ requests; text an attempt already showed is withdrawn (`TextDiscarded`) before t
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Iterable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -23,7 +24,7 @@ from ..core.defaults import VENICE_BASE_URL
 from ..core.events import EventSink, TextDelta, TextDiscarded, ignore
 from ..core.scrub import redact
 from .errors import ModelError, NoModelError, describe, foreign_errors, one_line
-from .models import ModelFacts, venice_headers
+from .models import ModelFacts, is_llama_cpp, props_window, venice_headers
 from .retry import FailureWindow, RetryPolicy, next_wait
 from .stream import Assembler, Completion
 
@@ -50,6 +51,10 @@ def complete_or_raise(turn: Completion) -> Completion:
 
 
 class VeniceClient:
+    # `prompt_cache_key` goes with a conversation's requests: Venice and OpenAI route on it to
+    # where the prefix is cached; vLLM and llama.cpp ignore a field they do not know.
+    takes_cache_key = True
+
     def __init__(
         self,
         api_key: str,
@@ -107,6 +112,7 @@ class VeniceClient:
         tools: Sequence[dict[str, Any]] = (),
         temperature: float | None = None,
         max_completion_tokens: int | None = None,
+        prompt_cache_key: str | None = None,
     ) -> dict[str, Any]:
         """The body of a streamed chat request, with no null field in it."""
         body: dict[str, Any] = {
@@ -122,6 +128,8 @@ class VeniceClient:
             body["temperature"] = temperature
         if max_completion_tokens is not None:
             body["max_completion_tokens"] = max_completion_tokens
+        if prompt_cache_key is not None:
+            body["prompt_cache_key"] = prompt_cache_key
         return body
 
     async def complete(
@@ -133,11 +141,12 @@ class VeniceClient:
         temperature: float | None = None,
         events: EventSink | None = None,
         max_completion_tokens: int | None = None,
+        prompt_cache_key: str | None = None,
     ) -> Completion:
         """One assistant turn, streamed: text goes out as `TextDelta` events while it arrives.
 
         Raises `ModelError` once retries are spent (or the failure is not worth retrying)."""
-        body = self.request(model, messages, tools, temperature, max_completion_tokens)
+        body = self.request(model, messages, tools, temperature, max_completion_tokens, prompt_cache_key)
         extra = (
             {"venice_parameters": {"include_venice_system_prompt": False}} if self.venice_parameters else None
         )
@@ -253,7 +262,23 @@ class VeniceClient:
                 if strict:
                     raise
                 self._listing = []
-        return ModelFacts.from_listing(self._listing, model)
+        facts = ModelFacts.from_listing(self._listing, model)
+        if facts.context_window is None and is_llama_cpp(self._listing, model):
+            facts = await self._llama_cpp_window(facts)
+        return facts
+
+    async def _llama_cpp_window(self, facts: ModelFacts) -> ModelFacts:
+        """llama-server says its window (`n_ctx`) at `/props`, at the server's root, not under /v1."""
+        parts = urlsplit(self.base_url)
+        failures: tuple[type[BaseException], ...] = (ValueError, *foreign_errors())
+        try:
+            props = (await self._openai.get(f"{parts.scheme}://{parts.netloc}/props")).json()
+        except failures:
+            return facts  # unknown, said as unknown
+        window = props_window(props)
+        if window is None:
+            return facts
+        return dataclasses.replace(facts, context_window=window, context_source="llama.cpp's /props")
 
     async def check(self) -> None:
         """A `ModelError` unless the server answers its model listing now (what start-up asks)."""

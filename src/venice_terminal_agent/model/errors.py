@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import re
 import ssl
 import sys
 import time
@@ -17,12 +18,20 @@ from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from typing import Any
 
-from ..core.errors import ModelError
+from ..core.errors import ContextFullError, ModelError
 from ..core.errors import NoModelError as NoModelError  # its old home: still imports from here
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 TOP_UP = "https://venice.ai/settings/api"
 MAX_LINE = 400
+# How servers say a request is longer than the window: OpenAI's and Venice's code, OpenAI's
+# and vLLM's "maximum context length is N tokens", llama.cpp's "exceeds the available context
+# size" (and its error type), Venice's TOO_MANY_TOKENS.
+CONTEXT_FULL = re.compile(
+    r"context_length_exceeded|maximum context length|exceeds? the available context size"
+    r"|exceed_context_size_error|context_exceeded|TOO_MANY_TOKENS|prompt is too long",
+    re.IGNORECASE,
+)
 
 
 def from_response(
@@ -46,6 +55,10 @@ def from_response(
     if request_id:
         line += f" [request {request_id}]"
     retryable = status in RETRYABLE_STATUS and headers.get("x-should-retry") != "false"
+    if status in (400, 413, 422) and CONTEXT_FULL.search(
+        json.dumps(body) if not isinstance(body, str) else body
+    ):
+        return ContextFullError(one_line(line), status=status)
     return ModelError(
         one_line(line), status=status, retryable=retryable, retry_after=retry_after(headers, status, clock)
     )

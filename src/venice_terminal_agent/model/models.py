@@ -2,8 +2,10 @@
 
 `ModelFacts.from_listing` reads one model's entry of `GET /models`: its prices
 (`model_spec.pricing`), its output limit (`model_spec.maxCompletionTokens`) and whether it
-calls functions (`model_spec.capabilities.supportsFunctionCalling`). A server that is not
-Venice lists models without `model_spec`: every fact is then None (unknown), never guessed.
+calls functions (`model_spec.capabilities.supportsFunctionCalling`), and its context window
+(`model_spec.availableContextTokens`, else the entry's `context_length`, or vLLM's
+`max_model_len`; llama.cpp's comes from its `/props`, read by the client). A fact a server does
+not give is None (unknown), never guessed.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ class ModelFacts:
     prices: Prices | None = None
     max_completion_tokens: int | None = None
     function_calling: bool | None = None  # None: the server did not say
+    context_window: int | None = None  # input tokens the model takes; None: unknown
+    context_source: str | None = None  # where the window was read ("the model list", …)
 
     @classmethod
     def from_listing(cls, models: Any, model: str) -> ModelFacts:
@@ -54,8 +58,10 @@ class ModelFacts:
             None,
         ) if isinstance(models, list) else None  # fmt: skip
         spec = entry.get("model_spec") if entry is not None else None
+        window = _window(entry, spec)
+        source = "the model list" if window else None
         if not isinstance(spec, Mapping):
-            return cls()
+            return cls(context_window=window, context_source=source)
         limit = spec.get("maxCompletionTokens")
         capabilities = spec.get("capabilities")
         calls = capabilities.get("supportsFunctionCalling") if isinstance(capabilities, Mapping) else None
@@ -63,4 +69,35 @@ class ModelFacts:
             prices=Prices.from_pricing(spec.get("pricing")),
             max_completion_tokens=limit if isinstance(limit, int) and limit > 0 else None,
             function_calling=calls if isinstance(calls, bool) else None,
+            context_window=window,
+            context_source=source,
         )
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _window(entry: Any, spec: Any) -> int | None:
+    """The context window an entry of `/models` gives: Venice's, OpenRouter-style, vLLM's."""
+    if isinstance(spec, Mapping) and (found := _count(spec.get("availableContextTokens"))):
+        return found
+    if isinstance(entry, Mapping):
+        return _count(entry.get("context_length")) or _count(entry.get("max_model_len"))
+    return None
+
+
+def props_window(props: Any) -> int | None:
+    """llama.cpp's window from its `/props`: `n_ctx` (top level or in its default settings)."""
+    if not isinstance(props, Mapping):
+        return None
+    settings = props.get("default_generation_settings")
+    inner = settings.get("n_ctx") if isinstance(settings, Mapping) else None
+    return _count(props.get("n_ctx")) or _count(inner)
+
+
+def is_llama_cpp(models: Any, model: str) -> bool:
+    """The listing is llama.cpp's (`owned_by: llamacpp`): its window is in `/props`."""
+    return isinstance(models, list) and any(
+        isinstance(m, Mapping) and m.get("id") == model and m.get("owned_by") == "llamacpp" for m in models
+    )

@@ -95,7 +95,11 @@ class OpenAIHttp:
     async def _send(self, method: str, path: str, content: bytes | None, *, stream: bool) -> httpx2.Response:
         headers = self._headers if content is None else {**self._headers, "Content-Type": "application/json"}
         request = self._http.build_request(
-            method, self.base_url + path.lstrip("/"), content=content, headers=headers, timeout=self.timeout
+            method,
+            path if "://" in path else self.base_url + path.lstrip("/"),
+            content=content,
+            headers=headers,
+            timeout=self.timeout,
         )
         response = await self._http.send(request, stream=stream)
         if not response.is_success:

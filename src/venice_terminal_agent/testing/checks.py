@@ -5,7 +5,8 @@ are the ones Venice (and OpenAI behind it) enforce and agents most often break:
 - every assistant `tool_calls` entry is answered by exactly one `tool` message, and every
   `tool` message answers a call of the assistant turn just before it;
 - no field is null, except `content` on an assistant turn that carries tool calls;
-- tool names match `^[a-zA-Z0-9_-]{1,64}$`; `tool_choice` only comes with `tools`.
+- tool names match `^[a-zA-Z0-9_-]{1,64}$`; `tool_choice` only comes with `tools`;
+- `prompt_cache_key`, when sent, is a non-empty string.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ Problem = tuple[str, str]
 def problem(body: Any) -> Problem | None:
     if not isinstance(body, dict):
         return ("body", "the request body must be a JSON object")
-    for check in (_required, _nulls, _tools, _messages):
+    for check in (_required, _nulls, _tools, _cache_key, _messages):
         found = check(body)
         if found is not None:
             return found
@@ -52,6 +53,14 @@ def _nulls(value: Any, path: str = "", allowed: bool = False) -> Problem | None:
             found = _nulls(item, f"{path}.{i}")
             if found is not None:
                 return found
+    return None
+
+
+def _cache_key(body: dict[str, Any]) -> Problem | None:
+    """`prompt_cache_key` (Venice and OpenAI take it): a non-empty string when given."""
+    key = body.get("prompt_cache_key")
+    if "prompt_cache_key" in body and (not isinstance(key, str) or not key or len(key) > 255):
+        return ("prompt_cache_key", "Expected a non-empty string of at most 255 characters")
     return None
 
 

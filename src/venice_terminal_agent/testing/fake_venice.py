@@ -24,6 +24,14 @@ Script: a list of replies, or an object
   models_error  {"status", "error"?}: GET /models and /models/traits answer this error
   model_spec  fields merged into every model's `model_spec` in GET /models, e.g.
             {"pricing": {"input": {"usd": 0.5}, "output": {"usd": 2}}, "maxCompletionTokens": 4096}
+  entry     fields merged into every model of GET /models, as another server lists them:
+            {"max_model_len": 8192, "model_spec": null} (vLLM), {"owned_by": "llamacpp", …}
+  props     the body of GET /props at the server's root (llama-server's), e.g.
+            {"default_generation_settings": {"n_ctx": 4096}}
+  context_window  N: a chat request of more than N tokens (a token for every 4 bytes of its
+            messages and tools, compact JSON) gets OpenAI's 400 `context_length_exceeded`, the
+            wording Venice passes on, and uses no reply; with it, a reply's usage says the
+            request's real `prompt_tokens`. `fake.request_tokens` holds every request's size.
 Reply (all keys optional):
   text               the visible answer, streamed a word at a time (or a list of pieces)
   tool_calls         [{"name", "arguments" (object, or a raw string), "id"?, "index"?}]

@@ -17,7 +17,19 @@ REPLY_KEYS = {
     "thought_signature", "extra", "finish_reason", "usage", "delay", "chunk_delay",
     "hang", "drop", "cut", "no_choices", "status", "error", "headers",
 }  # fmt: skip
-SCRIPT_KEYS = {"replies", "loop", "models", "traits", "headers", "models_error", "model_spec"}
+SCRIPT_KEYS = {
+    "replies",
+    "loop",
+    "models",
+    "traits",
+    "headers",
+    "models_error",
+    "model_spec",
+    "context_window",
+    "entry",
+    "props",
+}
+BYTES_PER_TOKEN = 4  # the fake's tokenizer: a token for every 4 bytes of messages and tools
 CALL_KEYS = {"name", "arguments", "id", "index"}
 
 ERROR_BODIES = {
@@ -64,6 +76,29 @@ def check_reply(reply: Any, number: int) -> None:
     for call in reply.get("tool_calls", []):
         if not isinstance(call, dict) or "name" not in call or set(call) - CALL_KEYS:
             raise ScriptError(f"reply {number}: a tool call is {{name, arguments, id?, index?}}")
+
+
+def count_tokens(body: dict[str, Any]) -> int:
+    """A request's input tokens as the fake counts them: its messages and tools, compact JSON."""
+    sent = [*body.get("messages", []), *body.get("tools", [])]
+    size = len(json.dumps(sent, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    return -(-size // BYTES_PER_TOKEN)
+
+
+def context_error(window: int, size: int) -> dict[str, Any]:
+    """The 400 body of a request longer than the window: OpenAI's wording, which Venice passes on."""
+    return {
+        "error": {
+            "message": (
+                f"This model's maximum context length is {window} tokens. However, you requested "
+                f"{size} tokens ({size} in the messages, 0 in the completion). Please reduce the "
+                "length of the messages or completion."
+            ),
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        }
+    }
 
 
 def error_body(reply: dict[str, Any]) -> Any:
@@ -176,6 +211,11 @@ def models_body(script: dict[str, Any]) -> dict[str, Any]:
             },
         }
         for model in script.get("models", ["fake-model"])
+    ]
+    # Another server's listing: `entry` fields on each model ({"model_spec": null} drops Venice's).
+    data = [
+        {key: value for key, value in {**m, **script.get("entry", {})}.items() if value is not None}
+        for m in data
     ]
     return {"object": "list", "type": "text", "data": data}
 

@@ -54,6 +54,9 @@ class Scripted:
         self.record = record
         self.requests: list[Seen] = []
         self.exhausted: str | None = None  # why the script ran out, once it has
+        self.request_tokens: list[
+            int
+        ] = []  # each well-formed chat request's size, as `replies.count_tokens` counts
         self._next = 0
 
     @property
@@ -93,6 +96,8 @@ class Scripted:
         elif method == "GET" and path.endswith("/models"):
             extra = [(k, str(v)) for k, v in self.script.get("headers", {}).items()]
             answer = Answer(200, extra, replies.models_body(self.script))
+        elif method == "GET" and path == "/props" and "props" in self.script:  # llama-server's, at its root
+            answer = Answer(200, [], self.script["props"])
         elif method == "POST" and path.endswith("/chat/completions"):
             answer = self._chat(body)
         else:
@@ -107,6 +112,11 @@ class Scripted:
         found = checks.problem(body)
         if found is not None:
             return Answer(400, [], checks.details(found))
+        size = replies.count_tokens(body)
+        self.request_tokens.append(size)
+        window = self.script.get("context_window")
+        if window is not None and size > window:  # the server's own refusal, as OpenAI words it
+            return Answer(400, [], replies.context_error(window, size))
         reply = self._take()
         if reply is None:
             return Answer(500, [("x-should-retry", "false")], {"error": self.exhausted})
@@ -116,6 +126,8 @@ class Scripted:
         if "status" in reply:
             return Answer(reply["status"], headers, replies.error_body(reply), delay=delay)
         created, model = int(time.time()), body["model"]
+        if window is not None and "prompt_tokens" not in reply.get("usage", {}):
+            reply = {**reply, "usage": {**reply.get("usage", {}), "prompt_tokens": size}}
         if not body.get("stream"):
             whole = replies.completion(reply, model=model, number=number, created=created)
             return Answer(200, headers, whole, delay=delay)
