@@ -27,6 +27,10 @@ class Exit(StrEnum):
     MODEL_ERROR = "model_error"
     CANCELLED = "cancelled"
     COST_CAP = "cost_cap"  # the next model request could pass the money cap (checked before it)
+    # A model used end-to-end encrypted could not be used so (attestation, key, a piece of the
+    # answer): the question stopped, and nothing went out in plaintext.
+    PRIVATE_FAILED = "private_failed"
+    SCHEMA_MISMATCH = "schema_mismatch"  # the answer did not match --schema, asked twice
 
 
 # The process exit status of a one-shot command for each exit; 2 is kept for usage and
@@ -40,6 +44,8 @@ EXIT_STATUS: dict[Exit, int] = {
     Exit.MODEL_ERROR: 7,
     Exit.CANCELLED: 130,
     Exit.COST_CAP: 8,
+    Exit.PRIVATE_FAILED: 10,
+    Exit.SCHEMA_MISMATCH: 11,
 }
 USAGE_ERROR_STATUS = 2
 
@@ -161,6 +167,9 @@ class Receipt:
     cost_usd: float | None = None
     partial: bool = False
     balance: dict[str, str] | None = None
+    e2ee: dict[str, Any] | None = None  # an encrypted question: what was verified, and what not
+    schema: bool = False  # the answer was asked to match a JSON schema (--schema)
+    parsed: Any = None  # that answer, parsed and valid (None when it was not)
 
     @property
     def calls(self) -> int:
@@ -190,6 +199,10 @@ class Receipt:
             data["partial"] = self.partial
         if self.balance:
             data["balance"] = dict(self.balance)
+        if self.e2ee is not None:
+            data["e2ee"] = self.e2ee
+        if self.schema:
+            data["parsed"] = self.parsed
         # Results are JSON-able by contract; anything else is shown as text, never a crash.
         return json.loads(json.dumps(data, ensure_ascii=False, default=str))
 
@@ -203,4 +216,6 @@ class Receipt:
             used = tokens(self.usage or {})
             parts.append(f"{used:,} token" + ("" if used == 1 else "s"))
             parts.append("cost unknown" if self.cost_usd is None else usd(self.cost_usd))
+        if self.e2ee is not None and self.e2ee.get("encrypted"):
+            parts.append("end-to-end encrypted (no tools)")
         return " · ".join(parts)

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from ..core.costs import Cap, add_usage, round_cost
+from ..core.errors import PrivateError
 from ..core.events import EventSink
 from ..core.loop import DECLINED, Move, Outcome, Stop
 from ..core.receipt import Answer, Call, Exit, read_json
@@ -46,6 +47,7 @@ class ChatModel(Protocol):
         temperature: float | None = None,
         events: EventSink | None = None,
         max_completion_tokens: int | None = None,
+        response_format: dict[str, Any] | None = None,
     ) -> Completion: ...
 
 
@@ -67,8 +69,15 @@ class LLMPlanner:
         facts: ModelFacts | None = None,
         cap: Cap | None = None,
         max_completion_tokens: int | None = None,
+        schema: dict[str, Any] | None = None,
+        response_format: dict[str, Any] | None = None,
     ) -> None:
         self.client = client
+        # --schema: the answer must match it (checked here, asked again once); `response_format`
+        # carries it in each request when the model takes one.
+        self.schema = schema
+        self.response_format = response_format
+        self.parsed: Any = None
         # Asked before each model request: new specs when the tools changed meanwhile, else None.
         self.refresh = refresh
         self.messages = messages
@@ -93,7 +102,37 @@ class LLMPlanner:
         self.answer_calls(outcomes)
         if self.refresh is not None and (specs := await self.refresh()) is not None:
             self.tools = [spec.openai_function() for spec in specs]
-        return await self.ask(self.tools)
+        move = await self.ask(self.tools)
+        if self.schema is not None and isinstance(move, Answer):
+            return await self.structured(move)
+        return move
+
+    async def structured(self, answer: Answer) -> Move:
+        """`answer` when it matches the schema; else the model is told why and asked once
+        more (without tools); a second mismatch ends the question `schema_mismatch`."""
+        from .structured import RETRY, check
+
+        assert self.schema is not None
+        parsed, problem = check(answer.text, self.schema)
+        if problem is None:
+            self.parsed = parsed
+            return answer
+        self.messages.append({"role": "user", "content": RETRY.format(error=problem)})
+        again = await self.ask(())
+        if not isinstance(again, Answer):
+            return (
+                again
+                if isinstance(again, Stop)
+                else Stop(
+                    Exit.SCHEMA_MISMATCH,
+                    "asked again for an answer that matches --schema, the model called tools",
+                )
+            )
+        parsed, problem = check(again.text, self.schema)
+        if problem is not None:
+            return Stop(Exit.SCHEMA_MISMATCH, f"the answer did not match --schema, asked twice: {problem}")
+        self.parsed = parsed
+        return again
 
     async def conclude(self, outcomes: Sequence[Outcome], reason: str) -> Move | None:
         """One last request, without tools, for an answer from what was gathered.
@@ -123,10 +162,13 @@ class LLMPlanner:
         options: dict[str, Any] = {"temperature": self.temperature, "events": self.events}
         if self.max_completion_tokens is not None:
             options["max_completion_tokens"] = self.max_completion_tokens
+        if self.response_format is not None:
+            options["response_format"] = self.response_format
         try:
             turn = await self.client.complete(self.model, messages, tools, **options)
         except ModelError as error:
-            return Stop(Exit.MODEL_ERROR, error.message)
+            exit = Exit.PRIVATE_FAILED if isinstance(error, PrivateError) else Exit.MODEL_ERROR
+            return Stop(exit, error.message)
         self.account(turn)
         self.messages.append(turn.message)
         if not turn.tool_calls:

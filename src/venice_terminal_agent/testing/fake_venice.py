@@ -24,6 +24,8 @@ Script: a list of replies, or an object
   models_error  {"status", "error"?}: GET /models and /models/traits answer this error
   model_spec  fields merged into every model's `model_spec` in GET /models, e.g.
             {"pricing": {"input": {"usd": 0.5}, "output": {"usd": 2}}, "maxCompletionTokens": 4096}
+  tee       true, or {"fault": …}: GET /tee/attestation and end-to-end encrypted chats with
+            real cryptography (`testing.tee`, which lists the faults)
 Reply (all keys optional):
   text               the visible answer, streamed a word at a time (or a list of pieces)
   tool_calls         [{"name", "arguments" (object, or a raw string), "id"?, "index"?}]

@@ -17,7 +17,7 @@ REPLY_KEYS = {
     "thought_signature", "extra", "finish_reason", "usage", "delay", "chunk_delay",
     "hang", "drop", "cut", "no_choices", "status", "error", "headers",
 }  # fmt: skip
-SCRIPT_KEYS = {"replies", "loop", "models", "traits", "headers", "models_error", "model_spec"}
+SCRIPT_KEYS = {"replies", "loop", "models", "traits", "headers", "models_error", "model_spec", "tee"}
 CALL_KEYS = {"name", "arguments", "id", "index"}
 
 ERROR_BODIES = {
