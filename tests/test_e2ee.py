@@ -198,3 +198,16 @@ def test_tools_asked_for_by_name_are_refused_for_an_e2ee_model(tmp_path: Path) -
     assert done.returncode == 2
     assert "Venice allows no tools with E2EE" in done.stderr
     assert not [r for r in requests if r["path"].endswith("/chat/completions")]
+
+
+def test_a_schema_goes_sealed_in_the_question_and_the_decrypted_answer_is_checked(tmp_path: Path) -> None:
+    schema = {"type": "object", "properties": {"capital": {"type": "string"}}, "required": ["capital"]}
+    with fake_venice(script(replies=[{"text": '{"capital": "Poseidonis"}'}]), tmp_path) as fake:
+        done = ask(tmp_path, fake.base_url, "--schema", json.dumps(schema))
+        requests = fake.requests()
+    assert done.returncode == 0, done.stderr
+    assert receipt(done)["parsed"] == {"capital": "Poseidonis"}
+    (chat,) = [r for r in requests if r["path"].endswith("/chat/completions")]
+    assert "response_format" not in chat["body"]
+    assert "capital" not in json.dumps(requests)  # neither the schema nor the answer in the clear
+    no_plaintext_left(requests)
