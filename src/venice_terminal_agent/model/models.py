@@ -90,12 +90,20 @@ def e2ee_choice(asked: bool | None, facts: ModelFacts, model: str) -> tuple[bool
     nothing is sent rather than plaintext."""
     if asked is False:
         return False, None
-    if facts.listing_error is not None and (asked or model.startswith("e2ee-")):
+    if facts.e2ee is True:
+        return True, None
+    named = model.startswith("e2ee-")
+    if facts.listing_error is not None and (asked or named):
         return False, (
             f"cannot tell whether {model} is end-to-end encrypted: the model list cannot be read "
             f"({facts.listing_error}); nothing was sent in plaintext"
         )
-    if asked and facts.e2ee is not True:
+    if asked:
         said = "does not support" if facts.e2ee is False else "is not listed as supporting"
         return False, f"--e2ee: {model} {said} E2EE (/models supportsE2EE); nothing was sent"
-    return facts.e2ee is True, None
+    if named and facts.e2ee is None:
+        return False, (
+            f"cannot tell whether {model} is end-to-end encrypted: the model list does not say "
+            "(pass --e2ee or --no-e2ee); nothing was sent in plaintext"
+        )
+    return False, None
