@@ -44,7 +44,7 @@ def test_a_mismatch_goes_back_once_with_the_error(tmp_path: Path) -> None:
     script = takes_schema(True, [{"text": '{"town": "Paris"}'}, {"text": '{"city": "Paris"}'}])
     with fake_venice(script, tmp_path) as fake:
         done = ask(tmp_path, fake.base_url)
-        first, second = fake.chat_bodies()
+        _, second = fake.chat_bodies()
     assert done.returncode == 0, done.stderr
     retry = second["messages"][-1]
     assert retry["role"] == "user"
