@@ -130,6 +130,8 @@ class Agent:
         self.spent = 0.0  # USD this session, as the receipts say
         self.schema = schema
         self.private, self.private_refusal = private, private_refusal
+        if private is not None:
+            client.private = private  # type: ignore[attr-defined]  # the client seals and opens
         if (private is not None or private_refusal) and attachments:
             raise ConfigError(E2EE_NO_ATTACHMENTS)
         self.attachments = list(attachments)  # sent with the next question, then gone

@@ -128,7 +128,7 @@ class Runtime:
         return Consent(self.tools if tools is None else tools, approver=approver, auto_approve=yes)
 
     def privacy(self) -> tuple[Any, str | None]:
-        """The model's end-to-end encryption (`private.E2EE`, also the client's; None: plain),
+        """The model's end-to-end encryption (`private.E2EE`, which the agent hands its client; None: plain),
         and why no question may run (None: they may), decided once (`models.e2ee_choice`)."""
         if self._privacy is None:
             from ..model.models import ModelFacts, e2ee_choice
@@ -138,7 +138,7 @@ class Runtime:
             if on:
                 from ..model.private import E2EE  # cryptography: only for an encrypted model
 
-                private = self.client.private = E2EE(self.model or "")
+                private = E2EE(self.model or "")
             self._privacy = (private, refusal)
         return self._privacy
 
