@@ -220,3 +220,39 @@ def test_a_model_named_e2ee_that_the_list_does_not_describe_sends_nothing(tmp_pa
     assert done.returncode == PRIVATE_FAILED
     assert "the model list does not say" in receipt(done)["refusal"]
     assert not [r for r in requests if r["path"].endswith("/chat/completions")]
+
+
+async def test_every_message_of_a_conversation_goes_sealed_and_a_retry_resends_it_sealed() -> None:
+    """Through the Python API on the in-process fake: the second question's request carries the
+    first answer sealed too, and a 503 retried sends the same sealed request again."""
+    from venice_terminal_agent.agent import Agent
+    from venice_terminal_agent.core.toolbox import FunctionToolbox
+    from venice_terminal_agent.model import RetryPolicy, VeniceClient
+    from venice_terminal_agent.model.models import ModelFacts
+    from venice_terminal_agent.model.private import E2EE
+    from venice_terminal_agent.testing import MockVenice
+
+    async def no_wait(_: float) -> None:
+        return None
+
+    replies = [{"text": "Poseidonis."}, {"status": 503}, {"text": "It sank."}]
+    async with MockVenice(script(replies=replies)) as fake:
+        policy = RetryPolicy(sleep=no_wait, jitter=lambda: 0.5)
+        async with VeniceClient("k", fake.base_url, retry=policy, http_client=fake.http_client()) as client:
+            tools = FunctionToolbox({"echo": lambda text: text})
+            agent = Agent(
+                client, tools, model="e2ee-fake", facts=ModelFacts(e2ee=True), private=E2EE("e2ee-fake")
+            )
+            first = await agent.ask(QUESTION)
+            second = await agent.ask("And what became of it?")
+    assert (first.answer, second.answer) == ("Poseidonis.", "It sank.")
+    chats = [seen for seen in fake.requests if seen.path.endswith("/chat/completions")]
+    assert len(chats) == 3
+    assert chats[1].body == chats[2].body  # the retry: the same sealed messages
+    assert [len(chat.body["messages"]) for chat in chats] == [2, 4, 4]
+    assert all("tools" not in chat.body for chat in chats)
+    no_plaintext_left([chat.body for chat in chats])
+    opened = fake.tee.plaintexts
+    assert opened[:2] == [agent.history[0]["content"], QUESTION]
+    assert opened[2:6] == [agent.history[0]["content"], QUESTION, "Poseidonis.", "And what became of it?"]
+    assert len([seen for seen in fake.requests if seen.path.endswith("/tee/attestation")]) == 1
