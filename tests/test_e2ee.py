@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from cli_support import fake_venice, run_cli
+from venice_terminal_agent import Exit
 
 QUESTION = "What is the capital of Atlantis?"
 E2EE_SPEC = {
@@ -256,3 +257,37 @@ async def test_every_message_of_a_conversation_goes_sealed_and_a_retry_resends_i
     assert opened[:2] == [agent.history[0]["content"], QUESTION]
     assert opened[2:6] == [agent.history[0]["content"], QUESTION, "Poseidonis.", "And what became of it?"]
     assert len([seen for seen in fake.requests if seen.path.endswith("/tee/attestation")]) == 1
+
+
+async def test_after_a_reply_that_does_not_decrypt_the_conversation_goes_on_encrypted() -> None:
+    """In a REPL: the failed question is rolled back and said so on its receipt; the next one
+    is answered, sealed for the same attested key, and its receipt says it was encrypted."""
+    from venice_terminal_agent.agent import Agent
+    from venice_terminal_agent.core.toolbox import FunctionToolbox
+    from venice_terminal_agent.model import VeniceClient
+    from venice_terminal_agent.model.models import ModelFacts
+    from venice_terminal_agent.model.private import E2EE
+    from venice_terminal_agent.testing import MockVenice
+
+    replies = [{"text": "Atlantis sank long ago."}, {"text": "Poseidonis."}]
+    async with MockVenice(script(tee={"fault": "tampered", "on": [1]}, replies=replies)) as fake:
+        async with VeniceClient("k", fake.base_url, http_client=fake.http_client()) as client:
+            agent = Agent(
+                client,
+                FunctionToolbox({}),
+                model="e2ee-fake",
+                facts=ModelFacts(e2ee=True),
+                private=E2EE("e2ee-fake"),
+            )
+            failed = await agent.ask(QUESTION)
+            answered = await agent.ask(QUESTION)
+    assert failed.stopped_because is Exit.PRIVATE_FAILED and failed.e2ee is not None
+    assert failed.e2ee["encrypted"] is False and "does not decrypt" in failed.e2ee["failed"]
+    assert answered.stopped_because is Exit.ANSWERED and answered.answer == "Poseidonis."
+    assert answered.e2ee is not None and answered.e2ee["encrypted"] is True
+    assert answered.e2ee["request_ids"] == ["chatcmpl-fake-2"]
+    assert [m["role"] for m in agent.history] == [
+        "system",
+        "user",
+        "assistant",
+    ]  # the failed one left no trace

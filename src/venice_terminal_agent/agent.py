@@ -209,6 +209,8 @@ class Agent:
         if self.private_refusal:
             return self.refuse_privately(emit)
         pages = self.pager.next_id  # pages cut from here on belong to this question
+        if self.private is not None:
+            self.private.begin()
         response_format = None
         if self.schema is not None:
             from .model.structured import in_question

@@ -91,7 +91,7 @@ class VeniceClient:
         self.key_rejected = False
         self._listing: Any = None  # GET /models, asked at most once per session
         self._listing_error: str | None = None  # why GET /models failed, when it did
-        # A model used end-to-end encrypted (`private.E2EE`, set by the composition root):
+        # A model used end-to-end encrypted (`private.E2EE`, set by the agent that uses it):
         # attested before the first request, every message sealed, every chunk opened.
         self.private: Any = None
         self.headers: dict[str, str] = {}  # Venice's balance and deprecation headers, latest seen

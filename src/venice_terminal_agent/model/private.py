@@ -122,6 +122,11 @@ class E2EE:
         self.request_ids: list[str] = []
         self.failure: str | None = None
 
+    def begin(self) -> None:
+        """A new question: its receipt says what became of it alone (the attestation stays)."""
+        self.failure = None
+        self.request_ids = []
+
     @property
     def attested(self) -> bool:
         return self._enclave is not None

@@ -136,7 +136,7 @@ class Scripted:
         usage = bool((body.get("stream_options") or {}).get("include_usage"))
         parts = replies.chunks(reply, model=model, number=number, usage=usage, created=created)
         if private:
-            parts = self.tee.seal_reply(parts, client_key or "")
+            parts = self.tee.seal_reply(parts, client_key or "", number)
         return Answer(
             200,
             [("content-type", "text/event-stream"), *headers],

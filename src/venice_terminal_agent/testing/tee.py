@@ -19,6 +19,7 @@ Script key `tee`: `true`, or `{"fault": F}` with F one of
   wrong_key     the reply's pieces are sealed for another key than the client's
   tampered      one byte of the reply's second piece is changed after sealing
   plaintext     the reply's second piece is sent as plain text
+and `"on": [N, …]` to have a reply fault only on those replies (numbered from 1; default all).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def seal(text: str, recipient_hex: str) -> str:
 class FakeTee:
     def __init__(self, config: Any) -> None:
         self.fault = config.get("fault") if isinstance(config, dict) else None
+        self.on = config.get("on") if isinstance(config, dict) else None
         if self.fault is not None and self.fault not in FAULTS:
             raise ValueError(f"tee fault {self.fault!r} is not one of {sorted(FAULTS)}")
         self.enclave = ec.generate_private_key(ec.SECP256K1())
@@ -96,10 +98,11 @@ class FakeTee:
             self.plaintexts.append(text)
         return None
 
-    def seal_reply(self, parts: list[dict[str, Any]], client_hex: str) -> list[dict[str, Any]]:
-        """The reply's chunks with every text piece sealed for the client (and the fault)."""
+    def seal_reply(self, parts: list[dict[str, Any]], client_hex: str, number: int) -> list[dict[str, Any]]:
+        """Reply `number`'s chunks with every text piece sealed for the client (and the fault)."""
         recipient = client_hex
-        if self.fault == "wrong_key":
+        fault = self.fault if self.on is None or number in self.on else None
+        if fault == "wrong_key":
             recipient = _raw(ec.generate_private_key(ec.SECP256K1()).public_key()).hex()
         pieces = 0
         out = []
@@ -113,9 +116,9 @@ class FakeTee:
                         continue
                     pieces += 1
                     sealed = seal(text, recipient)
-                    if pieces == 2 and self.fault == "tampered":
+                    if pieces == 2 and fault == "tampered":
                         sealed = sealed[:-2] + f"{int(sealed[-2:], 16) ^ 1:02x}"
-                    delta[field] = text if pieces == 2 and self.fault == "plaintext" else sealed
+                    delta[field] = text if pieces == 2 and fault == "plaintext" else sealed
                 choices.append({**choice, "delta": delta})
             out.append({**part, "choices": choices})
         return out
