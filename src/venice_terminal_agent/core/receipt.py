@@ -153,7 +153,9 @@ class Receipt:
     A run planned by a model (`model` set) also carries `usage` (every token count the server
     sent, added up over its requests), `cost_usd` (None: unknown), `partial` (the answer was
     asked for after a `budget`, `max_rounds` or `repeated_call` stop, from what was gathered)
-    and `balance` (the account's balance as the server last reported it, when it does).
+    and `balance` (the account's balance as the server last reported it, when it does);
+    `e2ee` (a model used end-to-end encrypted: what was verified, and what not by us) and, with
+    `schema` (--schema), `parsed`: the answer as the JSON value that matched it.
     """
 
     steps: tuple[Step, ...]
