@@ -71,5 +71,6 @@ def test_a_plain_one_shot_imports_neither_openai_nor_mcp_nor_prompt_toolkit(
         )
         assert len(fake.chat_bodies()) == 1  # the probe really asked the model
     assert "httpx2" in modules
-    heavy = {"openai", "mcp", "prompt_toolkit"}
+    # cryptography (E2EE models) and jsonschema (--schema) load only when they are used.
+    heavy = {"openai", "mcp", "prompt_toolkit", "cryptography", "jsonschema"}
     assert modules.isdisjoint(heavy), modules & heavy

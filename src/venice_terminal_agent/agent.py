@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 from .core.consent import Approver, Consent
@@ -30,6 +31,10 @@ from .model.models import ModelFacts, deprecation
 from .model.planner import ChatModel, LLMPlanner
 
 DEFAULT_BUDGET = QUESTION_BUDGET  # tool calls per question
+E2EE_NO_ATTACHMENTS = (
+    "attachments cannot go to an end-to-end encrypted model: Venice does not allow them with "
+    "E2EE (drop -a, or use --no-e2ee or another model)"
+)
 MAX_ROUNDS_RANGE = range(1, 41)
 
 SYSTEM_PROMPT = """\
@@ -118,7 +123,16 @@ class Agent:
         context_tokens: int | None = None,
         compact: bool = True,
         compact_at: float = COMPACT_AT,
+        schema: dict[str, Any] | None = None,
+        attachments: Sequence[dict[str, Any]] = (),
+        private: Any = None,
+        private_refusal: str | None = None,
     ) -> None:
+        """`schema`: each answer must match this JSON schema (--schema). `attachments`: content
+        parts (`model/attachments.py`) sent with the first question. `private`: the model is
+        used end-to-end encrypted (`model.private.E2EE`, also the client's): no tools, no
+        attachments. `private_refusal`: it may be E2EE and cannot be checked, so every
+        question ends `private_failed` with this reason before anything is sent."""
         if max_rounds not in MAX_ROUNDS_RANGE:
             raise ValueError("max_rounds must be between 1 and 40")
         if budget < 0:
@@ -131,8 +145,18 @@ class Agent:
         self.max_usd, self.session_max_usd = max_usd, session_max_usd
         self.sampling = sampling  # where servers' sampling requests arrive; None: not offered
         self.spent = 0.0  # USD this session, as the receipts say
-        # /models says the model cannot call functions: send no tools (Venice answers 400).
-        self.calls_functions = self.facts.function_calling is not False
+        self.schema = schema
+        self.private, self.private_refusal = private, private_refusal
+        if private is not None:
+            client.private = private  # type: ignore[attr-defined]  # the client seals and opens
+        if (private is not None or private_refusal) and attachments:
+            raise ConfigError(E2EE_NO_ATTACHMENTS)
+        self.attachments = list(attachments)  # sent with the next question, then gone
+        # /models says the model cannot call functions: send no tools (Venice answers 400);
+        # nor under E2EE, which does not allow them.
+        self.calls_functions = (
+            self.facts.function_calling is not False and private is None and not private_refusal
+        )
         self.notices: set[str] = set()  # said once per session (a model's deprecation)
         self.client = client
         # One place decides consent: tools already wrapped (the composition root does it) keep
@@ -237,8 +261,24 @@ class Agent:
         partial answer when it ends `budget`, `max_rounds` or `repeated_call` with one; any
         other end leaves it as it was (rollback)."""
         emit = events or ignore
+        if self.private_refusal:
+            return self.refuse_privately(emit)
         pages = self.pager.next_id  # pages cut from here on belong to this question
-        asked = {"role": "user", "content": question}
+        if self.private is not None:
+            self.private.begin()
+        response_format = None
+        if self.schema is not None:
+            from .model.structured import in_question
+            from .model.structured import response_format as schema_format
+
+            if self.private is None and self.facts.response_schema is not False:
+                response_format = schema_format(self.schema)
+            else:  # the model takes none (said before), or only sealed messages carry anything
+                question += in_question(self.schema)
+        content: Any = question
+        if self.attachments:
+            content = [{"type": "text", "text": question}, *self.attachments]
+        asked = {"role": "user", "content": content}
         working = [*self.history, asked]
         specs = {spec.name: spec for spec in self.tools.specs()} if self.calls_functions else {}
 
@@ -265,6 +305,8 @@ class Agent:
             compact=self.compact_on,
             tally=(tally := Tally()),  # shared with the servers' sampling requests: one limit for both
             cache_key=self.cache_key,
+            schema=self.schema,
+            response_format=response_format,
         )
 
         def relay(event: Event) -> None:
@@ -276,6 +318,9 @@ class Agent:
 
         local_data = self.tools.local_data
         gauge = dataclasses.replace(self.gauge)  # what it learns is kept only with the question
+        if self.attachments:
+            # An attachment is local data: from here on every tool that leaves the machine asks.
+            self.tools.local_data = True
         serving = (
             self.sampling.serving(QuestionSampling(planner, tally, self.tools, emit))
             if self.sampling is not None
@@ -302,6 +347,9 @@ class Agent:
             context_window=self.context_window,
             cached_tokens=cached_tokens(planner.usage),
             compacted=planner.compaction.to_dict(),
+            e2ee=self.private.report() if self.private is not None else None,
+            schema=self.schema is not None,
+            parsed=planner.parsed if receipt.stopped_because is Exit.ANSWERED else None,
         )
         self.spent += receipt.cost_usd or 0.0
         warning = deprecation(planner.headers)
@@ -311,9 +359,24 @@ class Agent:
         if receipt.stopped_because is Exit.ANSWERED or receipt.partial:
             self.history[:] = working  # compacted during the question, the history is shorter
             self.record.extend([asked, *planner.added, *planner.markers])
+            self.attachments = []  # they went with this question
         else:
             self.gauge = gauge
             self.tools.local_data = local_data  # rolled back: what was read left with it
             self.pager.forget(since=pages)  # and so did the pages of its results
+        emit(Finished(receipt))
+        return receipt
+
+    def refuse_privately(self, emit: EventSink) -> Receipt:
+        """The question ends `private_failed` before anything is sent (`private_refusal`)."""
+        receipt = Receipt(
+            steps=(),
+            stopped_because=Exit.PRIVATE_FAILED,
+            refusal=self.private_refusal,
+            model=self.model,
+            usage={},
+            cost_usd=0.0,
+            e2ee={"encrypted": False, "failed": self.private_refusal},
+        )
         emit(Finished(receipt))
         return receipt

@@ -50,6 +50,9 @@ app = typer.Typer(
         'venice-agent --json "question" | jq .answer      # the receipt alone\n'
         'venice-agent --mcp-config mcp.json --yes "..."   # your servers, no asking\n'
         'venice-agent -c "and then?"                      # go on with this folder\'s saved session\n'
+        'venice-agent -a photo.png "What is in it?"       # an image (or a PDF, a CSV…) with it\n'
+        'venice-agent --schema @answer.json --json "q"    # an answer that matches a JSON schema\n'
+        'venice-agent --model e2ee-glm-5-1 "q"           # end-to-end encrypted, or private_failed\n'
         "venice-agent run examples/tour.json              # a plan, offline"
     ),
     epilog=(
@@ -209,6 +212,35 @@ def ask(
     fork: ForkOption = None,
     save: SaveOption = False,
     private: PrivateOption = False,
+    e2ee: Annotated[
+        bool | None,
+        typer.Option(
+            "--e2ee/--no-e2ee",
+            help="Use the model end-to-end encrypted, or fail (private_failed); --no-e2ee: plain "
+            "[default: the model's own, /models supportsE2EE]. E2EE turns off tools and attachments.",
+            show_default=False,
+        ),
+    ] = None,
+    attach: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--attach",
+            "-a",
+            metavar="FILE",
+            help="Send this file with the question (repeatable): images to vision models, documents "
+            "(PDF, DOCX, XLSX, CSV, text, code) as file parts, 25 MB each. Local data: tools then ask.",
+            show_default=False,
+        ),
+    ] = None,
+    schema: Annotated[
+        str | None,
+        typer.Option(
+            "--schema",
+            metavar="JSON|@FILE",
+            help="The answer must match this JSON schema (asked once more on a mismatch, then "
+            "schema_mismatch); --json receipts carry it as `parsed`.",
+        ),
+    ] = None,
 ) -> None:
     """Ask once (venice-agent "question"), or chat when no question is given."""
     from .ask_cmd import Flags, ask_main
@@ -238,6 +270,9 @@ def ask(
         no_mcp=no_mcp,
         context_tokens=context_tokens,
         no_compact=no_compact,
+        e2ee=e2ee,
+        attach=tuple(attach or ()),
+        schema=schema,
     )
     raise typer.Exit(ask_main(question, flags))
 

@@ -19,6 +19,11 @@ from .terminal import cancellable, cancelled_receipt, fail
 __all__ = ["Flags", "ask_main", "settings_from"]
 
 NO_FUNCTION_CALLING = "none: /models says this model cannot call tools, so questions run without them"
+E2EE_TOOLS = "none: end-to-end encrypted (E2EE), so no tools, web search or attachments (Venice allows none)"
+E2EE_LINE = (
+    "private: end-to-end encrypted; the attestation is checked before the first request, "
+    "and every message and every piece of the answer is encrypted (the receipt says what was verified)"
+)
 
 
 def ask_main(question: str | None, flags: Flags) -> int:
@@ -33,9 +38,14 @@ def ask_main(question: str | None, flags: Flags) -> int:
         return fail(f"--mcp-config {flags.mcp_config}: no such file")
     if sum(map(bool, (flags.continue_, flags.resume, flags.fork))) > 1:
         return fail("-c, --resume and --fork each name the session to go on from: give one")
+    if flags.e2ee and flags.attach:
+        from ..agent import E2EE_NO_ATTACHMENTS
+
+        return fail(E2EE_NO_ATTACHMENTS)
     try:
         settings, servers = load(flags)
         settings.require_venice_key()
+        extras = _extras(flags)  # the files and the schema are read before any request
     except ConfigError as error:
         return fail(error.message)
     if (flags.continue_ or flags.resume or flags.fork) and not settings.venice_agent_sessions:
@@ -55,7 +65,7 @@ def ask_main(question: str | None, flags: Flags) -> int:
     ).start()
     servers, started = head_start(servers)  # they boot while the SDKs import below
     try:
-        return asyncio.run(run_session(settings, flags, question, servers, spinner))
+        return asyncio.run(run_session(settings, flags, question, servers, spinner, extras))
     except VeniceAgentError as error:  # e.g. the model server failed before the first question
         return fail(error.message, error.exit_status)
     except KeyboardInterrupt:  # Ctrl+C during start-up: nothing was asked yet
@@ -66,8 +76,67 @@ def ask_main(question: str | None, flags: Flags) -> int:
             server.discard()
 
 
+def _no_tools(agent: Any) -> str | None:
+    """Why the banner's tools line says none, when it does."""
+    if agent.private is not None:
+        return E2EE_TOOLS
+    return None if agent.calls_functions else NO_FUNCTION_CALLING
+
+
+def _extras(flags: Flags) -> dict[str, Any]:
+    """The attachments and the schema, read and checked (`ConfigError`), as Agent options."""
+    extras: dict[str, Any] = {}
+    if flags.attach:
+        from ..model.attachments import read_attachment
+
+        extras["attachments"] = [read_attachment(path) for path in flags.attach]
+    if flags.schema is not None:
+        from ..model.structured import load_schema
+
+        extras["schema"] = load_schema(flags.schema)
+    return extras
+
+
+def _before_asking(runtime: Any, flags: Flags, extras: dict[str, Any], warn: Any) -> dict[str, Any]:
+    """The Agent options once the model's capabilities are known; `ConfigError` for what the
+    model cannot take (said before any request)."""
+    from ..model.attachments import refusal
+
+    facts, model = runtime.facts, runtime.model or ""
+    private, _ = runtime.privacy()
+    attachments = extras.get("attachments", [])
+    if private is not None and (attachments or flags.mcp_config or flags.tools):
+        from ..agent import E2EE_NO_ATTACHMENTS
+
+        raise ConfigError(
+            E2EE_NO_ATTACHMENTS
+            if attachments
+            else f"{model} is end-to-end encrypted, and Venice allows no tools with E2EE: "
+            "drop --mcp-config / --tools, or use --no-e2ee"
+        )
+    reason = refusal(attachments, model, facts.vision, facts.max_images) if facts is not None else None
+    if reason is not None:
+        raise ConfigError(reason)
+    if "schema" in extras:
+        if private is not None:
+            warn(
+                "--schema: under E2EE the schema goes inside the encrypted question, and the answer is checked"
+            )
+        elif facts is not None and facts.response_schema is False:
+            warn(
+                f"--schema: {model} takes no response schema (/models supportsResponseSchema false): "
+                "the schema goes in the question instead, and the answer is checked against it"
+            )
+    return {**extras, "attachments": [item.part for item in attachments]}
+
+
 async def run_session(
-    settings: Settings, flags: Flags, question: str | None, servers: list[Any], spinner: Any = None
+    settings: Settings,
+    flags: Flags,
+    question: str | None,
+    servers: list[Any],
+    spinner: Any = None,
+    extras: dict[str, Any] | None = None,
 ) -> int:
     """The whole program once settings are loaded; returns the exit status."""
     from rich.text import Text
@@ -100,7 +169,12 @@ async def run_session(
     async with open_runtime(settings, servers, root=flags.root, spinner=spinner) as runtime:
         for failure in runtime.mcp.failures:
             warn(failure)
-        base = runtime.agent(runtime.consented(TerminalApprover(console)))
+        runtime.e2ee = flags.e2ee
+        try:
+            options = _before_asking(runtime, flags, extras or {}, warn)
+        except ConfigError as error:
+            return fail(error.message)
+        base = runtime.agent(runtime.consented(TerminalApprover(console)), **options)
         agent = runtime.recording(base, warn)
         notes: list[str] = []
         if question is None or opened is not None or flags.private:
@@ -114,10 +188,12 @@ async def run_session(
             tools=agent.tools.specs() if base.calls_functions else [],
             repl=question is None,
             balance=balance(runtime.client.headers),
-            files=files_line(settings.file_tools, flags.root),
-            no_tools=None if base.calls_functions else NO_FUNCTION_CALLING,
+            files=None if base.private is not None else files_line(settings.file_tools, flags.root),
+            no_tools=_no_tools(base),
             context=window_line(base.context_window, base.context_source),
         )
+        if base.private is not None:
+            notes.insert(0, E2EE_LINE)
         for note in notes:
             console.print(Text(f"  {safe(note)}", style="dim"), soft_wrap=True)
         try:

@@ -57,6 +57,9 @@ class Flags:
     no_mcp: bool = False  # start no MCP server
     context_tokens: int | None = None  # --context-tokens: the window when the server does not say
     no_compact: bool = False  # --no-compact: never compact the conversation on its own
+    e2ee: bool | None = None  # --e2ee / --no-e2ee; None: the model's own default (supportsE2EE)
+    attach: tuple[Path, ...] = ()  # -a FILE: sent with the (first) question
+    schema: str | None = None  # --schema JSON|@FILE: the answer must match it
 
 
 def settings_from(flags: Flags) -> Settings:
@@ -113,6 +116,8 @@ class Runtime:
     model: str | None = None
     facts: Any = None  # the model's prices and limits, read once
     sampling: Any = None  # the SamplingDesk servers' sampling requests reach; None: not offered
+    e2ee: bool | None = None  # --e2ee / --no-e2ee as given (None: the model's default)
+    _privacy: tuple[Any, str | None] | None = None
 
     @property
     def apify(self) -> str:
@@ -126,10 +131,27 @@ class Runtime:
         yes = self.settings.auto_approve_tools if auto_approve is None else auto_approve
         return Consent(self.tools if tools is None else tools, approver=approver, auto_approve=yes)
 
-    def agent(self, tools: Any) -> Any:
-        """An `Agent` on this runtime's model with `tools` (a new conversation each time)."""
+    def privacy(self) -> tuple[Any, str | None]:
+        """The model's end-to-end encryption (`private.E2EE`, which the agent hands its client; None: plain),
+        and why no question may run (None: they may), decided once (`models.e2ee_choice`)."""
+        if self._privacy is None:
+            from ..model.models import ModelFacts, e2ee_choice
+
+            on, refusal = e2ee_choice(self.e2ee, self.facts or ModelFacts(), self.model or "")
+            private = None
+            if on:
+                from ..model.private import E2EE  # cryptography: only for an encrypted model
+
+                private = E2EE(self.model or "")
+            self._privacy = (private, refusal)
+        return self._privacy
+
+    def agent(self, tools: Any, **options: Any) -> Any:
+        """An `Agent` on this runtime's model with `tools` (a new conversation each time);
+        `options` go to it as they are (schema, attachments)."""
         from ..agent import Agent, system_prompt
 
+        private, refusal = self.privacy()
         settings = self.settings
         return Agent(
             self.client,
@@ -149,6 +171,9 @@ class Runtime:
             compact_at=settings.compact_at,
             system_prompt=system_prompt(apify=uses_apify(self.servers, self.mcp.servers))
             + self.mcp.instructions_prompt(),
+            private=private,
+            private_refusal=refusal,
+            **options,
         )
 
     def recording(self, agent: Any, warn: Callable[[str], None]) -> Any:

@@ -83,6 +83,16 @@ class NoModelError(ModelError):
         return USAGE_ERROR_STATUS
 
 
+class PrivateError(ModelError):
+    """A model meant to be used end-to-end encrypted cannot be: its attestation, the key
+    exchange or a piece of its answer failed, or nobody can tell it is E2EE. Never retried, and
+    nothing is sent in plaintext instead."""
+
+    @property
+    def exit_status(self) -> int:  # type: ignore[override]
+        return EXIT_STATUS[Exit.PRIVATE_FAILED]
+
+
 class ToolError(VeniceAgentError):
     """A tool refuses: the message is a readable reason, shown to the person or the model."""
 
@@ -103,6 +113,7 @@ __all__ = [
     "ModelError",
     "NoModelError",
     "PlanError",
+    "PrivateError",
     "ServerError",
     "StoreError",
     "StoreUnavailable",

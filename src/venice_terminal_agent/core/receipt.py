@@ -29,6 +29,10 @@ class Exit(StrEnum):
     CANCELLED = "cancelled"
     COST_CAP = "cost_cap"  # the next model request could pass the money cap (checked before it)
     CONTEXT_FULL = "context_full"  # the next request cannot fit the model's window (checked before it)
+    # A model used end-to-end encrypted could not be used so (attestation, key, a piece of the
+    # answer): the question stopped, and nothing went out in plaintext.
+    PRIVATE_FAILED = "private_failed"
+    SCHEMA_MISMATCH = "schema_mismatch"  # the answer did not match --schema, asked twice
 
 
 # The process exit status of a one-shot command for each exit; 2 is kept for usage and
@@ -43,6 +47,8 @@ EXIT_STATUS: dict[Exit, int] = {
     Exit.CANCELLED: 130,
     Exit.COST_CAP: 8,
     Exit.CONTEXT_FULL: 10,
+    Exit.PRIVATE_FAILED: 11,
+    Exit.SCHEMA_MISMATCH: 12,
 }
 USAGE_ERROR_STATUS = 2
 
@@ -154,7 +160,9 @@ class Receipt:
     `context_tokens` (the input tokens of its last request: the server's count, else the
     estimate), `context_window` (None: unknown), `cached_tokens` (input tokens the server
     read from its prompt cache) and `compacted` (`{"rounds", "tokens_before",
-    "tokens_after"}` when older rounds were summarised during it).
+    "tokens_after"}` when older rounds were summarised during it); `e2ee` (a model used
+    end-to-end encrypted: what was verified, and what not by us) and, with `schema`
+    (--schema), `parsed`: the answer as the JSON value that matched it.
     """
 
     steps: tuple[Step, ...]
@@ -172,6 +180,9 @@ class Receipt:
     context_window: int | None = None
     cached_tokens: int | None = None
     compacted: dict[str, int] | None = None
+    e2ee: dict[str, Any] | None = None  # an encrypted question: what was verified, and what not
+    schema: bool = False  # the answer was asked to match a JSON schema (--schema)
+    parsed: Any = None  # that answer, parsed and valid (None when it was not)
 
     @property
     def calls(self) -> int:
@@ -207,6 +218,10 @@ class Receipt:
             data["cached_tokens"] = self.cached_tokens or 0
         if self.compacted is not None:
             data["compacted"] = dict(self.compacted)
+        if self.e2ee is not None:
+            data["e2ee"] = self.e2ee
+        if self.schema:
+            data["parsed"] = self.parsed
         # Results are JSON-able by contract; anything else is shown as text, never a crash.
         return json.loads(json.dumps(data, ensure_ascii=False, default=str))
 
@@ -222,4 +237,6 @@ class Receipt:
             parts.append("cost unknown" if self.cost_usd is None else usd(self.cost_usd))
         if self.context_tokens and self.context_window:  # `34% of 128k`: how full the window is
             parts.append(window_used(self.context_tokens, self.context_window))
+        if self.e2ee is not None and self.e2ee.get("encrypted"):
+            parts.append("end-to-end encrypted (no tools)")
         return " · ".join(parts)

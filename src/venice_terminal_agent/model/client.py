@@ -94,6 +94,10 @@ class VeniceClient:
         # 2), whether or not model discovery (which may be skipped with --model) already said so.
         self.key_rejected = False
         self._listing: Any = None  # GET /models, asked at most once per session
+        self._listing_error: str | None = None  # why GET /models failed, when it did
+        # A model used end-to-end encrypted (`private.E2EE`, set by the agent that uses it):
+        # attested before the first request, every message sealed, every chunk opened.
+        self.private: Any = None
         self.headers: dict[str, str] = {}  # Venice's balance and deprecation headers, latest seen
 
     async def __aenter__(self) -> VeniceClient:
@@ -113,6 +117,7 @@ class VeniceClient:
         temperature: float | None = None,
         max_completion_tokens: int | None = None,
         prompt_cache_key: str | None = None,
+        response_format: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """The body of a streamed chat request, with no null field in it."""
         body: dict[str, Any] = {
@@ -130,6 +135,8 @@ class VeniceClient:
             body["max_completion_tokens"] = max_completion_tokens
         if prompt_cache_key is not None:
             body["prompt_cache_key"] = prompt_cache_key
+        if response_format is not None:
+            body["response_format"] = response_format
         return body
 
     async def complete(
@@ -142,14 +149,25 @@ class VeniceClient:
         events: EventSink | None = None,
         max_completion_tokens: int | None = None,
         prompt_cache_key: str | None = None,
+        response_format: dict[str, Any] | None = None,
     ) -> Completion:
         """One assistant turn, streamed: text goes out as `TextDelta` events while it arrives.
 
-        Raises `ModelError` once retries are spent (or the failure is not worth retrying)."""
-        body = self.request(model, messages, tools, temperature, max_completion_tokens, prompt_cache_key)
+        Raises `ModelError` once retries are spent (or the failure is not worth retrying);
+        `PrivateError` at once when the model is used encrypted and that fails."""
+        body = self.request(
+            model, messages, tools, temperature, max_completion_tokens, prompt_cache_key, response_format
+        )
         extra = (
             {"venice_parameters": {"include_venice_system_prompt": False}} if self.venice_parameters else None
         )
+        if self.private is not None:
+            # Private, or not at all: attested first, then only sealed messages go out.
+            if tools:
+                raise self.private.fail("tools were offered, and E2EE does not allow them")
+            await self._attest()
+            body = {**body, "messages": self.private.seal(list(messages))}
+            extra = {"venice_parameters": {"include_venice_system_prompt": False, "enable_e2ee": True}}
         emit = events or ignore
         attempt = 0
         while True:
@@ -176,8 +194,11 @@ class VeniceClient:
         # The boundary: what a failed request raises becomes a `ModelError` here; what our own
         # code (the assembler, an event sink) raises is a bug and goes up as it is.
         foreign = foreign_errors()
+        private = self.private
         try:
-            response = await self._openai.stream("/chat/completions", {**body, **(extra or {})})
+            response = await self._openai.stream(
+                "/chat/completions", {**body, **(extra or {})}, private.headers() if private else None
+            )
         except foreign as error:
             raise describe(error, self.base_url) from error
         assembler = Assembler()
@@ -190,7 +211,7 @@ class VeniceClient:
                     break
                 except foreign as error:
                     raise describe(error, self.base_url) from error
-                text = assembler.feed(chunk)
+                text = assembler.feed(private.open(chunk) if private is not None else chunk)
                 if text:
                     shown[0] = True
                     emit(TextDelta(text))
@@ -203,6 +224,23 @@ class VeniceClient:
         turn.headers = venice_headers(response.headers)
         self.headers.update(turn.headers)
         return turn
+
+    async def _attest(self) -> None:
+        """Fetch and check the model's attestation once per session (`PrivateError` if it
+        cannot be fetched or does not pass): the key every message is sealed for."""
+        private = self.private
+        if private.attested:
+            return
+        path, nonce = private.attestation_path()
+        try:
+            response = await self._openai.get(path)
+            report = response.json()
+        except ValueError:
+            raise private.fail("its attestation is not JSON") from None
+        except foreign_errors() as error:
+            problem = self._masked(describe(error, self.base_url))
+            raise private.fail(f"its attestation cannot be fetched ({problem.message})") from None
+        private.accept(response.content, report, nonce)
 
     def _masked(self, problem: ModelError) -> ModelError:
         problem.message = redact(problem.message, self.secrets) or ""
@@ -258,14 +296,14 @@ class VeniceClient:
         if self._listing is None:
             try:
                 self._listing = await self._within_discovery(self._get_data("models")) or []
-            except ModelError:
+            except ModelError as error:
                 if strict:
                     raise
-                self._listing = []
+                self._listing, self._listing_error = [], error.message
         facts = ModelFacts.from_listing(self._listing, model)
         if facts.context_window is None and is_llama_cpp(self._listing, model):
             facts = await self._llama_cpp_window(facts)
-        return facts
+        return dataclasses.replace(facts, listing_error=self._listing_error) if self._listing_error else facts
 
     async def _llama_cpp_window(self, facts: ModelFacts) -> ModelFacts:
         """llama-server says its window (`n_ctx`) at `/props`, at the server's root, not under /v1."""

@@ -50,6 +50,12 @@ class ModelFacts:
     function_calling: bool | None = None  # None: the server did not say
     context_window: int | None = None  # input tokens the model takes; None: unknown
     context_source: str | None = None  # where the window was read ("the model list", …)
+    # What else the model takes (`capabilities`), each None when the server did not say.
+    e2ee: bool | None = None  # supportsE2EE: used end-to-end encrypted by default
+    vision: bool | None = None  # supportsVision: takes image parts
+    max_images: int | None = None  # maxImages (1 without supportsMultipleImages)
+    response_schema: bool | None = None  # supportsResponseSchema: takes a json_schema response_format
+    listing_error: str | None = None  # GET /models failed: nothing about the model is known
 
     @classmethod
     def from_listing(cls, models: Any, model: str) -> ModelFacts:
@@ -64,14 +70,51 @@ class ModelFacts:
             return cls(context_window=window, context_source=source)
         limit = spec.get("maxCompletionTokens")
         capabilities = spec.get("capabilities")
-        calls = capabilities.get("supportsFunctionCalling") if isinstance(capabilities, Mapping) else None
+        said = capabilities if isinstance(capabilities, Mapping) else {}
+
+        def flag(name: str) -> bool | None:
+            return said[name] if isinstance(said.get(name), bool) else None
+
+        images = said.get("maxImages")
         return cls(
             prices=Prices.from_pricing(spec.get("pricing")),
             max_completion_tokens=limit if isinstance(limit, int) and limit > 0 else None,
-            function_calling=calls if isinstance(calls, bool) else None,
+            function_calling=flag("supportsFunctionCalling"),
+            e2ee=flag("supportsE2EE"),
+            vision=flag("supportsVision"),
+            max_images=int(images) if isinstance(images, int | float) and images >= 1
+            else (1 if said.get("supportsMultipleImages") is False else None),
+            response_schema=flag("supportsResponseSchema"),
             context_window=window,
             context_source=source,
+        )  # fmt: skip
+
+
+def e2ee_choice(asked: bool | None, facts: ModelFacts, model: str) -> tuple[bool, str | None]:
+    """Whether `model` is used end-to-end encrypted, and why no question may run at all (None:
+    they may). `asked`: --e2ee (True), --no-e2ee (False), neither (None: the model's own default,
+    `supportsE2EE`). Private or not at all: when E2EE is asked for, or the model may be E2EE
+    and the list that would say so cannot be read (Venice names its E2EE models `e2ee-…`),
+    nothing is sent rather than plaintext."""
+    if asked is False:
+        return False, None
+    if facts.e2ee is True:
+        return True, None
+    named = model.startswith("e2ee-")
+    if facts.listing_error is not None and (asked or named):
+        return False, (
+            f"cannot tell whether {model} is end-to-end encrypted: the model list cannot be read "
+            f"({facts.listing_error}); nothing was sent in plaintext"
         )
+    if asked:
+        said = "does not support" if facts.e2ee is False else "is not listed as supporting"
+        return False, f"--e2ee: {model} {said} E2EE (/models supportsE2EE); nothing was sent"
+    if named and facts.e2ee is None:
+        return False, (
+            f"cannot tell whether {model} is end-to-end encrypted: the model list does not say "
+            "(pass --e2ee or --no-e2ee); nothing was sent in plaintext"
+        )
+    return False, None
 
 
 def _count(value: Any) -> int | None:

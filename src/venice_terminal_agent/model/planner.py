@@ -37,7 +37,7 @@ from ..core.context import (
     request_bytes,
 )
 from ..core.costs import Cap, add_usage, round_cost
-from ..core.errors import ContextFullError
+from ..core.errors import ContextFullError, PrivateError
 from ..core.events import EventSink, Notice, RoundStarted
 from ..core.loop import DECLINED, Move, Outcome, Stop
 from ..core.receipt import Answer, Call, Exit, Tally, read_json
@@ -75,6 +75,7 @@ class ChatModel(Protocol):
         temperature: float | None = None,
         events: EventSink | None = None,
         max_completion_tokens: int | None = None,
+        response_format: dict[str, Any] | None = None,
     ) -> Completion: ...
 
 
@@ -100,6 +101,8 @@ class LLMPlanner:
         compact: bool = True,
         tally: Tally | None = None,
         cache_key: str | None = None,
+        schema: dict[str, Any] | None = None,
+        response_format: dict[str, Any] | None = None,
     ) -> None:
         self.client = client
         self.gauge = gauge or Gauge()
@@ -111,6 +114,11 @@ class LLMPlanner:
         self.markers: list[dict[str, Any]] = []  # where it compacted (`context.marker`)
         self.unsaid: set[str] = set()  # why compactions failed, once said
         self.context_tokens: int | None = None  # the last request's input tokens (server's, else estimated)
+        # --schema: the answer must match it (checked here, asked again once); `response_format`
+        # carries it in each request when the model takes one.
+        self.schema = schema
+        self.response_format = response_format
+        self.parsed: Any = None
         # Asked before each model request: new specs when the tools changed meanwhile, else None.
         self.refresh = refresh
         self.messages = messages
@@ -135,7 +143,37 @@ class LLMPlanner:
         self.answer_calls(outcomes)
         if self.refresh is not None and (specs := await self.refresh()) is not None:
             self.tools = [spec.openai_function() for spec in specs]
-        return await self.ask(self.tools)
+        move = await self.ask(self.tools)
+        if self.schema is not None and isinstance(move, Answer):
+            return await self.structured(move)
+        return move
+
+    async def structured(self, answer: Answer) -> Move:
+        """`answer` when it matches the schema; else the model is told why and asked once
+        more (without tools); a second mismatch ends the question `schema_mismatch`."""
+        from .structured import RETRY, check
+
+        assert self.schema is not None
+        parsed, problem = check(answer.text, self.schema)
+        if problem is None:
+            self.parsed = parsed
+            return answer
+        self.messages.append({"role": "user", "content": RETRY.format(error=problem)})
+        again = await self.ask(())
+        if not isinstance(again, Answer):
+            return (
+                again
+                if isinstance(again, Stop)
+                else Stop(
+                    Exit.SCHEMA_MISMATCH,
+                    "asked again for an answer that matches --schema, the model called tools",
+                )
+            )
+        parsed, problem = check(again.text, self.schema)
+        if problem is not None:
+            return Stop(Exit.SCHEMA_MISMATCH, f"the answer did not match --schema, asked twice: {problem}")
+        self.parsed = parsed
+        return again
 
     async def conclude(self, outcomes: Sequence[Outcome], reason: str) -> Move | None:
         """One last request, without tools, for an answer from what was gathered.
@@ -177,13 +215,16 @@ class LLMPlanner:
         if self.max_completion_tokens is not None:
             options["max_completion_tokens"] = self.max_completion_tokens
         options.update(self.cache_option())
+        if self.response_format is not None:
+            options["response_format"] = self.response_format
         try:
             turn = await self.client.complete(self.model, messages, tools, **options)
         except ContextFullError as error:  # the server's own "too long": not a model failure
             self.context_tokens = needed
             return Stop(Exit.CONTEXT_FULL, error.message)
         except ModelError as error:
-            return Stop(Exit.MODEL_ERROR, error.message)
+            exit = Exit.PRIVATE_FAILED if isinstance(error, PrivateError) else Exit.MODEL_ERROR
+            return Stop(exit, error.message)
         self.account(turn)
         self.gauge.measured(size, turn.usage.get("prompt_tokens"))
         prompt = turn.usage.get("prompt_tokens")

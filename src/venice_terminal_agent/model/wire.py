@@ -87,13 +87,25 @@ class OpenAIHttp:
         """The answer to `GET path`, read; `StatusError` when it is not 2xx."""
         return await self._send("GET", path, None, stream=False)
 
-    async def stream(self, path: str, body: Mapping[str, Any]) -> httpx2.Response:
-        """`POST path` with `body`, its answer still streaming (read it with `events`)."""
+    async def stream(
+        self, path: str, body: Mapping[str, Any], headers: Mapping[str, str] | None = None
+    ) -> httpx2.Response:
+        """`POST path` with `body` (and extra `headers`), its answer still streaming (read it
+        with `events`)."""
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-        return await self._send("POST", path, content, stream=True)
+        return await self._send("POST", path, content, stream=True, extra=headers)
 
-    async def _send(self, method: str, path: str, content: bytes | None, *, stream: bool) -> httpx2.Response:
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        content: bytes | None,
+        *,
+        stream: bool,
+        extra: Mapping[str, str] | None = None,
+    ) -> httpx2.Response:
         headers = self._headers if content is None else {**self._headers, "Content-Type": "application/json"}
+        headers = {**headers, **(extra or {})}
         request = self._http.build_request(
             method,
             path if "://" in path else self.base_url + path.lstrip("/"),

@@ -32,6 +32,8 @@ Script: a list of replies, or an object
             messages and tools, compact JSON) gets OpenAI's 400 `context_length_exceeded`, the
             wording Venice passes on, and uses no reply; with it, a reply's usage says the
             request's real `prompt_tokens`. `fake.request_tokens` holds every request's size.
+  tee       true, or {"fault": …}: GET /tee/attestation and end-to-end encrypted chats with
+            real cryptography (`testing.tee`, which lists the faults)
 Reply (all keys optional):
   text               the visible answer, streamed a word at a time (or a list of pieces)
   tool_calls         [{"name", "arguments" (object, or a raw string), "id"?, "index"?}]

@@ -44,7 +44,8 @@ class MockVenice(Scripted):
 
     async def handle(self, request: httpx2.Request) -> httpx2.Response:
         headers = {key.lower(): value for key, value in request.headers.items()}
-        _, answer = self.answer(request.method, request.url.path, headers, request.content)
+        # The path with its query: `/tee/attestation?model=…&nonce=…` is read from it.
+        _, answer = self.answer(request.method, request.url.raw_path.decode(), headers, request.content)
         if answer.delay:
             await asyncio.sleep(answer.delay)
         if answer.events is None:

@@ -28,6 +28,7 @@ SCRIPT_KEYS = {
     "context_window",
     "entry",
     "props",
+    "tee",
 }
 BYTES_PER_TOKEN = 4  # the fake's tokenizer: a token for every 4 bytes of messages and tools
 CALL_KEYS = {"name", "arguments", "id", "index"}

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from . import checks, replies
 
@@ -28,6 +29,7 @@ class Seen:
     headers: dict[str, str]
     body: Any
     status: int = 0
+    query: str = ""  # what followed `?` in the request's target
 
 
 @dataclass
@@ -58,6 +60,11 @@ class Scripted:
             int
         ] = []  # each well-formed chat request's size, as `replies.count_tokens` counts
         self._next = 0
+        self.tee: Any = None  # the TEE of E2EE models (`tee.FakeTee`), when the script has one
+        if self.script.get("tee"):
+            from .tee import FakeTee  # cryptography: only for a script that plays E2EE
+
+            self.tee = FakeTee(self.script["tee"])
 
     @property
     def chat_requests(self) -> list[Any]:
@@ -84,11 +91,15 @@ class Scripted:
             body = json.loads(raw) if raw else None
         except ValueError:
             body = raw.decode("utf-8", "replace")
-        seen = Seen(method, path.split("?")[0], headers, body)
+        seen = Seen(method, path.split("?")[0], headers, body, query=urlsplit(path).query)
         self.requests.append(seen)
+        query = dict(parse_qsl(seen.query))
         path = seen.path
         failing = self.script.get("models_error")
-        if method == "GET" and "/models" in path and failing:
+        if method == "GET" and path.endswith("/tee/attestation") and self.tee is not None:
+            status, report = self.tee.attestation(query.get("model", ""), query.get("nonce", ""))
+            answer = Answer(status, [], report)
+        elif method == "GET" and "/models" in path and failing:
             answer = Answer(failing["status"], [], replies.error_body(failing))
         elif method == "GET" and path.endswith("/models/traits"):
             data = {"data": replies.traits_of(self.script), "object": "list", "type": "text"}
@@ -99,7 +110,7 @@ class Scripted:
         elif method == "GET" and path == "/props" and "props" in self.script:  # llama-server's, at its root
             answer = Answer(200, [], self.script["props"])
         elif method == "POST" and path.endswith("/chat/completions"):
-            answer = self._chat(body)
+            answer = self._chat(body, headers.get("x-venice-tee-client-pub-key"))
         else:
             answer = Answer(404, [], {"error": f"no route {method} {path}"})
         seen.status = answer.status
@@ -108,10 +119,13 @@ class Scripted:
                 out.write(json.dumps(_recordable(seen), default=str) + "\n")
         return seen, answer
 
-    def _chat(self, body: Any) -> Answer:
+    def _chat(self, body: Any, client_key: str | None = None) -> Answer:
         found = checks.problem(body)
         if found is not None:
             return Answer(400, [], checks.details(found))
+        private = self.tee is not None and client_key is not None
+        if private and (unreadable := self.tee.open_messages(body["messages"])) is not None:
+            return Answer(400, [], {"error": unreadable})
         size = replies.count_tokens(body)
         self.request_tokens.append(size)
         window = self.script.get("context_window")
@@ -133,6 +147,8 @@ class Scripted:
             return Answer(200, headers, whole, delay=delay)
         usage = bool((body.get("stream_options") or {}).get("include_usage"))
         parts = replies.chunks(reply, model=model, number=number, usage=usage, created=created)
+        if private:
+            parts = self.tee.seal_reply(parts, client_key or "", number)
         return Answer(
             200,
             [("content-type", "text/event-stream"), *headers],

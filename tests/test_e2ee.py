@@ -1,0 +1,293 @@
+"""E2EE models, private or not at all: the real command against the fake server's TEE, which
+speaks Venice's protocol with real cryptography (`testing/tee.py`).
+
+What a user relies on: an encrypted question's every message leaves sealed for the attested
+key, the answer is decrypted before it is shown, and any failure (attestation, key, a piece
+of the answer, a model list that cannot say the model is E2EE) ends `private_failed` (status
+10) with nothing sent in plaintext."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli_support import fake_venice, run_cli
+from venice_terminal_agent import Exit
+
+QUESTION = "What is the capital of Atlantis?"
+E2EE_SPEC = {
+    "capabilities": {"supportsE2EE": True, "supportsTeeAttestation": True, "supportsFunctionCalling": True}
+}
+PRIVATE_FAILED = 11
+
+
+def script(**more: Any) -> dict[str, Any]:
+    return {"models": ["e2ee-fake"], "model_spec": E2EE_SPEC, "tee": True, **more}
+
+
+def ask(folder: Path, base_url: str, *args: str, model: str = "e2ee-fake") -> Any:
+    return run_cli(folder, base_url, "--no-mcp", "--json", *args, QUESTION, VENICE_MODEL=model)
+
+
+def receipt(done: Any) -> dict[str, Any]:
+    return json.loads(done.stdout)
+
+
+def no_plaintext_left(requests: list[dict[str, Any]]) -> None:
+    """Nothing of the question, in any request the server saw, headers and query included."""
+    seen = json.dumps(requests)
+    assert "Atlantis" not in seen
+    assert "careful assistant" not in seen  # our system prompt went sealed too
+
+
+def test_an_e2ee_model_is_asked_encrypted_and_its_answer_decrypted(tmp_path: Path) -> None:
+    with fake_venice(
+        script(replies=[{"text": "Atlantis has no capital.", "reasoning_content": "hm"}]), tmp_path
+    ) as fake:
+        done = ask(tmp_path, fake.base_url)
+        requests = fake.requests()
+    assert done.returncode == 0, done.stderr
+    got = receipt(done)
+    assert got["answer"] == "Atlantis has no capital."
+    # The attestation came first, for a fresh nonce the receipt names.
+    attest = [r for r in requests if r["path"].endswith("/tee/attestation")]
+    chats = [r for r in requests if r["path"].endswith("/chat/completions")]
+    assert len(attest) == 1 and len(chats) == 1
+    assert requests.index(attest[0]) < requests.index(chats[0])
+    nonce = got["e2ee"]["verified"]["nonce"]
+    assert re.fullmatch(r"[0-9a-f]{64}", nonce)
+    assert f"nonce={nonce}" in attest[0]["query"] and "model=e2ee-fake" in attest[0]["query"]
+    # The request: Venice's headers, every message sealed, no tools, E2EE asked for.
+    headers, body = chats[0]["headers"], chats[0]["body"]
+    assert re.fullmatch(r"04[0-9a-f]{128}", headers["x-venice-tee-client-pub-key"])
+    assert re.fullmatch(r"04[0-9a-f]{128}", headers["x-venice-tee-model-pub-key"])
+    assert headers["x-venice-tee-signing-algo"] == "ecdsa"
+    assert [m["role"] for m in body["messages"]] == ["system", "user"]
+    for message in body["messages"]:
+        assert re.fullmatch(
+            r"[0-9a-f]{186,}", message["content"]
+        )  # key 65 + nonce 12 + tag 16 bytes at least
+    assert "tools" not in body and "tool_choice" not in body
+    assert body["venice_parameters"] == {"include_venice_system_prompt": False, "enable_e2ee": True}
+    no_plaintext_left(requests)
+    # The receipt: what was verified, what was not by us, and that tools were off.
+    e2ee = got["e2ee"]
+    assert e2ee["encrypted"] is True
+    assert re.fullmatch(r"[0-9a-f]{64}", e2ee["verified"]["attestation_sha256"])
+    assert e2ee["verified"]["model"] == "e2ee-fake"
+    assert e2ee["request_ids"] == ["chatcmpl-fake-1"]
+    assert any("certificate chain" in line for line in e2ee["not_verified_by_us"])
+    assert "tools" in e2ee["off"]
+    assert "tools  none: end-to-end encrypted" in done.stderr  # the banner says so
+    assert "attestation is checked" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("fault", "reason"),
+    [
+        ("unverified", "Venice does not say it is verified"),
+        ("stale_nonce", "does not echo our fresh nonce"),
+        ("debug", "debug mode"),
+        ("missing", "its attestation cannot be fetched"),
+    ],
+)
+def test_an_attestation_that_does_not_pass_sends_no_question(tmp_path: Path, fault: str, reason: str) -> None:
+    with fake_venice(script(tee={"fault": fault}), tmp_path) as fake:
+        done = ask(tmp_path, fake.base_url)
+        requests = fake.requests()
+    assert done.returncode == PRIVATE_FAILED, done.stderr
+    got = receipt(done)
+    assert got["stopped_because"] == "private_failed"
+    assert reason in got["refusal"] and "nothing was sent in plaintext" in got["refusal"]
+    assert got["answer"] is None
+    assert got["e2ee"]["encrypted"] is False and reason in got["e2ee"]["failed"]
+    assert not [r for r in requests if r["path"].endswith("/chat/completions")]
+
+
+@pytest.mark.parametrize(
+    ("fault", "reason"),
+    [
+        ("wrong_key", "does not decrypt with this session's key"),
+        ("tampered", "does not decrypt with this session's key"),
+        ("plaintext", "it is not encrypted"),
+    ],
+)
+def test_a_piece_of_the_answer_that_does_not_decrypt_ends_the_question(
+    tmp_path: Path, fault: str, reason: str
+) -> None:
+    """Never retried, never shown as text: the second piece here is the bad one."""
+    with fake_venice(
+        script(tee={"fault": fault}, replies=[{"text": "Atlantis sank long ago."}]), tmp_path
+    ) as fake:
+        done = ask(tmp_path, fake.base_url)
+        requests = fake.requests()
+    assert done.returncode == PRIVATE_FAILED, done.stderr
+    got = receipt(done)
+    assert got["stopped_because"] == "private_failed"
+    assert reason in got["refusal"]
+    assert got["answer"] is None
+    assert "sank" not in done.stdout + done.stderr  # the plaintext piece was never printed
+    assert len([r for r in requests if r["path"].endswith("/chat/completions")]) == 1  # not retried
+    no_plaintext_left(requests)
+
+
+@pytest.mark.parametrize(("model", "flags"), [("e2ee-fake", ()), ("private-model", ("--e2ee",))])
+def test_a_model_list_that_cannot_be_read_sends_nothing(
+    tmp_path: Path, model: str, flags: tuple[str, ...]
+) -> None:
+    """Venice's own CLI sent such a question in plaintext, with exit 0."""
+    with fake_venice(script(models_error={"status": 500}), tmp_path) as fake:
+        done = ask(tmp_path, fake.base_url, *flags, model=model)
+        requests = fake.requests()
+    assert done.returncode == PRIVATE_FAILED, done.stderr
+    got = receipt(done)
+    assert got["stopped_because"] == "private_failed"
+    assert "the model list cannot be read" in got["refusal"]
+    assert [r["path"] for r in requests] == ["/api/v1/models"]  # no attestation, no chat
+
+
+def test_e2ee_asked_of_a_model_without_it_sends_nothing(tmp_path: Path) -> None:
+    plain = {"models": ["fake-model"], "tee": True}
+    with fake_venice(plain, tmp_path) as fake:
+        done = ask(tmp_path, fake.base_url, "--e2ee", model="fake-model")
+        requests = fake.requests()
+    assert done.returncode == PRIVATE_FAILED
+    assert "fake-model is not listed as supporting E2EE" in receipt(done)["refusal"]
+    assert not [r for r in requests if r["path"].endswith("/chat/completions")]
+
+
+def test_no_e2ee_asks_an_e2ee_model_in_plaintext_with_its_tools(tmp_path: Path) -> None:
+    with fake_venice(script(replies=[{"text": "plain"}]), tmp_path) as fake:
+        done = ask(tmp_path, fake.base_url, "--no-e2ee")
+        requests = fake.requests()
+    assert done.returncode == 0, done.stderr
+    assert "e2ee" not in receipt(done)
+    (chat,) = [r for r in requests if r["path"].endswith("/chat/completions")]
+    assert chat["body"]["messages"][-1]["content"] == QUESTION
+    assert "x-venice-tee-client-pub-key" not in chat["headers"]
+    assert chat["body"]["tools"]  # the built-in tools, as for any model
+    assert not [r for r in requests if r["path"].endswith("/tee/attestation")]
+
+
+@pytest.mark.parametrize("flags", [("--e2ee",), ()])
+def test_attachments_are_refused_for_an_e2ee_model_before_any_request(
+    tmp_path: Path, flags: tuple[str, ...]
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("secret notes")
+    with fake_venice(script(), tmp_path) as fake:
+        done = ask(tmp_path, fake.base_url, *flags, "-a", str(notes))
+        requests = fake.requests()
+    assert done.returncode == 2
+    assert "attachments cannot go to an end-to-end encrypted model" in done.stderr
+    assert not [r for r in requests if r["path"].endswith("/chat/completions")]
+    assert "secret notes" not in json.dumps(requests)
+
+
+def test_tools_asked_for_by_name_are_refused_for_an_e2ee_model(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {}}))
+    with fake_venice(script(), tmp_path) as fake:
+        done = run_cli(
+            tmp_path, fake.base_url, "--mcp-config", str(config), QUESTION, VENICE_MODEL="e2ee-fake"
+        )
+        requests = fake.requests()
+    assert done.returncode == 2
+    assert "Venice allows no tools with E2EE" in done.stderr
+    assert not [r for r in requests if r["path"].endswith("/chat/completions")]
+
+
+def test_a_schema_goes_sealed_in_the_question_and_the_decrypted_answer_is_checked(tmp_path: Path) -> None:
+    schema = {"type": "object", "properties": {"capital": {"type": "string"}}, "required": ["capital"]}
+    with fake_venice(script(replies=[{"text": '{"capital": "Poseidonis"}'}]), tmp_path) as fake:
+        done = ask(tmp_path, fake.base_url, "--schema", json.dumps(schema))
+        requests = fake.requests()
+    assert done.returncode == 0, done.stderr
+    assert receipt(done)["parsed"] == {"capital": "Poseidonis"}
+    (chat,) = [r for r in requests if r["path"].endswith("/chat/completions")]
+    assert "response_format" not in chat["body"]
+    assert "capital" not in json.dumps(requests)  # neither the schema nor the answer in the clear
+    no_plaintext_left(requests)
+
+
+def test_a_model_named_e2ee_that_the_list_does_not_describe_sends_nothing(tmp_path: Path) -> None:
+    with fake_venice(script(), tmp_path) as fake:  # the list has e2ee-fake, not e2ee-ghost
+        done = ask(tmp_path, fake.base_url, model="e2ee-ghost")
+        requests = fake.requests()
+    assert done.returncode == PRIVATE_FAILED
+    assert "the model list does not say" in receipt(done)["refusal"]
+    assert not [r for r in requests if r["path"].endswith("/chat/completions")]
+
+
+async def test_every_message_of_a_conversation_goes_sealed_and_a_retry_resends_it_sealed() -> None:
+    """Through the Python API on the in-process fake: the second question's request carries the
+    first answer sealed too, and a 503 retried sends the same sealed request again."""
+    from venice_terminal_agent.agent import Agent
+    from venice_terminal_agent.core.toolbox import FunctionToolbox
+    from venice_terminal_agent.model import RetryPolicy, VeniceClient
+    from venice_terminal_agent.model.models import ModelFacts
+    from venice_terminal_agent.model.private import E2EE
+    from venice_terminal_agent.testing import MockVenice
+
+    async def no_wait(_: float) -> None:
+        return None
+
+    replies = [{"text": "Poseidonis."}, {"status": 503}, {"text": "It sank."}]
+    async with MockVenice(script(replies=replies)) as fake:
+        policy = RetryPolicy(sleep=no_wait, jitter=lambda: 0.5)
+        async with VeniceClient("k", fake.base_url, retry=policy, http_client=fake.http_client()) as client:
+            tools = FunctionToolbox({"echo": lambda text: text})
+            agent = Agent(
+                client, tools, model="e2ee-fake", facts=ModelFacts(e2ee=True), private=E2EE("e2ee-fake")
+            )
+            first = await agent.ask(QUESTION)
+            second = await agent.ask("And what became of it?")
+    assert (first.answer, second.answer) == ("Poseidonis.", "It sank.")
+    chats = [seen for seen in fake.requests if seen.path.endswith("/chat/completions")]
+    assert len(chats) == 3
+    assert chats[1].body == chats[2].body  # the retry: the same sealed messages
+    assert [len(chat.body["messages"]) for chat in chats] == [2, 4, 4]
+    assert all("tools" not in chat.body for chat in chats)
+    no_plaintext_left([chat.body for chat in chats])
+    opened = fake.tee.plaintexts
+    assert opened[:2] == [agent.history[0]["content"], QUESTION]
+    assert opened[2:6] == [agent.history[0]["content"], QUESTION, "Poseidonis.", "And what became of it?"]
+    assert len([seen for seen in fake.requests if seen.path.endswith("/tee/attestation")]) == 1
+
+
+async def test_after_a_reply_that_does_not_decrypt_the_conversation_goes_on_encrypted() -> None:
+    """In a REPL: the failed question is rolled back and said so on its receipt; the next one
+    is answered, sealed for the same attested key, and its receipt says it was encrypted."""
+    from venice_terminal_agent.agent import Agent
+    from venice_terminal_agent.core.toolbox import FunctionToolbox
+    from venice_terminal_agent.model import VeniceClient
+    from venice_terminal_agent.model.models import ModelFacts
+    from venice_terminal_agent.model.private import E2EE
+    from venice_terminal_agent.testing import MockVenice
+
+    replies = [{"text": "Atlantis sank long ago."}, {"text": "Poseidonis."}]
+    async with MockVenice(script(tee={"fault": "tampered", "on": [1]}, replies=replies)) as fake:
+        async with VeniceClient("k", fake.base_url, http_client=fake.http_client()) as client:
+            agent = Agent(
+                client,
+                FunctionToolbox({}),
+                model="e2ee-fake",
+                facts=ModelFacts(e2ee=True),
+                private=E2EE("e2ee-fake"),
+            )
+            failed = await agent.ask(QUESTION)
+            answered = await agent.ask(QUESTION)
+    assert failed.stopped_because is Exit.PRIVATE_FAILED and failed.e2ee is not None
+    assert failed.e2ee["encrypted"] is False and "does not decrypt" in failed.e2ee["failed"]
+    assert answered.stopped_because is Exit.ANSWERED and answered.answer == "Poseidonis."
+    assert answered.e2ee is not None and answered.e2ee["encrypted"] is True
+    assert answered.e2ee["request_ids"] == ["chatcmpl-fake-2"]
+    assert [m["role"] for m in agent.history] == [
+        "system",
+        "user",
+        "assistant",
+    ]  # the failed one left no trace
