@@ -76,13 +76,21 @@ async def editor_on(
 ) -> AsyncIterator[tuple[Editor, Any]]:
     editor = Editor(answer)
     env = clean_env(tmp_path, fake.base_url, VENICE_MODEL="fake-model")
-    config = mcp_config(tmp_path)
-    async with spawn_agent_process(
-        editor, COMMAND, "acp", "--mcp-config", str(config), *args, env=env, cwd=tmp_path
-    ) as (conn, _process):
-        started = await conn.initialize(protocol_version=PROTOCOL_VERSION)
-        assert started.agent_info.name == "venice-agent"
-        yield editor, conn
+    servers = [] if "--no-mcp" in args else ["--mcp-config", str(mcp_config(tmp_path))]
+    with (tmp_path / "acp.stderr").open("w") as log:  # read on failure: stdout is the protocol's
+        async with spawn_agent_process(
+            editor,
+            COMMAND,
+            "acp",
+            *servers,
+            *args,
+            env=env,
+            cwd=tmp_path,
+            transport_kwargs={"stderr": log.fileno()},
+        ) as (conn, _process):
+            started = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+            assert started.agent_info.name == "venice-agent"
+            yield editor, conn
 
 
 async def test_a_granted_call_runs_and_the_answer_carries_its_receipt_and_usage(tmp_path: Path) -> None:
@@ -112,7 +120,8 @@ async def test_a_granted_call_runs_and_the_answer_carries_its_receipt_and_usage(
     assert editor.text() == "Charged 5."
     (usage_update,) = [u for u in editor.updates if u.session_update == "usage_update"]
     assert usage_update.used == receipt["usage"]["prompt_tokens"] + receipt["usage"]["completion_tokens"]
-    assert usage_update.cost is not None and usage_update.cost.amount == pytest.approx(receipt["cost_usd"])
+    assert usage_update.cost is not None, receipt
+    assert usage_update.cost.amount == pytest.approx(receipt["cost_usd"])
     assert done.usage.input_tokens == receipt["usage"]["prompt_tokens"]
     assert editor.kinds().index("tool_call") < editor.kinds().index("agent_message_chunk")
 
@@ -177,3 +186,27 @@ async def test_each_session_is_its_own_conversation_and_a_cap_is_a_refusal(tmp_p
     assert receipt["stopped_because"] == "cost_cap"
     assert receipt["refusal"] in editor.text()  # the editor shows why
     assert fake.chat_bodies() == []  # refused before anything was sent
+
+
+async def test_the_editors_mcp_servers_are_added_to_ours_for_that_session(tmp_path: Path) -> None:
+    from acp.schema import McpServerStdio
+
+    from cli_support import PYTHON
+
+    time_server = McpServerStdio(
+        name="editor-time", command=PYTHON, args=["-m", "mcp_server_time", "--local-timezone", "UTC"], env=[]
+    )
+    script = [call("get_current_time", timezone="UTC"), {"text": "It is now."}, {"text": "plain"}]
+    with fake_venice(script, tmp_path) as fake:
+        async with editor_on(tmp_path, fake, allow, "--no-mcp") as (editor, conn):
+            with_time = await conn.new_session(cwd=str(tmp_path), mcp_servers=[time_server])
+            done = await conn.prompt(session_id=with_time.session_id, prompt=[text_block("time?")])
+            plain = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            await conn.prompt(session_id=plain.session_id, prompt=[text_block("hi")])
+        first, _, last = fake.chat_bodies()
+    assert "get_current_time" in {tool["function"]["name"] for tool in first["tools"]}
+    assert "get_current_time" not in {tool["function"]["name"] for tool in last.get("tools", [])}
+    (asked,) = editor.asked  # the editor's server is not trusted: its tool asks
+    assert "on editor-time" in asked.title
+    steps = done.field_meta["venice-agent/receipt"]["steps"]
+    assert [step["tool"] for step in steps] == ["get_current_time"] and steps[0]["error"] is None

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +40,7 @@ from acp.schema import (
     Cost,
     Implementation,
     InitializeResponse,
+    McpCapabilities,
     NewSessionResponse,
     PermissionOption,
     PromptCapabilities,
@@ -116,13 +117,14 @@ class Conversation:
 class EditorAgent:
     """The ACP `Agent`: `acp.run_agent(EditorAgent(make_agent))`.
 
-    `make_agent(approver)` gives a new conversation's `Agent`, its tools behind the one consent
-    wrapper with `approver` asking for a yes; `window` is the model's context window when known.
+    `await make_agent(approver, servers)` gives a new conversation's `Agent` (with the MCP
+    servers the editor passed beside ours), its tools behind the one consent wrapper with
+    `approver` asking for a yes; `window` is the model's context window when known.
     """
 
     def __init__(
         self,
-        make_agent: Callable[[Any], Any],
+        make_agent: Callable[[Any, list[Any]], Awaitable[Any]],
         *,
         model: str,
         window: Callable[[], int | None] = lambda: None,
@@ -145,15 +147,20 @@ class EditorAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=False,
                 prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),  # stdio is always taken
             ),
             agent_info=Implementation(name="venice-agent", title="venice-agent", version=self.version),
             auth_methods=[],
         )
 
-    async def new_session(self, cwd: str, **_: Any) -> NewSessionResponse:
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any
+    ) -> NewSessionResponse:
         session_id = f"s{next(self._ids)}"
         conversation = Conversation(agent=None)
-        conversation.agent = self.make_agent(self._approver(session_id, conversation))
+        conversation.agent = await self.make_agent(
+            self._approver(session_id, conversation), mcp_servers or []
+        )
         self.conversations[session_id] = conversation
         return NewSessionResponse(session_id=session_id)
 
