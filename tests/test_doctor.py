@@ -151,3 +151,11 @@ def test_doctor_says_whether_sessions_are_saved_and_where(tmp_path: Path) -> Non
     assert f"{sessions} (none saved yet)" in line
     line = next(line for line in on.stdout.splitlines() if line.startswith("✓ sessions"))
     assert line.split(None, 2)[2] == f"on · {sessions} (1 session saved)"
+
+
+def test_doctor_says_what_an_editor_would_get(tmp_path: Path) -> None:
+    with fake_venice([], tmp_path) as fake:
+        done = doctor(tmp_path, fake.base_url, "--mcp-config", str(config(tmp_path)), MAX_USD="0.05")
+    line = next(line for line in done.stdout.splitlines() if "editor (ACP)" in line)
+    assert "venice-agent acp: this model, 1 MCP server and the built-in tools" in line
+    assert "at most $0.05 a question" in line and "ask in the editor" in line

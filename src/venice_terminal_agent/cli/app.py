@@ -17,6 +17,7 @@ from ..core.errors import CRASHED
 from ..core.receipt import USAGE_ERROR_STATUS, Exit, exit_statuses
 from .bot_app import add_bot_commands
 from .config_cmd import add_config_commands
+from .fronts_app import add_front_commands
 from .group import DefaultCommandGroup, add_crash_status, command_group
 from .options import (
     ApifyToolsOption,
@@ -418,6 +419,7 @@ def logout(server: ServerArgument, mcp_config: McpConfigOption = None) -> None:
 add_bot_commands(app)  # chat, logs, serve, store copy
 add_config_commands(app)  # config set, get, unset, list
 add_sessions_commands(app)  # sessions list, show, export, import, delete
+add_front_commands(app)  # acp: the agent in an editor
 add_crash_status(app)  # every command's "Exit status:" ends with 1, a crash
 
 

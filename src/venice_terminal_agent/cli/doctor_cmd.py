@@ -70,6 +70,7 @@ async def run_checks(flags: Any) -> list[Check]:
     mcp_checks = _mcp_checks(servers, settings)
     found = await asyncio.gather(model_checks, mcp_checks)
     checks += found[0] + found[1] + _node_checks(servers) + await _store_check(settings)
+    checks.append(_editor_check(settings, servers))
     checks.append(await _sessions_check(settings))
     return checks
 
@@ -199,6 +200,21 @@ def _node_checks(servers: list[Any]) -> list[Check]:
         advice = f"install Node.js {least} or later and put it first on PATH"
         return [Check("node", False, f"{version or 'unknown version'} at {node}, needed by {names}", advice)]
     return [Check("node", True, f"{version} at {node} (needed by {names})")]
+
+
+def _editor_check(settings: Any, servers: list[Any]) -> Check:
+    """What `venice-agent acp` would give an editor: the same parts as asking here."""
+    from ..core.costs import usd
+    from ..core.wording import plural
+
+    caps = f"at most {usd(settings.max_usd)} a question" if settings.max_usd is not None else "no money cap"
+    consent = (
+        "--yes approves every call"
+        if settings.auto_approve_tools
+        else "calls that need a yes ask in the editor"
+    )
+    detail = f"venice-agent acp: this model, {plural(len(servers), 'MCP server')} and the built-in tools; {caps}; {consent}"
+    return Check("editor (ACP)", True, detail)
 
 
 async def _store_check(settings: Any) -> list[Check]:

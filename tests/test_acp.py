@@ -1,0 +1,212 @@
+"""`venice-agent acp`: the real command as a process, driven by the ACP SDK's client side as an
+editor would, against the fake model server and real stdio MCP servers (a paid one of ours,
+mcp-server-time): a permission granted, one rejected, a cancel that rolls the question back,
+a usage update that matches the receipt, and the editor unable to answer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import PROTOCOL_VERSION, text_block
+from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
+from acp.stdio import spawn_agent_process
+
+from cli_support import COMMAND, FakeServer, clean_env, fake_venice, mcp_config
+
+pytestmark = pytest.mark.asyncio
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+class Editor:
+    """The ACP client: records every update, answers permission requests with `answer`."""
+
+    def __init__(self, answer: Callable[[Any], Any]) -> None:
+        self.answer = answer
+        self.updates: list[Any] = []
+        self.asked: list[Any] = []
+        self.changed = asyncio.Event()
+
+    async def request_permission(self, options: Any, session_id: str, tool_call: Any, **_: Any) -> Any:
+        self.asked.append(tool_call)
+        return await self.answer(options)
+
+    async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
+        self.updates.append(update)
+        self.changed.set()
+
+    def kinds(self) -> list[str]:
+        return [update.session_update for update in self.updates]
+
+    def text(self) -> str:
+        return "".join(u.content.text for u in self.updates if u.session_update == "agent_message_chunk")
+
+    async def wait_for(self, test: Callable[[], bool]) -> None:
+        async with asyncio.timeout(30):
+            while not test():
+                self.changed.clear()
+                await self.changed.wait()
+
+
+async def allow(options: Any) -> Any:
+    chosen = next(option for option in options if option.kind == "allow_once")
+    return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=chosen.option_id))
+
+
+async def reject(options: Any) -> Any:
+    chosen = next(option for option in options if option.kind == "reject_once")
+    return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=chosen.option_id))
+
+
+async def dismiss(options: Any) -> Any:
+    return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+
+
+@asynccontextmanager
+async def editor_on(
+    tmp_path: Path, fake: FakeServer, answer: Callable[[Any], Any], *args: str
+) -> AsyncIterator[tuple[Editor, Any]]:
+    editor = Editor(answer)
+    env = clean_env(tmp_path, fake.base_url, VENICE_MODEL="fake-model")
+    servers = [] if "--no-mcp" in args else ["--mcp-config", str(mcp_config(tmp_path))]
+    with (tmp_path / "acp.stderr").open("w") as log:  # read on failure: stdout is the protocol's
+        async with spawn_agent_process(
+            editor,
+            COMMAND,
+            "acp",
+            *servers,
+            *args,
+            env=env,
+            cwd=tmp_path,
+            transport_kwargs={"stderr": log.fileno()},
+        ) as (conn, _process):
+            started = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+            assert started.agent_info.name == "venice-agent"
+            yield editor, conn
+
+
+async def test_a_granted_call_runs_and_the_answer_carries_its_receipt_and_usage(tmp_path: Path) -> None:
+    usage = {"prompt_tokens": 120, "completion_tokens": 8}
+    script = {
+        "replies": [call("charge", amount=5), {"text": "Charged 5.", "usage": usage}],
+        "model_spec": {"pricing": {"input": {"usd": 1}, "output": {"usd": 10}}},
+    }
+    with fake_venice(script, tmp_path) as fake:
+        async with editor_on(tmp_path, fake, allow) as (editor, conn):
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            done = await conn.prompt(session_id=session.session_id, prompt=[text_block("charge 5")])
+    assert done.stop_reason == "end_turn"
+    receipt = done.field_meta["venice-agent/receipt"]
+    assert receipt["stopped_because"] == "answered" and receipt["answer"] == "Charged 5."
+    assert [step["tool"] for step in receipt["steps"]] == ["charge"]
+    assert "charged 5" in json.dumps(receipt["steps"][0]["result"])
+    (asked,) = editor.asked
+    assert asked.title.startswith('Run charge({"amount": 5}) on shop?')
+    started = next(u for u in editor.updates if u.session_update == "tool_call")
+    assert started.title == '→ charge({"amount": 5})' and started.raw_input == {"amount": 5}
+    finished = [
+        u for u in editor.updates if u.session_update == "tool_call_update" and u.status == "completed"
+    ]
+    assert [u.tool_call_id for u in finished] == [started.tool_call_id]
+    assert "charged 5" in finished[0].content[0].content.text
+    assert editor.text() == "Charged 5."
+    (usage_update,) = [u for u in editor.updates if u.session_update == "usage_update"]
+    assert usage_update.used == receipt["usage"]["prompt_tokens"] + receipt["usage"]["completion_tokens"]
+    assert usage_update.cost is not None, receipt
+    assert usage_update.cost.amount == pytest.approx(receipt["cost_usd"])
+    assert done.usage.input_tokens == receipt["usage"]["prompt_tokens"]
+    assert editor.kinds().index("tool_call") < editor.kinds().index("agent_message_chunk")
+
+
+@pytest.mark.parametrize("answer", [reject, dismiss], ids=["rejected", "dismissed"])
+async def test_a_rejected_or_dismissed_permission_is_a_no(tmp_path: Path, answer: Any) -> None:
+    with fake_venice([call("charge", amount=9), {"text": "Not charged."}], tmp_path) as fake:
+        async with editor_on(tmp_path, fake, answer) as (editor, conn):
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            done = await conn.prompt(session_id=session.session_id, prompt=[text_block("charge 9")])
+        tool_messages = [m for m in fake.chat_bodies()[1]["messages"] if m["role"] == "tool"]
+    assert done.stop_reason == "end_turn"
+    assert done.field_meta["venice-agent/receipt"]["steps"] == []  # it never ran
+    assert "declined" in tool_messages[0]["content"]
+    failed = [u for u in editor.updates if u.session_update == "tool_call_update" and u.status == "failed"]
+    assert failed and "declined charge" in failed[0].content[0].content.text
+
+
+async def test_yes_approves_without_asking_the_editor(tmp_path: Path) -> None:
+    async def never(options: Any) -> Any:
+        raise AssertionError("--yes must not ask")
+
+    with fake_venice([call("charge", amount=1), {"text": "Done."}], tmp_path) as fake:
+        async with editor_on(tmp_path, fake, never, "--yes") as (editor, conn):
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            done = await conn.prompt(session_id=session.session_id, prompt=[text_block("charge 1")])
+    assert editor.asked == []
+    assert [step["tool"] for step in done.field_meta["venice-agent/receipt"]["steps"]] == ["charge"]
+
+
+async def test_a_cancel_ends_the_question_cancelled_and_rolls_it_back(tmp_path: Path) -> None:
+    script = [{"text": "A long answer that never ends", "hang": True}, {"text": "Fresh answer."}]
+    with fake_venice(script, tmp_path) as fake:
+        async with editor_on(tmp_path, fake, allow) as (editor, conn):
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            asking = asyncio.ensure_future(
+                conn.prompt(session_id=session.session_id, prompt=[text_block("first question")])
+            )
+            await editor.wait_for(lambda: "never ends" in editor.text())
+            await conn.cancel(session_id=session.session_id)
+            cut = await asking
+            again = await conn.prompt(session_id=session.session_id, prompt=[text_block("second question")])
+        bodies = fake.chat_bodies()
+    assert cut.stop_reason == "cancelled"
+    assert cut.field_meta["venice-agent/receipt"]["stopped_because"] == "cancelled"
+    assert again.stop_reason == "end_turn"
+    contents = [m.get("content") for m in bodies[-1]["messages"] if m["role"] != "system"]
+    assert contents == ["second question"]  # the cancelled question left no trace
+
+
+async def test_each_session_is_its_own_conversation_and_a_cap_is_a_refusal(tmp_path: Path) -> None:
+    script = {
+        "replies": [{"text": "one"}, {"text": "two"}],
+        "model_spec": {"pricing": {"input": {"usd": 1}, "output": {"usd": 10}}, "maxCompletionTokens": 4000},
+    }
+    with fake_venice(script, tmp_path) as fake:
+        async with editor_on(tmp_path, fake, allow, "--max-usd", "0.001") as (editor, conn):
+            first = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            done = await conn.prompt(session_id=first.session_id, prompt=[text_block("hello")])
+    assert done.stop_reason == "refusal"  # the worst case of one request is past the cap
+    receipt = done.field_meta["venice-agent/receipt"]
+    assert receipt["stopped_because"] == "cost_cap"
+    assert receipt["refusal"] in editor.text()  # the editor shows why
+    assert fake.chat_bodies() == []  # refused before anything was sent
+
+
+async def test_the_editors_mcp_servers_are_added_to_ours_for_that_session(tmp_path: Path) -> None:
+    from acp.schema import McpServerStdio
+
+    from cli_support import PYTHON
+
+    time_server = McpServerStdio(
+        name="editor-time", command=PYTHON, args=["-m", "mcp_server_time", "--local-timezone", "UTC"], env=[]
+    )
+    script = [call("get_current_time", timezone="UTC"), {"text": "It is now."}, {"text": "plain"}]
+    with fake_venice(script, tmp_path) as fake:
+        async with editor_on(tmp_path, fake, allow, "--no-mcp") as (editor, conn):
+            with_time = await conn.new_session(cwd=str(tmp_path), mcp_servers=[time_server])
+            done = await conn.prompt(session_id=with_time.session_id, prompt=[text_block("time?")])
+            plain = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            await conn.prompt(session_id=plain.session_id, prompt=[text_block("hi")])
+        first, _, last = fake.chat_bodies()
+    assert "get_current_time" in {tool["function"]["name"] for tool in first["tools"]}
+    assert "get_current_time" not in {tool["function"]["name"] for tool in last.get("tools", [])}
+    (asked,) = editor.asked  # the editor's server is not trusted: its tool asks
+    assert "on editor-time" in asked.title
+    steps = done.field_meta["venice-agent/receipt"]["steps"]
+    assert [step["tool"] for step in steps] == ["get_current_time"] and steps[0]["error"] is None
