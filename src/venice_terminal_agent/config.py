@@ -23,7 +23,16 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from .core.defaults import APIFY_MCP_URL, MAX_ROUNDS, MCP_CALL_TIMEOUT, PAGE_CHARS, VENICE_BASE_URL
+from .core.defaults import (
+    APIFY_MCP_URL,
+    MAX_ROUNDS,
+    MCP_CALL_TIMEOUT,
+    PAGE_CHARS,
+    TOOL_SEARCH_SHARE,
+    TOOL_SEARCH_TOOLS,
+    TOOL_SEARCH_TOP_K,
+    VENICE_BASE_URL,
+)
 from .core.errors import ConfigError
 
 VENICE_KEY_HELP = "set VENICE_API_KEY (environment or .env); get a key at https://venice.ai/settings/api"
@@ -47,6 +56,10 @@ KEYS: dict[str, str] = {
     "apify-transport": "apify_mcp_transport",
     "apify-tools": "apify_mcp_tools",
     "apify-url": "apify_mcp_url",
+    "tool-search": "tool_search",
+    "tool-search-tools": "tool_search_tools",
+    "tool-search-share": "tool_search_share",
+    "tool-search-top-k": "tool_search_top_k",
 }
 # Never written to the config file: a key or a token stays where it is kept safe.
 SECRET_KEYS: dict[str, str] = {
@@ -139,6 +152,12 @@ class Settings(BaseSettings):
     max_usd: float | None = Field(default=None, gt=0)
     session_max_usd: float | None = Field(default=None, gt=0)
     max_completion_tokens: int | None = Field(default=None, ge=1)
+    # Tool search (tools/search.py): a big catalogue searched instead of sent whole.
+    tool_search: Literal["auto", "on", "off"] = "auto"
+    tool_search_tools: int = Field(default=TOOL_SEARCH_TOOLS, ge=1)
+    tool_search_share: float = Field(default=TOOL_SEARCH_SHARE, gt=0, le=1)
+    tool_search_top_k: int = Field(default=TOOL_SEARCH_TOP_K, ge=1, le=50)
+    context_tokens: int | None = Field(default=None, ge=1)  # the model's window, when /models does not say
 
     @classmethod
     def settings_customise_sources(

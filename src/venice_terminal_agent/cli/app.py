@@ -29,6 +29,7 @@ from .options import (
     ResumeOption,
     RootOption,
     SaveOption,
+    ToolSearchOption,
     TransportOption,
 )
 from .sessions_cmd import add_sessions_commands
@@ -192,6 +193,7 @@ def ask(
     fork: ForkOption = None,
     save: SaveOption = False,
     private: PrivateOption = False,
+    tool_search: ToolSearchOption = None,
 ) -> None:
     """Ask once (venice-agent "question"), or chat when no question is given."""
     from .ask_cmd import Flags, ask_main
@@ -219,6 +221,7 @@ def ask(
         save=save,
         private=private,
         no_mcp=no_mcp,
+        tool_search=tool_search.value if tool_search else None,
     )
     raise typer.Exit(ask_main(question, flags))
 

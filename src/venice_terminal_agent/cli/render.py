@@ -197,6 +197,7 @@ def banner(
     balance: dict[str, str] | None = None,
     files: str | None = None,
     no_tools: str | None = None,
+    searched: str | None = None,
 ) -> None:
     """Model, Apify mode, the tools and the account's balance, before the first question."""
     names = [safe(spec.name) for spec in tools]
@@ -205,6 +206,8 @@ def banner(
     hanging(console, "  model", safe(model), gap=2)
     hanging(console, "  apify", apify, gap=2)
     hanging(console, "  tools", no_tools or shown or "none", gap=2)
+    if searched and not no_tools:
+        hanging(console, "  search", searched, gap=2)
     if files:
         console.print(Text(f"  files  {files}"), soft_wrap=True)  # a path broken in two is no path
     if line := balance_line(balance):

@@ -55,6 +55,7 @@ class Flags:
     save: bool = False  # --save: keep this run's conversation (sessions on for one run)
     private: bool = False  # --private: nothing of this run is saved, even with sessions on
     no_mcp: bool = False  # start no MCP server
+    tool_search: str | None = None  # --tool-search auto|on|off
 
 
 def settings_from(flags: Flags) -> Settings:
@@ -74,6 +75,7 @@ def settings_from(flags: Flags) -> Settings:
         session_max_usd=flags.session_max_usd,
         file_tools=False if flags.no_files else None,  # off only when asked: FILE_TOOLS=0 counts too
         venice_agent_sessions=flags.save or None,
+        tool_search=flags.tool_search,
     )
 
 
@@ -116,11 +118,14 @@ class Runtime:
         return apify_mode(self.settings, self.servers, self.mcp.servers)
 
     def consented(self, approver: Any = None, *, tools: Any = None, auto_approve: bool | None = None) -> Any:
-        """The toolbox (or `tools`) behind the one consent wrapper."""
+        """The toolbox (or `tools`) behind the one consent wrapper; a big catalogue is searched
+        (`search_tools`, tools/search.py) inside it, so a found tool asks like any other."""
         from ..core.consent import Consent
+        from ..tools.search import ToolSearch
 
         yes = self.settings.auto_approve_tools if auto_approve is None else auto_approve
-        return Consent(self.tools if tools is None else tools, approver=approver, auto_approve=yes)
+        searched = ToolSearch(self.tools if tools is None else tools, search_rule(self.settings))
+        return Consent(searched, approver=approver, auto_approve=yes)
 
     def agent(self, tools: Any) -> Any:
         """An `Agent` on this runtime's model with `tools` (a new conversation each time)."""
@@ -151,6 +156,20 @@ class Runtime:
         from ..bot.recording import RecordingAgent
 
         return RecordingAgent(agent, self.settings.venice_agent_db, warn)
+
+
+def search_rule(settings: Settings, window: int | None = None) -> Any:
+    """When the catalogue is searched, from the settings. `window`: the model's context window
+    in tokens when known; else CONTEXT_TOKENS; else unknown (the tool count decides)."""
+    from ..tools.search import SearchRule
+
+    return SearchRule(
+        settings.tool_search,
+        max_tools=settings.tool_search_tools,
+        share=settings.tool_search_share,
+        top_k=settings.tool_search_top_k,
+        window=window if window is not None else settings.context_tokens,
+    )
 
 
 def apify_mode(settings: Settings, servers: list[Any], statuses: list[Any] | None = None) -> str:

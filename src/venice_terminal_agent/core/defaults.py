@@ -10,3 +10,7 @@ WINDOW_SECONDS = 3600.0  # the bot's rolling window
 VENICE_BASE_URL = "https://api.venice.ai/api/v1"  # the model server (`VENICE_BASE_URL`, `--base-url`)
 APIFY_MCP_URL = "https://mcp.apify.com"  # Apify's hosted MCP server (`APIFY_MCP_URL`)
 MCP_CALL_TIMEOUT = 300.0  # seconds an MCP tool call may take before it ends with that reason
+# Tool search (README "Tool search"): a big catalogue is searched instead of sent whole.
+TOOL_SEARCH_TOOLS = 40  # more tools than this are searched when the model's window is unknown
+TOOL_SEARCH_SHARE = 0.10  # schemas taking more than this share of a known window are searched
+TOOL_SEARCH_TOP_K = 5  # tools one search_tools call finds at most
