@@ -29,6 +29,7 @@ from .core.toolbox import Toolbox, ToolSpec
 from .mcp.sampling_model import QuestionSampling, SamplingDesk
 from .model.models import ModelFacts, deprecation
 from .model.planner import ChatModel, LLMPlanner
+from .tools.search import find_search
 
 DEFAULT_BUDGET = QUESTION_BUDGET  # tool calls per question
 E2EE_NO_ATTACHMENTS = (
@@ -210,6 +211,14 @@ class Agent:
             caps.append(Cap(self.session_max_usd, "session cap", spent=self.spent))
         return min(caps, key=lambda cap: cap.left, default=None)
 
+    def offered(self, messages: list[dict[str, Any]]) -> list[ToolSpec]:
+        """The tools the model is shown for the next request of `messages`: every tool, or with
+        a searched catalogue (tools/search.py) the built-ins, `search_tools` and those found."""
+        if not self.calls_functions:
+            return []
+        search = find_search(self.tools)
+        return search.offered(messages) if search is not None else list(self.tools.specs())
+
     def resume(self, messages: list[dict[str, Any]], *, spent: float = 0.0, local_data: bool = False) -> None:
         """Go on from a stored conversation: the history is `messages` exactly (their system
         prompt included), the session cap counts what it spent, and local file contents read
@@ -280,20 +289,24 @@ class Agent:
             content = [{"type": "text", "text": question}, *self.attachments]
         asked = {"role": "user", "content": content}
         working = [*self.history, asked]
-        specs = {spec.name: spec for spec in self.tools.specs()} if self.calls_functions else {}
+        offered = self.offered(working)
 
         async def refresh() -> list[ToolSpec] | None:
-            """A server's tools changed (MCP listChanged): reload them before the next request."""
-            if not self.calls_functions or not await self.tools.refresh():
+            """Before each request: a server's tools changed (MCP listChanged), or a search found
+            tools (a searched catalogue); None when the model is shown the same tools."""
+            if not self.calls_functions:
                 return None
-            specs.clear()
-            specs.update((spec.name, spec) for spec in self.tools.specs())
-            return list(specs.values())
+            changed = await self.tools.refresh()
+            now = self.offered(working)
+            if not changed and [spec.name for spec in now] == [spec.name for spec in offered]:
+                return None
+            offered[:] = now
+            return now
 
         planner = LLMPlanner(
             self.client,
             working,
-            list(specs.values()),
+            offered,
             model=self.model,
             temperature=self.temperature,
             events=emit,

@@ -29,6 +29,9 @@ from .core.defaults import (
     MAX_ROUNDS,
     MCP_CALL_TIMEOUT,
     PAGE_CHARS,
+    TOOL_SEARCH_SHARE,
+    TOOL_SEARCH_TOOLS,
+    TOOL_SEARCH_TOP_K,
     VENICE_BASE_URL,
 )
 from .core.errors import ConfigError
@@ -57,6 +60,10 @@ KEYS: dict[str, str] = {
     "apify-transport": "apify_mcp_transport",
     "apify-tools": "apify_mcp_tools",
     "apify-url": "apify_mcp_url",
+    "tool-search": "tool_search",
+    "tool-search-tools": "tool_search_tools",
+    "tool-search-share": "tool_search_share",
+    "tool-search-top-k": "tool_search_top_k",
 }
 # Never written to the config file: a key or a token stays where it is kept safe.
 SECRET_KEYS: dict[str, str] = {
@@ -153,6 +160,11 @@ class Settings(BaseSettings):
     context_tokens: int | None = Field(default=None, ge=1_000)
     compact: bool = True  # COMPACT=0 (or --no-compact): never compact on its own
     compact_at: float = Field(default=COMPACT_AT, gt=0.1, lt=1.0)
+    # Tool search (tools/search.py): a big catalogue searched instead of sent whole.
+    tool_search: Literal["auto", "on", "off"] = "auto"
+    tool_search_tools: int = Field(default=TOOL_SEARCH_TOOLS, ge=1)
+    tool_search_share: float = Field(default=TOOL_SEARCH_SHARE, gt=0, le=1)
+    tool_search_top_k: int = Field(default=TOOL_SEARCH_TOP_K, ge=1, le=50)
 
     @classmethod
     def settings_customise_sources(

@@ -30,6 +30,7 @@ from .options import (
     ResumeOption,
     RootOption,
     SaveOption,
+    ToolSearchOption,
     TransportOption,
 )
 from .sessions_cmd import add_sessions_commands
@@ -242,6 +243,7 @@ def ask(
             "schema_mismatch); --json receipts carry it as `parsed`.",
         ),
     ] = None,
+    tool_search: ToolSearchOption = None,
 ) -> None:
     """Ask once (venice-agent "question"), or chat when no question is given."""
     from .ask_cmd import Flags, ask_main
@@ -274,6 +276,7 @@ def ask(
         e2ee=e2ee,
         attach=tuple(attach or ()),
         schema=schema,
+        tool_search=tool_search.value if tool_search else None,
     )
     raise typer.Exit(ask_main(question, flags))
 

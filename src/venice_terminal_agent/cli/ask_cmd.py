@@ -146,7 +146,7 @@ async def run_session(
     from .approver import TerminalApprover
     from .render import banner, make_console
     from .runtime import open_runtime
-    from .text import files_line, safe
+    from .text import catalogue_searched, files_line, safe
 
     # A question asked once keeps stdout for its answer and receipt line (`> answer.txt`), or
     # for the receipt alone under --json; the banner, tool lines and warnings go to stderr.
@@ -185,12 +185,13 @@ async def run_session(
             console,
             model=runtime.model or "",
             apify=runtime.apify,
-            tools=agent.tools.specs() if base.calls_functions else [],
+            tools=base.offered(base.history),  # what the model is shown (none: it cannot call tools)
             repl=question is None,
             balance=balance(runtime.client.headers),
             files=None if base.private is not None else files_line(settings.file_tools, flags.root),
             no_tools=_no_tools(base),
             context=window_line(base.context_window, base.context_source),
+            searched=catalogue_searched(base.tools),
         )
         if base.private is not None:
             notes.insert(0, E2EE_LINE)

@@ -170,7 +170,26 @@ async def _mcp_checks(servers: list[Any], settings: Any) -> list[Check]:
                 reason, _, hint = (status.error or "did not start").partition("; ")
                 detail = f"{reason} ({place}; {seconds})"
                 checks.append(Check(f"mcp {status.name}", False, detail, hint or None))
+        checks.append(_search_check(box, settings))
     return checks
+
+
+def _search_check(box: Any, settings: Any) -> Check:
+    """Whether asking would search the catalogue (the built-ins and these servers' tools), and why."""
+    from ..core.toolbox import CombinedToolbox
+    from ..tools.builtin import builtin_toolbox
+    from ..tools.search import ToolSearch
+    from .runtime import search_rule
+    from .text import searched_line
+
+    search = ToolSearch(
+        CombinedToolbox(builtin_toolbox(files=settings.file_tools), box), search_rule(settings)
+    )
+    catalogue = search.catalogue()
+    why = search.rule.why(catalogue)
+    if search.searched():
+        return Check("tools", True, f"{searched_line(len(catalogue))}; {why}")
+    return Check("tools", True, f"{plural(len(catalogue), 'tool')}, sent whole with each request; {why}")
 
 
 def _node_checks(servers: list[Any]) -> list[Check]:

@@ -14,6 +14,12 @@ class Transport(StrEnum):
     stdio = "stdio"
 
 
+class SearchMode(StrEnum):
+    auto = "auto"
+    on = "on"
+    off = "off"
+
+
 NoFilesOption = Annotated[
     bool,
     typer.Option(
@@ -42,6 +48,13 @@ McpConfigOption = Annotated[
 TransportOption = Annotated[
     Transport | None,
     typer.Option(help="How to reach Apify's MCP server [env APIFY_MCP_TRANSPORT; default: http]."),
+]
+ToolSearchOption = Annotated[
+    SearchMode | None,
+    typer.Option(
+        "--tool-search",
+        help="Search a big tool catalogue instead of sending it whole [env TOOL_SEARCH; default: auto].",
+    ),
 ]
 ApifyToolsOption = Annotated[
     str | None,

@@ -198,6 +198,7 @@ def banner(
     files: str | None = None,
     no_tools: str | None = None,
     context: str | None = None,
+    searched: str | None = None,
 ) -> None:
     """Model, Apify mode, the tools, the context window and the account's balance, before the
     first question."""
@@ -209,6 +210,8 @@ def banner(
         hanging(console, "  context", context, gap=2)
     hanging(console, "  apify", apify, gap=2)
     hanging(console, "  tools", no_tools or shown or "none", gap=2)
+    if searched and not no_tools:
+        hanging(console, "  search", searched, gap=2)
     if files:
         console.print(Text(f"  files  {files}"), soft_wrap=True)  # a path broken in two is no path
     if line := balance_line(balance):

@@ -19,11 +19,12 @@ from ..core.events import EventSink
 from ..core.receipt import Receipt
 from .render import Renderer, balance_line, receipt_json, tools_table
 from .terminal import PROMPT, ReadLine, cancellable, cancelled_receipt
-from .text import safe
+from .text import catalogue_searched, safe
 
 HELP = """\
 /help     this list
-/tools    the tools loaded, marked free (runs without asking) or asks (needs your yes)
+/tools    the tools loaded, marked free (runs without asking) or asks (needs your yes),
+          and whether the catalogue is searched (README: Tool search)
 /reload   list the tools again (picks up Actors added to your account meanwhile)
 /resources  the MCP servers' resources (the model reads one with read_resource)
 /prompts  the MCP servers' prompts and their arguments
@@ -152,6 +153,8 @@ class Repl:
 
     async def _tools(self, _: str) -> bool:
         tools_table(self.console, self.agent.tools.specs())
+        if searched := catalogue_searched(self.agent.tools):
+            self.console.print(Text(searched, style="dim"), soft_wrap=True)
         return True
 
     async def _reload(self, _: str) -> bool:

@@ -60,6 +60,7 @@ class Flags:
     e2ee: bool | None = None  # --e2ee / --no-e2ee; None: the model's own default (supportsE2EE)
     attach: tuple[Path, ...] = ()  # -a FILE: sent with the (first) question
     schema: str | None = None  # --schema JSON|@FILE: the answer must match it
+    tool_search: str | None = None  # --tool-search auto|on|off
 
 
 def settings_from(flags: Flags) -> Settings:
@@ -81,6 +82,7 @@ def settings_from(flags: Flags) -> Settings:
         venice_agent_sessions=flags.save or None,
         context_tokens=flags.context_tokens,
         compact=False if flags.no_compact else None,
+        tool_search=flags.tool_search,
     )
 
 
@@ -125,11 +127,15 @@ class Runtime:
         return apify_mode(self.settings, self.servers, self.mcp.servers)
 
     def consented(self, approver: Any = None, *, tools: Any = None, auto_approve: bool | None = None) -> Any:
-        """The toolbox (or `tools`) behind the one consent wrapper."""
+        """The toolbox (or `tools`) behind the one consent wrapper; a big catalogue is searched
+        (`search_tools`, tools/search.py) inside it, so a found tool asks like any other."""
         from ..core.consent import Consent
+        from ..tools.search import ToolSearch
 
         yes = self.settings.auto_approve_tools if auto_approve is None else auto_approve
-        return Consent(self.tools if tools is None else tools, approver=approver, auto_approve=yes)
+        window = getattr(self.facts, "context_window", None)  # the model list's, when it says
+        searched = ToolSearch(self.tools if tools is None else tools, search_rule(self.settings, window))
+        return Consent(searched, approver=approver, auto_approve=yes)
 
     def privacy(self) -> tuple[Any, str | None]:
         """The model's end-to-end encryption (`private.E2EE`, which the agent hands its client; None: plain),
@@ -183,6 +189,20 @@ class Runtime:
         from ..bot.recording import RecordingAgent
 
         return RecordingAgent(agent, self.settings.venice_agent_db, warn)
+
+
+def search_rule(settings: Settings, window: int | None = None) -> Any:
+    """When the catalogue is searched, from the settings. `window`: the model's context window
+    in tokens when known; else CONTEXT_TOKENS; else unknown (the tool count decides)."""
+    from ..tools.search import SearchRule
+
+    return SearchRule(
+        settings.tool_search,
+        max_tools=settings.tool_search_tools,
+        share=settings.tool_search_share,
+        top_k=settings.tool_search_top_k,
+        window=window if window is not None else settings.context_tokens,
+    )
 
 
 def apify_mode(settings: Settings, servers: list[Any], statuses: list[Any] | None = None) -> str:

@@ -52,6 +52,22 @@ def tool_line(name: str, arguments: Any) -> str:
     return f"→ {call_text(name, arguments)}"
 
 
+def searched_line(count: int) -> str:
+    """The banner's, `/tools`' and `doctor`'s word that a big catalogue is searched (tools/search.py)."""
+    return (
+        f"the catalogue of {count} tools is searched: the model sees the built-ins, search_tools "
+        "and the tools it found (TOOL_SEARCH)"
+    )
+
+
+def catalogue_searched(tools: Any) -> str | None:
+    """`searched_line` for a toolbox (an agent's tools) whose catalogue is searched, else None."""
+    from ..tools.search import find_search
+
+    search = find_search(tools)
+    return searched_line(len(search.catalogue())) if search is not None and search.searched() else None
+
+
 CONSENT_KEY = "free: runs without asking (known read-only) · asks: needs your yes (or --yes) first"
 
 

@@ -13,3 +13,7 @@ MCP_CALL_TIMEOUT = 300.0  # seconds an MCP tool call may take before it ends wit
 COMPACT_AT = 0.8  # compact when the next request would pass this share of the window (`COMPACT_AT`)
 KEEP_TURNS = 2  # the last user turns a compaction keeps whole
 PAGE_SHARE = 0.1  # a page of a long result takes at most this share of the model's window
+# Tool search (README "Tool search"): a big catalogue is searched instead of sent whole.
+TOOL_SEARCH_TOOLS = 40  # more tools than this are searched when the model's window is unknown
+TOOL_SEARCH_SHARE = 0.10  # schemas taking more than this share of a known window are searched
+TOOL_SEARCH_TOP_K = 5  # tools one search_tools call finds at most

@@ -26,6 +26,7 @@ class ToolSpec:
     read_only: bool = False
     server: str | None = None
     paid: bool = False  # known to cost money (Apify's Actors); other tools that ask may or may not
+    title: str = ""  # a server's human-readable name for it (MCP `title`); never sent to the model
 
     def openai_function(self) -> dict[str, Any]:
         """The OpenAI `tools` entry for this tool."""

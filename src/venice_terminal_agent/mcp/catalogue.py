@@ -124,6 +124,7 @@ def _spec(name: str, listing: Listing, tool: Any) -> ToolSpec:
         read_only,
         listing.server,
         paid=is_paid(tool.name, apify=listing.apify),
+        title=getattr(tool, "title", None) or "",  # searched by search_tools (tools/search.py)
     )
 
 

@@ -72,8 +72,9 @@ class McpToolbox:
         """
         if reserved is None:
             from ..tools.builtin import builtin_toolbox
+            from ..tools.search import SEARCH_TOOL
 
-            reserved = [spec.name for spec in builtin_toolbox().specs()] + [READ_RESOURCE]
+            reserved = [spec.name for spec in builtin_toolbox().specs()] + [READ_RESOURCE, SEARCH_TOOL]
         names = [server.name for server in servers]
         if len(set(names)) != len(names):
             raise ValueError(f"two MCP servers share a name: {names}")
