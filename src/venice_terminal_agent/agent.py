@@ -114,6 +114,9 @@ class Agent:
         self.max_usd, self.session_max_usd = max_usd, session_max_usd
         self.sampling = sampling  # where servers' sampling requests arrive; None: not offered
         self.spent = 0.0  # USD this session, as the receipts say
+        # The most the session's requests of unknown cost could have cost: the session cap
+        # counts them so (a server that sent no usage).
+        self.unknown_worst = 0.0
         # /models says the model cannot call functions: send no tools (Venice answers 400).
         self.calls_functions = self.facts.function_calling is not False
         self.notices: set[str] = set()  # said once per session (a model's deprecation)
@@ -156,7 +159,7 @@ class Agent:
         if self.max_usd is not None:
             caps.append(Cap(self.max_usd))
         if self.session_max_usd is not None:
-            caps.append(Cap(self.session_max_usd, "session cap", spent=self.spent))
+            caps.append(Cap(self.session_max_usd, "session cap", spent=self.spent + self.unknown_worst))
         return min(caps, key=lambda cap: cap.left, default=None)
 
     def resume(self, messages: list[dict[str, Any]], *, spent: float = 0.0, local_data: bool = False) -> None:
@@ -238,8 +241,11 @@ class Agent:
             usage=planner.usage,
             cost_usd=planner.cost if planner.requests else 0.0,
             balance=planner.balance,
+            unmeasured=planner.unmeasured,
+            notes=tuple(planner.notes),
         )
-        self.spent += receipt.cost_usd or 0.0
+        self.spent += planner.known_cost
+        self.unknown_worst += planner.unknown_worst
         warning = deprecation(planner.headers)
         if warning is not None and warning not in self.notices:
             self.notices.add(warning)

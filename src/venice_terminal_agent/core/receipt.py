@@ -27,6 +27,8 @@ class Exit(StrEnum):
     MODEL_ERROR = "model_error"
     CANCELLED = "cancelled"
     COST_CAP = "cost_cap"  # the next model request could pass the money cap (checked before it)
+    OUTPUT_LIMIT = "output_limit"  # the answer was cut at the output limit: partial
+    KEY_REJECTED = "key_rejected"  # the model server refused the API key (401/403): setup to fix
 
 
 # The process exit status of a one-shot command for each exit; 2 is kept for usage and
@@ -40,6 +42,8 @@ EXIT_STATUS: dict[Exit, int] = {
     Exit.MODEL_ERROR: 7,
     Exit.CANCELLED: 130,
     Exit.COST_CAP: 8,
+    Exit.OUTPUT_LIMIT: 10,
+    Exit.KEY_REJECTED: 11,  # also a key refused at start-up, before any question
 }
 USAGE_ERROR_STATUS = 2
 
@@ -161,6 +165,8 @@ class Receipt:
     cost_usd: float | None = None
     partial: bool = False
     balance: dict[str, str] | None = None
+    unmeasured: int = 0
+    notes: tuple[str, ...] = ()
 
     @property
     def calls(self) -> int:
@@ -190,6 +196,10 @@ class Receipt:
             data["partial"] = self.partial
         if self.balance:
             data["balance"] = dict(self.balance)
+        if self.unmeasured:
+            data["unmeasured_requests"] = self.unmeasured
+        if self.notes:
+            data["notes"] = list(self.notes)
         # Results are JSON-able by contract; anything else is shown as text, never a crash.
         return json.loads(json.dumps(data, ensure_ascii=False, default=str))
 
@@ -201,6 +211,9 @@ class Receipt:
             parts.append(plural(self.rounds, "round"))
         if self.model is not None:
             used = tokens(self.usage or {})
-            parts.append(f"{used:,} token" + ("" if used == 1 else "s"))
+            if self.unmeasured and not used:
+                parts.append("tokens unknown")  # the server sent no counts: never a measured-looking 0
+            else:  # some responses came without counts: the total is a floor
+                parts.append(f"{used:,}{'+' if self.unmeasured else ''} token" + ("" if used == 1 else "s"))
             parts.append("cost unknown" if self.cost_usd is None else usd(self.cost_usd))
         return " · ".join(parts)

@@ -89,8 +89,11 @@ class OpenAIHttp:
 
     async def stream(self, path: str, body: Mapping[str, Any]) -> httpx2.Response:
         """`POST path` with `body`, its answer still streaming (read it with `events`)."""
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-        return await self._send("POST", path, content, stream=True)
+        return await self._send("POST", path, _json(body), stream=True)
+
+    async def post(self, path: str, body: Mapping[str, Any]) -> httpx2.Response:
+        """`POST path` with `body`, its answer read whole (a request made without `stream`)."""
+        return await self._send("POST", path, _json(body), stream=False)
 
     async def _send(self, method: str, path: str, content: bytes | None, *, stream: bool) -> httpx2.Response:
         headers = self._headers if content is None else {**self._headers, "Content-Type": "application/json"}
@@ -103,6 +106,10 @@ class OpenAIHttp:
                 await response.aread()
             raise StatusError(response)
         return response
+
+
+def _json(body: Mapping[str, Any]) -> bytes:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 class _Client(httpx2.AsyncClient):
