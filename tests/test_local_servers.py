@@ -87,7 +87,10 @@ async def test_a_streamed_request_with_tools_answered_by_nothing_is_asked_again_
 
 
 async def test_unstreamed_tool_calls_come_back_whole_and_the_receipt_says_how_once() -> None:
-    script = {"profile": "no_streamed_tools", "replies": [echo_call("hi"), {"text": "It said hi."}, {"text": "Bye."}]}
+    script = {
+        "profile": "no_streamed_tools",
+        "replies": [echo_call("hi"), {"text": "It said hi."}, {"text": "Bye."}],
+    }
     async with agent_on(script) as (fake, agent):
         first = await agent.ask("what does echo say?")
         second = await agent.ask("and now?")
@@ -183,14 +186,14 @@ async def test_openai_itself_gets_max_completion_tokens_alone() -> None:
 # Faults 3 and 4: unknown stays unknown ------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "failing", [{"status": 400}, {"text": "half", "cut": 2}], ids=["refused", "cut off"]
-)
+@pytest.mark.parametrize("failing", [{"status": 400}, {"text": "half", "cut": 2}], ids=["refused", "cut off"])
 async def test_a_failed_question_on_a_server_with_no_prices_costs_unknown(failing: dict) -> None:
     async with agent_on([failing] * 3) as (_, agent):
         receipt = await agent.ask("hi")
     assert receipt.stopped_because is Exit.MODEL_ERROR
     assert receipt.cost_usd is None and "cost unknown" in receipt.summary()
+    # Refused outright, it took no tokens; cut off, nobody knows how many.
+    assert ("tokens unknown" in receipt.summary()) is ("cut" in failing)
 
 
 async def test_a_cancelled_question_costs_unknown() -> None:
@@ -209,7 +212,7 @@ async def test_a_cancelled_question_costs_unknown() -> None:
         receipts.append(await task)
     (receipt,) = receipts
     assert receipt.stopped_because is Exit.CANCELLED
-    assert receipt.cost_usd is None and "cost unknown" in receipt.summary()
+    assert receipt.cost_usd is None and receipt.summary().endswith("tokens unknown · cost unknown")
 
 
 async def test_a_request_refused_by_a_server_with_prices_costs_nothing() -> None:

@@ -200,7 +200,11 @@ class VeniceClient:
         if not isinstance(answer, dict):
             raise ModelError("the model server's reply could not be read: it is not a JSON object")
         choices = [
-            {"index": c.get("index", 0), "delta": c.get("message") or {}, "finish_reason": c.get("finish_reason")}
+            {
+                "index": c.get("index", 0),
+                "delta": c.get("message") or {},
+                "finish_reason": c.get("finish_reason"),
+            }
             for c in answer.get("choices") or ()
             if isinstance(c, dict)
         ]

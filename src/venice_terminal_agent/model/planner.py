@@ -9,9 +9,10 @@ Money: every response's usage is added up whole and costed (the server's figure,
 prices from `/models`); with a cap, each request's worst cost is checked before it is made
 (`cost_cap`). A cost that cannot be known stays unknown (a server with no prices, a response
 with no usage, a request that failed after reaching the model or was cancelled), never $0.00,
-and counts against the cap as its worst case. When the loop stops on `budget`, `max_rounds` or `repeated_call`, `conclude`
-makes one last request without tools so the person gets a partial answer from what was
-gathered and paid for.
+and counts against the cap as its worst case. An answer cut at the output limit (`length`)
+ends `output_limit`, partial. When the loop stops on `budget`, `max_rounds` or
+`repeated_call`, `conclude` makes one last request without tools so the person gets a
+partial answer from what was gathered and paid for.
 """
 
 from __future__ import annotations
@@ -140,7 +141,7 @@ class LLMPlanner:
             turn = await self.client.complete(self.model, messages, tools, **options)
         except ModelError as error:
             self.unpaid(worst, error)
-            # A rejected key is the setup to fix (exit status 2), not the model failing.
+            # A rejected key is the setup to fix (its own exit), not the model failing.
             exit = Exit.KEY_REJECTED if error.status in (401, 403) else Exit.MODEL_ERROR
             return Stop(exit, error.message)
         except asyncio.CancelledError:
@@ -177,10 +178,13 @@ class LLMPlanner:
             self.notes.append(turn.note)
 
     def unpaid(self, worst: float | None, error: ModelError | None) -> None:
-        """A request that got no answer: free when the server refused it outright (an HTTP
-        error status: nothing was generated) and prices are known; unknown otherwise (it may
-        have been cut, or cancelled, after the model began)."""
+        """A request that got no answer: free, and no tokens, when the server refused it outright
+        (an HTTP error status: nothing was generated; the cost is said only where prices are
+        known); cost and tokens unknown otherwise (it may have been cut, or cancelled, after
+        the model began)."""
         refused = error is not None and error.status is not None
+        if not refused:
+            self.unmeasured += 1  # the model may have begun: its tokens are not known either
         self.spend(0.0 if refused and self.facts.prices is not None else None, worst)
 
     def spend(self, cost: float | None, worst: float | None) -> None:
@@ -192,10 +196,13 @@ class LLMPlanner:
         if self.cap is not None:  # an unknown cost counts as the most it could have been
             self.cap.spent += cost if cost is not None else worst or 0.0
 
-    def worst(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], limit: int | None = None) -> float | None:
-        """The most the next request can cost, or None when prices or the output limit are unknown."""
+    def worst(
+        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], limit: int | None = None
+    ) -> float | None:
+        """The most the next request can cost, under a cap (nothing else needs it); None without
+        a cap, or when prices or the output limit are unknown."""
         prices, limit = self.facts.prices, self.output_limit() if limit is None else limit
-        if prices is None or limit is None:
+        if self.cap is None or prices is None or limit is None:
             return None
         return prices.worst(self.input_bound(messages, tools), limit)
 

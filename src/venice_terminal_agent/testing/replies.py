@@ -31,7 +31,7 @@ PROFILES = {
     "no_streamed_tools": "a streamed request with tools gets HTTP 200 and an empty body, and uses "
     "no reply (llama-cpp-python: 'Automatic streaming tool choice is not supported')",
     "v1_routes": "serves /v1/models and /v1/chat/completions only (no Venice traits, no "
-    "model_spec); any other path is a 404 {\"detail\": \"Not Found\"}, as FastAPI answers",
+    'model_spec); any other path is a 404 {"detail": "Not Found"}, as FastAPI answers',
 }
 # Everything llama-cpp-python 0.3's server showed at once.
 PROFILE_SETS = {"llama-cpp-python": ("no_usage", "max_tokens_only", "no_streamed_tools", "v1_routes")}
@@ -217,7 +217,10 @@ def completion(
 
 def models_body(script: dict[str, Any]) -> dict[str, Any]:
     if "v1_routes" in script["profile"]:  # a plain OpenAI listing, as local servers give
-        data = [{"id": model, "object": "model", "owned_by": "me", "created": 0} for model in script.get("models", ["fake-model"])]
+        data = [
+            {"id": model, "object": "model", "owned_by": "me", "created": 0}
+            for model in script.get("models", ["fake-model"])
+        ]
         return {"object": "list", "data": data}
     traits = traits_of(script)
     data = [

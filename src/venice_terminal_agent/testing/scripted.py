@@ -124,7 +124,9 @@ class Scripted:
         if "status" in reply:
             return Answer(reply["status"], headers, replies.error_body(reply), delay=delay)
         if reply.get("empty"):  # HTTP 200 and not one byte, streamed or not
-            return Answer(200, [("content-type", "text/event-stream"), *headers], events=[], cut=True, delay=delay)
+            return Answer(
+                200, [("content-type", "text/event-stream"), *headers], events=[], cut=True, delay=delay
+            )
         reply = replies.within(reply, replies.output_limit(body, profile))
         created, model = int(time.time()), body["model"]
         if not body.get("stream"):
