@@ -76,6 +76,7 @@ def test_plain_output_streams_the_answer_and_ends_with_the_receipt_line(tmp_path
         ([call("list_files", path=".")], ["--max-rounds", "1"], "max_rounds", 6),
         ([{"status": 400, "error": "bad request"}], [], "model_error", 7),
         ({"replies": [], "model_spec": PRICED}, ["--max-usd", "0.0001"], "cost_cap", 8),
+        ([{"status": 401}], [], "key_rejected", 11),
     ],
 )
 def test_each_exit_has_its_documented_status(
