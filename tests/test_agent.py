@@ -427,7 +427,7 @@ async def test_local_data_asks_for_the_rest_of_the_conversation_until_clear(tmp_
 
 async def test_a_rolled_back_question_takes_its_local_data_with_it(tmp_path) -> None:
     (tmp_path / "notes.txt").write_text("private", encoding="utf-8")
-    script = [calls(("read_file", {"path": "notes.txt"})), {"status": 401}]
+    script = [calls(("read_file", {"path": "notes.txt"})), {"status": 400}]
     async with agent_on(script, tools=builtin_toolbox(tmp_path)) as (_, agent):
         receipt = await agent.ask("read my notes")
     assert receipt.stopped_because is Exit.MODEL_ERROR and receipt.steps[0].result == "private"

@@ -13,6 +13,7 @@ import pytest
 
 from cli_support import COMMAND, PYTHON, clean_env, fake_venice
 from venice_terminal_agent.config import load_settings
+from venice_terminal_agent.core.receipt import EXIT_STATUS, Exit
 from venice_terminal_agent.mcp.config import parse_servers
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -52,11 +53,23 @@ def test_a_malformed_base_url_is_one_line_and_exit_2_before_any_request(
 
 
 @pytest.mark.parametrize("model", [["--model", "fake-model"], []], ids=["with --model", "discovered"])
-def test_a_key_rejected_on_the_first_chat_request_exits_2(tmp_path: Path, model: list[str]) -> None:
+def test_a_key_rejected_on_the_first_chat_request_ends_key_rejected_and_its_status_says_so(
+    tmp_path: Path, model: list[str]
+) -> None:
+    # Issue 22, fault 10: the receipt said `model_error` while the process exited 2.
     with fake_venice([{"status": 401, "error": "Authentication failed"}], tmp_path) as fake:
         done = run(tmp_path, fake.base_url, *model, "--mcp-config", str(time_only(tmp_path)), "hello")
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "rejected the API key" in done.stdout + done.stderr
+    assert done.returncode == EXIT_STATUS[Exit.KEY_REJECTED] == 13, done.stdout + done.stderr
+    assert "rejected the API key" in done.stdout
+    assert done.stdout.splitlines()[-1].startswith("stopped: key_rejected · 0 calls")
+
+
+def test_a_key_rejected_at_start_up_exits_as_a_rejected_key_in_a_question_does(tmp_path: Path) -> None:
+    failing = {"replies": [], "models_error": {"status": 401, "error": "Authentication failed"}}
+    with fake_venice(failing, tmp_path) as fake:  # model discovery is the first request
+        done = run(tmp_path, fake.base_url, "--no-mcp", "hello")
+    assert done.returncode == EXIT_STATUS[Exit.KEY_REJECTED], done.stdout + done.stderr
+    assert "rejected the API key" in done.stderr and done.stdout == ""
 
 
 def test_an_unset_variable_disables_that_server_alone_with_a_warning(tmp_path: Path) -> None:

@@ -76,6 +76,7 @@ def test_plain_output_streams_the_answer_and_ends_with_the_receipt_line(tmp_path
         ([call("list_files", path=".")], ["--max-rounds", "1"], "max_rounds", 6),
         ([{"status": 400, "error": "bad request"}], [], "model_error", 7),
         ({"replies": [], "model_spec": PRICED}, ["--max-usd", "0.0001"], "cost_cap", 8),
+        ([{"status": 401}], [], "key_rejected", 13),
     ],
 )
 def test_each_exit_has_its_documented_status(
@@ -263,7 +264,7 @@ def test_secrets_a_server_echoes_are_masked_on_every_output_path(tmp_path: Path)
             run = [COMMAND, "--mcp-config", str(config), *args, "hi"]
             done = subprocess.run(run, capture_output=True, text=True, cwd=tmp_path, timeout=60, check=False,
                                   env=clean_env(tmp_path, fake.base_url, **secrets))  # fmt: skip
-            assert done.returncode == 2, done.stderr  # a rejected key is the setup to fix
+            assert done.returncode == 13, done.stderr  # key_rejected: the setup to fix
             shown += [done.stdout, done.stderr]
     refusal = json.loads(shown[0])["refusal"]
     assert refusal.startswith("the model server rejected the API key (401 Unauthorized: the API key *** is")
@@ -279,7 +280,7 @@ def test_secrets_a_server_echoes_are_masked_on_every_output_path(tmp_path: Path)
         run = [COMMAND, "--mcp-config", str(config), "hi"]
         done = subprocess.run(run, capture_output=True, text=True, cwd=tmp_path, timeout=60, check=False,
                               env=clean_env(tmp_path, fake.base_url, **secrets))  # fmt: skip
-    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.returncode == 13 and done.stderr.count("\n") == 1, done.stderr
     assert "the API key *** is invalid" in done.stderr
     shown += [done.stdout, done.stderr, (tmp_path / "runs.db").read_bytes().decode("utf-8", "replace")]
     for text in shown:

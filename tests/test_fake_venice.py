@@ -146,6 +146,24 @@ async def test_running_out_of_script_fails_loudly() -> None:
 def test_a_typo_in_a_script_is_refused_at_once() -> None:
     with pytest.raises(ScriptError, match="reply 2: unknown keys"):
         FakeVenice([{"text": "a"}, {"txt": "b"}])
+    with pytest.raises(
+        ScriptError, match="unknown profile 'no_usgae' \\(known: llama-cpp-python, max_tokens_only"
+    ):
+        FakeVenice({"profile": ["no_streamed_tools", "no_usgae"]})
+
+
+async def test_a_local_server_profile_serves_v1_alone_and_plain_listings() -> None:
+    async with FakeVenice({"profile": "llama-cpp-python"}) as fake:
+        assert fake.base_url.endswith("/v1")
+        async with httpx2.AsyncClient() as http:
+            models = (await http.get(fake.base_url + "/models")).json()
+            traits = await http.get(fake.base_url + "/models/traits")
+            elsewhere = await http.get(fake.base_url.removesuffix("/v1") + "/models")
+    assert models == {
+        "object": "list",
+        "data": [{"id": "fake-model", "object": "model", "owned_by": "me", "created": 0}],
+    }
+    assert traits.status_code == elsewhere.status_code == 404 and elsewhere.json() == {"detail": "Not Found"}
 
 
 async def test_runs_as_a_command_and_records_without_the_key(tmp_path) -> None:

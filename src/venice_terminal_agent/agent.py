@@ -146,6 +146,9 @@ class Agent:
         self.max_usd, self.session_max_usd = max_usd, session_max_usd
         self.sampling = sampling  # where servers' sampling requests arrive; None: not offered
         self.spent = 0.0  # USD this session, as the receipts say
+        # The most the session's requests of unknown cost could have cost: the session cap
+        # counts them so (a server that sent no usage).
+        self.unknown_worst = 0.0
         self.schema = schema
         self.private, self.private_refusal = private, private_refusal
         if private is not None:
@@ -208,7 +211,7 @@ class Agent:
         if self.max_usd is not None:
             caps.append(Cap(self.max_usd))
         if self.session_max_usd is not None:
-            caps.append(Cap(self.session_max_usd, "session cap", spent=self.spent))
+            caps.append(Cap(self.session_max_usd, "session cap", spent=self.spent + self.unknown_worst))
         return min(caps, key=lambda cap: cap.left, default=None)
 
     def offered(self, messages: list[dict[str, Any]]) -> list[ToolSpec]:
@@ -363,8 +366,11 @@ class Agent:
             e2ee=self.private.report() if self.private is not None else None,
             schema=self.schema is not None,
             parsed=planner.parsed if receipt.stopped_because is Exit.ANSWERED else None,
+            unmeasured=planner.unmeasured,
+            notes=tuple(planner.notes),
         )
-        self.spent += receipt.cost_usd or 0.0
+        self.spent += planner.known_cost
+        self.unknown_worst += planner.unknown_worst
         warning = deprecation(planner.headers)
         if warning is not None and warning not in self.notices:
             self.notices.add(warning)

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..config import ConfigError, Settings
 from ..core.errors import VeniceAgentError
-from ..core.receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Exit
+from ..core.receipt import EXIT_STATUS, Exit
 from .runtime import Flags, load, settings_from
 from .terminal import cancellable, cancelled_receipt, fail
 
@@ -225,7 +225,7 @@ async def _converse(runtime: Any, flags: Flags, question: str | None, agent: Any
         )
         await repl.run()
         # Read from a pipe, the session ends with its last question's status, as a script would.
-        return status(runtime, repl.last) if piped and repl.last is not None else 0
+        return repl.last.exit_status if piped and repl.last is not None else 0
     renderer = Renderer(console, console if flags.json_output else make_console())
     try:
         receipt = await cancellable(agent.ask(question, events=renderer, budget=flags.budget))
@@ -236,11 +236,4 @@ async def _converse(runtime: Any, flags: Flags, question: str | None, agent: Any
     if flags.json_output:
         sys.stdout.write(receipt_json(receipt) + "\n")
         sys.stdout.flush()
-    return status(runtime, receipt)
-
-
-def status(runtime: Any, receipt: Any) -> int:
-    """The exit status of a question; a key refused on the first request is a setup error."""
-    if receipt.stopped_because is Exit.MODEL_ERROR and runtime.client.key_rejected:
-        return USAGE_ERROR_STATUS
-    return receipt.exit_status
+    return receipt.exit_status  # a key refused is the receipt's own exit, key_rejected (13)

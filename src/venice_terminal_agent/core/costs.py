@@ -36,6 +36,11 @@ def add_usage(total: Mapping[str, Any], more: Mapping[str, Any]) -> dict[str, An
     return joined
 
 
+def measured(usage: Mapping[str, Any]) -> bool:
+    """The server said how many tokens a response took (llama-cpp-python's stream does not)."""
+    return any(_number(usage.get(key)) for key in ("prompt_tokens", "completion_tokens", "total_tokens"))
+
+
 def tokens(usage: Mapping[str, Any]) -> int:
     total = usage.get("total_tokens")
     if isinstance(total, int | float) and _number(total):

@@ -61,9 +61,12 @@ class ModelError(VeniceAgentError):
 
     @property
     def exit_status(self) -> int:  # type: ignore[override]
-        # A rejected key or an empty balance is the user's setup to fix; anything else is the
-        # model API failing, as a question's `model_error` would be.
-        return USAGE_ERROR_STATUS if self.status in (401, 402, 403) else EXIT_STATUS[Exit.MODEL_ERROR]
+        # A rejected key ends as a question's `key_rejected` does, at start-up too; an empty
+        # balance is the user's setup to fix; anything else is the model API failing, as a
+        # question's `model_error` would be.
+        if self.status in (401, 403):
+            return EXIT_STATUS[Exit.KEY_REJECTED]
+        return USAGE_ERROR_STATUS if self.status == 402 else EXIT_STATUS[Exit.MODEL_ERROR]
 
 
 class ContextFullError(ModelError):

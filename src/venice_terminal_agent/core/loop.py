@@ -59,10 +59,12 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Stop:
-    """A planner's way to end the run itself (the model API failed, say)."""
+    """A planner's way to end the run itself (the model API failed, say); with `answer`, the
+    run ends with that answer marked partial (the output limit cut it)."""
 
     exit: Exit
     refusal: str
+    answer: str | None = None
 
 
 Move = Answer | Call | Sequence[Call] | Stop | None
@@ -189,7 +191,8 @@ class _Run:
                 if isinstance(move, Answer):
                     return self.finish(Exit.ANSWERED, answer=move.text)
                 if isinstance(move, Stop):
-                    return self.finish(move.exit, refusal=move.refusal)
+                    partial = move.answer is not None
+                    return self.finish(move.exit, answer=move.answer, refusal=move.refusal, partial=partial)
                 batch = [move] if isinstance(move, Call) else list(move or ())
                 if not batch:
                     return self.finish(
@@ -219,6 +222,8 @@ class _Run:
         self.tally.rounds += 1  # a request was made
         if isinstance(move, Answer):
             return self.finish(exit, answer=move.text, refusal=refusal, partial=True)
+        if isinstance(move, Stop) and move.answer is not None:  # that answer was cut short too
+            return self.finish(exit, answer=move.answer, refusal=f"{refusal}; {move.refusal}", partial=True)
         return self.finish(exit, refusal=refusal)  # the last request failed: no partial answer
 
     async def play(

@@ -33,6 +33,8 @@ class Exit(StrEnum):
     # answer): the question stopped, and nothing went out in plaintext.
     PRIVATE_FAILED = "private_failed"
     SCHEMA_MISMATCH = "schema_mismatch"  # the answer did not match --schema, asked twice
+    OUTPUT_LIMIT = "output_limit"  # the answer was cut at the output limit: partial
+    KEY_REJECTED = "key_rejected"  # the model server refused the API key (401/403): setup to fix
 
 
 # The process exit status of a one-shot command for each exit; 2 is kept for usage and
@@ -46,9 +48,11 @@ EXIT_STATUS: dict[Exit, int] = {
     Exit.MODEL_ERROR: 7,
     Exit.CANCELLED: 130,
     Exit.COST_CAP: 8,
+    Exit.OUTPUT_LIMIT: 9,
     Exit.CONTEXT_FULL: 10,
     Exit.PRIVATE_FAILED: 11,
     Exit.SCHEMA_MISMATCH: 12,
+    Exit.KEY_REJECTED: 13,  # also a key refused at start-up, before any question
 }
 USAGE_ERROR_STATUS = 2
 
@@ -183,6 +187,8 @@ class Receipt:
     e2ee: dict[str, Any] | None = None  # an encrypted question: what was verified, and what not
     schema: bool = False  # the answer was asked to match a JSON schema (--schema)
     parsed: Any = None  # that answer, parsed and valid (None when it was not)
+    unmeasured: int = 0
+    notes: tuple[str, ...] = ()
 
     @property
     def calls(self) -> int:
@@ -222,6 +228,10 @@ class Receipt:
             data["e2ee"] = self.e2ee
         if self.schema:
             data["parsed"] = self.parsed
+        if self.unmeasured:
+            data["unmeasured_requests"] = self.unmeasured
+        if self.notes:
+            data["notes"] = list(self.notes)
         # Results are JSON-able by contract; anything else is shown as text, never a crash.
         return json.loads(json.dumps(data, ensure_ascii=False, default=str))
 
@@ -233,7 +243,10 @@ class Receipt:
             parts.append(plural(self.rounds, "round"))
         if self.model is not None:
             used = tokens(self.usage or {})
-            parts.append(f"{used:,} token" + ("" if used == 1 else "s"))
+            if self.unmeasured and not used:
+                parts.append("tokens unknown")  # the server sent no counts: never a measured-looking 0
+            else:  # some responses came without counts: the total is a floor
+                parts.append(f"{used:,}{'+' if self.unmeasured else ''} token" + ("" if used == 1 else "s"))
             parts.append("cost unknown" if self.cost_usd is None else usd(self.cost_usd))
         if self.context_tokens and self.context_window:  # `34% of 128k`: how full the window is
             parts.append(window_used(self.context_tokens, self.context_window))

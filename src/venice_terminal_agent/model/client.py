@@ -21,9 +21,9 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from ..core.defaults import VENICE_BASE_URL
-from ..core.events import EventSink, TextDelta, TextDiscarded, ignore
+from ..core.events import EventSink, Notice, TextDelta, TextDiscarded, ignore
 from ..core.scrub import redact
-from .errors import ModelError, NoModelError, describe, foreign_errors, one_line
+from .errors import EmptyReply, ModelError, NoModelError, describe, foreign_errors, one_line
 from .models import ModelFacts, is_llama_cpp, props_window, venice_headers
 from .retry import FailureWindow, RetryPolicy, next_wait
 from .stream import Assembler, Completion
@@ -33,6 +33,11 @@ CONNECT_TIMEOUT = 10.0  # seconds to open a connection to the model server
 READ_TIMEOUT = 120.0  # seconds of silence allowed between two chunks of an answer
 DISCOVERY_TIMEOUT = 30.0  # seconds model discovery may take in all, then start-up gives up
 T = TypeVar("T")
+# Said once, on the terminal and on the receipt of the question it happened in.
+UNSTREAMED_TOOLS = (
+    "this model server sends nothing back for a streamed request with tools, so requests with "
+    "tools go without streaming from now on (their answers appear whole)"
+)
 
 
 def complete_or_raise(turn: Completion) -> Completion:
@@ -81,18 +86,18 @@ class VeniceClient:
         self.retry = retry or RetryPolicy()
         self.failures = FailureWindow(self.retry.window, self.retry.clock)
         host = urlsplit(self.base_url).hostname or ""
-        # OpenAI's own API refuses unknown fields; everybody else ignores or wants this.
-        self.venice_parameters = (
-            venice_parameters if venice_parameters is not None else "openai.com" not in host
-        )
+        # OpenAI's own API refuses unknown fields, and `max_tokens` on its reasoning models;
+        # everybody else ignores or wants them.
+        self.openai = "openai.com" in host
+        self.venice_parameters = venice_parameters if venice_parameters is not None else not self.openai
+        # A server that sent nothing for a streamed request with tools (llama-cpp-python): the
+        # session's later requests with tools go unstreamed at once.
+        self.unstreamed_tools = False
         # A dead host fails fast (connect); a slow model may think, but not fall silent (read).
         limits = httpx2.Timeout(timeout, connect=connect_timeout)
         self._openai = OpenAIHttp(api_key, self.base_url, limits, http_client)
         self.discovery_timeout = discovery_timeout
         self.answered = False  # a chat request has succeeded
-        # The first chat request was refused 401/403: the key is the user's setup to fix (exit
-        # 2), whether or not model discovery (which may be skipped with --model) already said so.
-        self.key_rejected = False
         self._listing: Any = None  # GET /models, asked at most once per session
         self._listing_error: str | None = None  # why GET /models failed, when it did
         # A model used end-to-end encrypted (`private.E2EE`, set by the agent that uses it):
@@ -133,6 +138,9 @@ class VeniceClient:
             body["temperature"] = temperature
         if max_completion_tokens is not None:
             body["max_completion_tokens"] = max_completion_tokens
+            if not self.openai:
+                # The older name, the only one llama-cpp-python reads; Venice takes both.
+                body["max_tokens"] = max_completion_tokens
         if prompt_cache_key is not None:
             body["prompt_cache_key"] = prompt_cache_key
         if response_format is not None:
@@ -174,17 +182,67 @@ class VeniceClient:
             attempt += 1
             shown = [False]
             try:
-                completion = await self._stream(body, extra, emit, shown)
+                completion = await self._attempt(body, extra, emit, shown)
                 self.answered = True
                 return completion
             except ModelError as error:  # only failed requests, translated in `_stream`
                 problem = self._masked(error)
-                if problem.status in (401, 403) and not self.answered:
-                    self.key_rejected = True
                 wait = next_wait(self.retry, problem, attempt, self.failures.add())
                 if shown[0]:
                     emit(TextDiscarded())
             await self.retry.sleep(wait)
+
+    async def _attempt(
+        self, body: dict[str, Any], extra: dict[str, Any] | None, emit: EventSink, shown: list[bool]
+    ) -> Completion:
+        """One try of the request: streamed, or whole when this server cannot stream tool calls."""
+        tools = bool(body.get("tools"))
+        if tools and self.unstreamed_tools:
+            return await self._whole(body, extra, emit, shown)
+        try:
+            return await self._stream(body, extra, emit, shown)
+        except EmptyReply:
+            if not tools:
+                raise
+        # Nothing at all came back for a streamed request with tools: the same request again,
+        # not streamed (llama-cpp-python cannot stream "auto" tool choice, and says so only in
+        # its own log).
+        self.unstreamed_tools = True
+        emit(Notice(UNSTREAMED_TOOLS))
+        turn = await self._whole(body, extra, emit, shown)
+        turn.note = UNSTREAMED_TOOLS
+        return turn
+
+    async def _whole(
+        self, body: dict[str, Any], extra: dict[str, Any] | None, emit: EventSink, shown: list[bool]
+    ) -> Completion:
+        """The request without `stream`: the whole completion, read as one chunk of a stream."""
+        foreign = foreign_errors()
+        whole = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
+        try:
+            response = await self._openai.post("/chat/completions", {**whole, **(extra or {})})
+            answer = response.json()
+        except foreign as error:
+            raise describe(error, self.base_url) from error
+        if not isinstance(answer, dict):
+            raise ModelError("the model server's reply could not be read: it is not a JSON object")
+        choices = [
+            {
+                "index": c.get("index", 0),
+                "delta": c.get("message") or {},
+                "finish_reason": c.get("finish_reason"),
+            }
+            for c in answer.get("choices") or ()
+            if isinstance(c, dict)
+        ]
+        assembler = Assembler()
+        text = assembler.feed({**answer, "choices": choices})
+        if text:
+            shown[0] = True
+            emit(TextDelta(text))
+        if tail := assembler.end():
+            emit(TextDelta(tail))
+        return self._finished(assembler, response)
 
     async def _stream(
         self, body: dict[str, Any], extra: dict[str, Any] | None, emit: EventSink, shown: list[bool]
@@ -203,6 +261,7 @@ class VeniceClient:
             raise describe(error, self.base_url) from error
         assembler = Assembler()
         chunks = events(response)
+        received = 0
         try:
             while True:
                 try:
@@ -211,6 +270,7 @@ class VeniceClient:
                     break
                 except foreign as error:
                     raise describe(error, self.base_url) from error
+                received += 1
                 text = assembler.feed(private.open(chunk) if private is not None else chunk)
                 if text:
                     shown[0] = True
@@ -220,6 +280,11 @@ class VeniceClient:
         finally:
             await chunks.aclose()
             await response.aclose()
+        if not received:
+            raise EmptyReply()  # told apart from a reply cut off: nothing was sent at all
+        return self._finished(assembler, response)
+
+    def _finished(self, assembler: Assembler, response: Any) -> Completion:
         turn = complete_or_raise(assembler.finish())
         turn.headers = venice_headers(response.headers)
         self.headers.update(turn.headers)
@@ -272,7 +337,7 @@ class VeniceClient:
             for trait in MODEL_TRAITS:
                 if isinstance(traits.get(trait), str) and traits[trait]:
                     return traits[trait]
-        models = self._listing = await self._get_data("models")
+        models = self._listing = await self._get_data("models", required=True)
         ids = (
             [m["id"] for m in models if isinstance(m, dict) and m.get("id")]
             if isinstance(models, list)
@@ -295,7 +360,7 @@ class VeniceClient:
         model's server at start so): a failure is the same `ModelError` discovery's is."""
         if self._listing is None:
             try:
-                self._listing = await self._within_discovery(self._get_data("models")) or []
+                self._listing = await self._within_discovery(self._get_data("models", required=True)) or []
             except ModelError as error:
                 if strict:
                     raise
@@ -320,15 +385,17 @@ class VeniceClient:
 
     async def check(self) -> None:
         """A `ModelError` unless the server answers its model listing now (what start-up asks)."""
-        await self._within_discovery(self._get_data("models"))
+        await self._within_discovery(self._get_data("models", required=True))
 
     async def list_models(self) -> list[Any]:
         """The server's models (`GET /models`): Venice's carry `model_spec.capabilities`."""
-        models = await self._get_data("models")
+        models = await self._get_data("models", required=True)
         return models if isinstance(models, list) else []
 
-    async def _get_data(self, path: str) -> Any:
-        """`data` of a GET, or None when the server does not have that route (not Venice)."""
+    async def _get_data(self, path: str, *, required: bool = False) -> Any:
+        """`data` of a GET, or None when the server does not have that route (not Venice).
+        `required`: every OpenAI-compatible server has it (`/models`), so a 404 means the base
+        URL is wrong, said with the URL asked."""
         try:
             # The whole response, for its headers (Venice may say the balance on any answer).
             response = await self._openai.get(path)
@@ -338,7 +405,7 @@ class VeniceClient:
             return None  # not JSON: not an OpenAI-compatible listing
         except foreign_errors() as error:
             problem = self._masked(describe(error, self.base_url))
-            if problem.status in (404, 405):
+            if problem.status in (404, 405) and not required:
                 return None
             raise ModelError(
                 one_line(f"cannot list models: {problem.message}"), status=problem.status

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..core.errors import ContextFullError, ModelError
 from ..core.errors import NoModelError as NoModelError  # its old home: still imports from here
@@ -34,16 +35,50 @@ CONTEXT_FULL = re.compile(
 )
 
 
+# The last segment of an API root: /v1, /api/v1, /v1beta, /openai/v2 ...
+VERSIONED = re.compile(r"/v\d+[a-z0-9]*/?$")
+
+
+class EmptyReply(ModelError):
+    """HTTP 200 and not one event: the server sent nothing at all (not a reply cut off).
+    llama-cpp-python answers a streamed request with tools so."""
+
+    def __init__(self) -> None:
+        super().__init__(EMPTY_REPLY, retryable=True)
+
+
+EMPTY_REPLY = "the model server sent an empty reply: HTTP 200 with nothing in it, not one event"
+
+
+def v1_hint(base_url: str) -> str:
+    """After a 404: the /v1 a base URL with no version in its path probably lacks ("" if none)."""
+    if not base_url or VERSIONED.search(urlsplit(base_url).path):
+        return ""
+    return (
+        f"; OpenAI-compatible servers serve their API under /v1: try {base_url.rstrip('/')}/v1 "
+        "as the base URL (--base-url or VENICE_BASE_URL)"
+    )
+
+
 def from_response(
-    status: int, headers: Mapping[str, str], body: Any, clock: Callable[[], float] = time.time
+    status: int,
+    headers: Mapping[str, str],
+    body: Any,
+    clock: Callable[[], float] = time.time,
+    *,
+    request: str = "",
+    base_url: str = "",
 ) -> ModelError:
-    """The error for an HTTP answer `status` with `body` (parsed JSON, or text)."""
+    """The error for an HTTP answer `status` with `body` (parsed JSON, or text); `request` is
+    `POST https://…/chat/completions`, said on a 404 with the /v1 the base URL may lack."""
     try:
         name = f"{status} {HTTPStatus(status).phrase}"
     except ValueError:
         name = str(status)
     detail = body_message(body) or "no details given"
-    if status == 401:
+    if status == 404 and request:  # the URL asked, and the /v1 it may lack
+        line = f"{request} answered {name}: {detail}{v1_hint(base_url)}"
+    elif status == 401:
         line = f"the model server rejected the API key ({name}: {detail}); check VENICE_API_KEY"
     elif status == 402:
         line = f"the account balance is out ({name}: {detail}); top up at {TOP_UP}"
@@ -75,7 +110,8 @@ def body_message(body: Any) -> str:
         message = str(error.get("message") or error.get("type") or json.dumps(error))
         code = error.get("code")
         return f"{message} ({code})" if code and str(code) not in message else message
-    message = str(error or body.get("message") or json.dumps(body))
+    detail = body.get("detail")  # FastAPI's {"detail": "Not Found"} (llama-cpp-python, vLLM)
+    message = str(error or body.get("message") or (detail if isinstance(detail, str) else json.dumps(body)))
     problems = list(_zod_problems(body.get("details")))
     if problems:
         message += " (" + "; ".join(problems) + ")"
@@ -155,7 +191,13 @@ def describe(error: BaseException, base_url: str = "", clock: Callable[[], float
             body: Any = response.json()
         except (ValueError, httpx2.ResponseNotRead):
             body = response.text if response.is_closed else ""
-        return from_response(response.status_code, response.headers, body, clock)
+        try:
+            asked = f"{response.request.method} {response.request.url}"
+        except RuntimeError:  # a response built by hand, with no request
+            asked = ""
+        return from_response(
+            response.status_code, response.headers, body, clock, request=asked, base_url=base_url
+        )
     if isinstance(error, httpx2.TimeoutException):
         return ModelError(f"the model server at {base_url} did not answer in time", retryable=True)
     if isinstance(error, (httpx2.RequestError, *_unmapped())):

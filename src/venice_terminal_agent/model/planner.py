@@ -18,10 +18,17 @@ like the others; the system messages and the last user turns stay whole, and the
 always before a user turn, so no tool call is parted from its answer. A request that still
 cannot fit is not made (`context_full`); a compaction that fails leaves the messages as they
 were.
+(`cost_cap`). A cost that cannot be known stays unknown (a server with no prices, a response
+with no usage, a request that failed after reaching the model or was cancelled), never $0.00,
+and counts against the cap as its worst case. An answer cut at the output limit (`length`)
+ends `output_limit`, partial. When the loop stops on `budget`, `max_rounds` or
+`repeated_call`, `conclude` makes one last request without tools so the person gets a
+partial answer from what was gathered and paid for.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
@@ -36,7 +43,7 @@ from ..core.context import (
     marker,
     request_bytes,
 )
-from ..core.costs import Cap, add_usage, round_cost
+from ..core.costs import Cap, add_usage, measured, round_cost
 from ..core.errors import ContextFullError, PrivateError
 from ..core.events import EventSink, Notice, RoundStarted
 from ..core.loop import DECLINED, Move, Outcome, Stop
@@ -130,14 +137,23 @@ class LLMPlanner:
         self.cap = cap
         self.max_completion_tokens = max_completion_tokens  # sent with each request when set
         self.usage: dict[str, Any] = {}
-        self.cost: float | None = 0.0  # None once a response's cost is unknown
+        self.known_cost = 0.0  # USD of the requests whose cost is known
+        self.cost_unknown = False  # a request's cost could not be known
+        self.unknown_worst = 0.0  # the most those requests of unknown cost could have cost
+        self.unmeasured = 0  # responses that came without token counts
         self.requests = 0
+        self.notes: list[str] = []  # how replies came, for the receipt (once each)
         self.served_by: str | None = None  # the model the server says answered
         self.headers: dict[str, str] = {}  # Venice's balance and deprecation headers, latest
 
     @property
     def balance(self) -> dict[str, str] | None:
         return balance(self.headers)
+
+    @property
+    def cost(self) -> float | None:
+        """USD this question spent; None once one request's cost is unknown."""
+        return None if self.cost_unknown else self.known_cost
 
     async def next(self, outcomes: Sequence[Outcome]) -> Move:
         self.answer_calls(outcomes)
@@ -210,6 +226,7 @@ class LLMPlanner:
         refusal = self.check_cap(messages, tools)
         if refusal is not None:
             return Stop(Exit.COST_CAP, refusal)
+        worst = self.worst(messages, tools)
         self.requests += 1
         options: dict[str, Any] = {"temperature": self.temperature, "events": self.events}
         if self.max_completion_tokens is not None:
@@ -223,14 +240,25 @@ class LLMPlanner:
             self.context_tokens = needed
             return Stop(Exit.CONTEXT_FULL, error.message)
         except ModelError as error:
-            exit = Exit.PRIVATE_FAILED if isinstance(error, PrivateError) else Exit.MODEL_ERROR
+            self.unpaid(worst, error)
+            if isinstance(error, PrivateError):
+                exit = Exit.PRIVATE_FAILED
+            elif error.status in (401, 403):  # a rejected key is the setup to fix, not the model failing
+                exit = Exit.KEY_REJECTED
+            else:
+                exit = Exit.MODEL_ERROR
             return Stop(exit, error.message)
-        self.account(turn)
+        except asyncio.CancelledError:
+            self.unpaid(worst, None)
+            raise
+        self.account(turn, worst)
         self.gauge.measured(size, turn.usage.get("prompt_tokens"))
         prompt = turn.usage.get("prompt_tokens")
         self.context_tokens = prompt if isinstance(prompt, int) and prompt > 0 else needed
         self.messages.append(turn.message)
         self.added.append(turn.message)
+        if turn.finish_reason == "length":
+            return self.cut(turn)
         if not turn.tool_calls:
             return Answer(turn.text)
         return [to_call(tool_call) for tool_call in turn.tool_calls]
@@ -305,15 +333,56 @@ class LLMPlanner:
             self.events(Notice(compacted_line(rounds, before, after)))
         return None
 
-    def account(self, turn: Completion) -> None:
-        """Add the response's usage and cost to the question's."""
+    def cut(self, turn: Completion) -> Stop:
+        """An answer the output limit cut short (`finish_reason: length`): partial, said so.
+        Calls it was proposing may be cut too, so they do not run; they leave the turn (an
+        unanswered call would make the conversation malformed)."""
+        message = self.messages[-1]
+        if message.pop("tool_calls", None) is not None:
+            message["content"] = message.get("content") or ""
+        used = turn.usage.get("completion_tokens")
+        limit = self.max_completion_tokens or (used if isinstance(used, int) and used > 0 else None)
+        return Stop(Exit.OUTPUT_LIMIT, output_cut(limit, self.max_completion_tokens is not None), turn.text)
+
+    def account(self, turn: Completion, worst: float | None = None) -> None:
+        """Add the response's usage and cost to the question's; `worst`: the most it could cost."""
         self.usage = add_usage(self.usage, turn.usage)
-        cost = round_cost(turn.usage, self.facts.prices)
-        self.cost = None if cost is None or self.cost is None else self.cost + cost
-        if self.cap is not None and cost is not None:
-            self.cap.spent += cost
+        if not measured(turn.usage):
+            self.unmeasured += 1
+        self.spend(round_cost(turn.usage, self.facts.prices), worst)
         self.served_by = turn.model or self.served_by
         self.headers.update(turn.headers)
+        if turn.note is not None and turn.note not in self.notes:
+            self.notes.append(turn.note)
+
+    def unpaid(self, worst: float | None, error: ModelError | None) -> None:
+        """A request that got no answer: free, and no tokens, when the server refused it outright
+        (an HTTP error status: nothing was generated; the cost is said only where prices are
+        known); cost and tokens unknown otherwise (it may have been cut, or cancelled, after
+        the model began)."""
+        refused = error is not None and error.status is not None
+        if not refused:
+            self.unmeasured += 1  # the model may have begun: its tokens are not known either
+        self.spend(0.0 if refused and self.facts.prices is not None else None, worst)
+
+    def spend(self, cost: float | None, worst: float | None) -> None:
+        if cost is None:
+            self.cost_unknown = True
+            self.unknown_worst += worst or 0.0
+        else:
+            self.known_cost += cost
+        if self.cap is not None:  # an unknown cost counts as the most it could have been
+            self.cap.spent += cost if cost is not None else worst or 0.0
+
+    def worst(
+        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], limit: int | None = None
+    ) -> float | None:
+        """The most the next request can cost, under a cap (nothing else needs it); None without
+        a cap, or when prices or the output limit are unknown."""
+        prices, limit = self.facts.prices, self.output_limit() if limit is None else limit
+        if self.cap is None or prices is None or limit is None:
+            return None
+        return prices.worst(self.input_bound(messages, tools), limit)
 
     async def sample(
         self,
@@ -325,12 +394,20 @@ class LLMPlanner:
         """A server's sampling request (`mcp/sampling_model.py`), made on this question's account: counted,
         costed and capped like the planner's own requests; only the server's `tools`, nothing
         streamed to the person, and the conversation is not touched. `ModelError` when it fails."""
-        self.requests += 1
         limit = self.output_limit(max_tokens)
-        turn = await self.client.complete(
-            self.model, messages, tools, temperature=temperature, max_completion_tokens=limit
-        )
-        self.account(turn)
+        worst = self.worst(messages, tools, limit)
+        self.requests += 1
+        try:
+            turn = await self.client.complete(
+                self.model, messages, tools, temperature=temperature, max_completion_tokens=limit
+            )
+        except ModelError as error:
+            self.unpaid(worst, error)
+            raise
+        except asyncio.CancelledError:
+            self.unpaid(worst, None)
+            raise
+        self.account(turn, worst)
         return turn
 
     def sampling_refusal(
@@ -351,11 +428,10 @@ class LLMPlanner:
         money cap, or None."""
         if self.cap is None:
             return None
-        prices = self.facts.prices
-        limit = self.output_limit() if limit is None else limit
-        if prices is None or limit is None:  # refused up front as a setting error; a safety net
+        worst = self.worst(messages, tools, limit)
+        if worst is None:  # refused up front as a setting error; a safety net
             return f"stopped before model request {self.requests + 1}: no price or output limit is known for {self.model}"
-        return self.cap.refuse(prices.worst(self.input_bound(messages, tools), limit), self.requests + 1)
+        return self.cap.refuse(worst, self.requests + 1)
 
     @staticmethod
     def input_bound(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> int:
@@ -387,6 +463,14 @@ class LLMPlanner:
         # would drop the note that tells the model which page ids hold the rest.
         result = outcome.result
         return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+
+
+def output_cut(limit: int | None, ours: bool) -> str:
+    """Why an answer is partial when the output limit cut it; `ours`: the limit is the setting's."""
+    if limit is None:
+        return "the answer was cut at the model's output limit"
+    line = f"the answer was cut at the model's output limit of {limit:,} tokens"
+    return line + " (raise MAX_COMPLETION_TOKENS for a longer one)" if ours else line
 
 
 def to_call(tool_call: dict[str, Any]) -> Call:

@@ -32,6 +32,7 @@ class Completion:
     usage: dict[str, Any] = field(default_factory=dict)
     model: str | None = None
     headers: dict[str, str] = field(default_factory=dict)  # Venice's x-venice-* (balance, deprecation)
+    note: str | None = None  # how the reply came, when the receipt should say (not streamed)
 
     @property
     def tool_calls(self) -> list[dict[str, Any]]:

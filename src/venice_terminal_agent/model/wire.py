@@ -92,8 +92,11 @@ class OpenAIHttp:
     ) -> httpx2.Response:
         """`POST path` with `body` (and extra `headers`), its answer still streaming (read it
         with `events`)."""
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-        return await self._send("POST", path, content, stream=True, extra=headers)
+        return await self._send("POST", path, _json(body), stream=True, extra=headers)
+
+    async def post(self, path: str, body: Mapping[str, Any]) -> httpx2.Response:
+        """`POST path` with `body`, its answer read whole (a request made without `stream`)."""
+        return await self._send("POST", path, _json(body), stream=False)
 
     async def _send(
         self,
@@ -119,6 +122,10 @@ class OpenAIHttp:
                 await response.aread()
             raise StatusError(response)
         return response
+
+
+def _json(body: Mapping[str, Any]) -> bytes:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 class _Client(httpx2.AsyncClient):

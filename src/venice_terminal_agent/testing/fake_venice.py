@@ -34,6 +34,10 @@ Script: a list of replies, or an object
             request's real `prompt_tokens`. `fake.request_tokens` holds every request's size.
   tee       true, or {"fault": …}: GET /tee/attestation and end-to-end encrypted chats with
             real cryptography (`testing.tee`, which lists the faults)
+  profile   how the server differs from Venice: a name or a list of names (`replies.PROFILES`),
+            e.g. "no_usage", "output_limit", "max_tokens_only", "no_streamed_tools",
+            "v1_routes" (its base URL then ends in /v1), or "llama-cpp-python" for all of
+            them but output_limit, as that server behaved (issue 22)
 Reply (all keys optional):
   text               the visible answer, streamed a word at a time (or a list of pieces)
   tool_calls         [{"name", "arguments" (object, or a raw string), "id"?, "index"?}]
@@ -48,6 +52,7 @@ Reply (all keys optional):
   cut                N: only the first N chunks are sent, then the response ends cleanly:
                      no finish reason, no [DONE] (a stream that stopped too soon)
   no_choices         true: every chunk comes with `choices: []` (the reply holds nothing)
+  empty              true: HTTP 200 with an empty body, not one event (the server sent nothing)
   status, error      an error reply: the HTTP status and the body (a string becomes
                      Venice's {"error": string}; default: Venice's wording for the status)
   headers            response headers, e.g. {"Retry-After": "2"} or x-ratelimit-*
@@ -75,7 +80,7 @@ from typing import Any
 import h11
 
 from . import replies
-from .scripted import Answer, Scripted, Seen
+from .scripted import Answer, Scripted, Seen, root_path
 
 HOST = "127.0.0.1"
 __all__ = ["HOST", "FakeVenice", "Seen", "main"]
@@ -92,7 +97,7 @@ class FakeVenice(Scripted):
 
     @property
     def base_url(self) -> str:
-        return f"http://{HOST}:{self.port}/api/v1"
+        return f"http://{HOST}:{self.port}" + root_path(self.script)
 
     async def start(self) -> FakeVenice:
         self._server = await asyncio.start_server(self._connection, HOST, self.port)

@@ -17,15 +17,18 @@ from typing import Any
 
 import httpx2
 
-from .scripted import Answer, Scripted
+from .scripted import Answer, Scripted, root_path
 
-BASE_URL = "http://fake-venice.invalid/api/v1"  # never resolved: the transport answers itself
+HOST = "http://fake-venice.invalid"  # never resolved: the transport answers itself
+BASE_URL = HOST + "/api/v1"
 
 
 class MockVenice(Scripted):
     """A scripted model API as an `httpx2.MockTransport` (see `fake_venice` for the script)."""
 
-    base_url = BASE_URL
+    @property
+    def base_url(self) -> str:
+        return HOST + root_path(self.script)
 
     @property
     def transport(self) -> httpx2.MockTransport:

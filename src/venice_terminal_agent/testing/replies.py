@@ -15,7 +15,7 @@ from ..core.errors import ConfigError
 REPLY_KEYS = {
     "text", "tool_calls", "same_index", "reasoning_content", "reasoning_details",
     "thought_signature", "extra", "finish_reason", "usage", "delay", "chunk_delay",
-    "hang", "drop", "cut", "no_choices", "status", "error", "headers",
+    "hang", "drop", "cut", "no_choices", "empty", "status", "error", "headers",
 }  # fmt: skip
 SCRIPT_KEYS = {
     "replies",
@@ -29,9 +29,26 @@ SCRIPT_KEYS = {
     "entry",
     "props",
     "tee",
+    "profile",
 }
 BYTES_PER_TOKEN = 4  # the fake's tokenizer: a token for every 4 bytes of messages and tools
 CALL_KEYS = {"name", "arguments", "id", "index"}
+
+# How a server other than Venice behaves, one behaviour each (issue 22: what llama.cpp's and
+# llama-cpp-python's servers did). A script's `profile` names any of them; see `fake_venice`.
+PROFILES = {
+    "no_usage": "never sends usage, streamed or not (llama-cpp-python ignores stream_options)",
+    "output_limit": "honours the request's output limit: an answer longer than it is cut there, "
+    "finish_reason length (a piece of text counts as one token)",
+    "max_tokens_only": "reads the output limit from max_tokens alone (max_completion_tokens is "
+    "ignored), and honours it as output_limit does",
+    "no_streamed_tools": "a streamed request with tools gets HTTP 200 and an empty body, and uses "
+    "no reply (llama-cpp-python: 'Automatic streaming tool choice is not supported')",
+    "v1_routes": "serves /v1/models and /v1/chat/completions only (no Venice traits, no "
+    'model_spec); any other path is a 404 {"detail": "Not Found"}, as FastAPI answers',
+}
+# Everything llama-cpp-python 0.3's server showed at once.
+PROFILE_SETS = {"llama-cpp-python": ("no_usage", "max_tokens_only", "no_streamed_tools", "v1_routes")}
 
 ERROR_BODIES = {
     400: "Invalid request parameters",
@@ -63,9 +80,47 @@ def load_script(script: Any) -> dict[str, Any]:
     if unknown:
         raise ScriptError(f"unknown script keys {sorted(unknown)} (known: {sorted(SCRIPT_KEYS)})")
     script = {**script, "replies": list(script.get("replies", []))}  # ours to extend, not the caller's
+    script["profile"] = profile_of(script.get("profile", ()))
     for number, reply in enumerate(script["replies"], start=1):
         check_reply(reply, number)
     return script
+
+
+def profile_of(names: Any) -> frozenset[str]:
+    """The behaviours a script's `profile` names (a name, or a list of them), sets expanded."""
+    names = [names] if isinstance(names, str) else list(names)
+    found: set[str] = set()
+    for name in names:
+        if name not in PROFILES and name not in PROFILE_SETS:
+            known = sorted([*PROFILES, *PROFILE_SETS])
+            raise ScriptError(f"unknown profile {name!r} (known: {', '.join(known)})")
+        found.update(PROFILE_SETS.get(name, (name,)))
+    return frozenset(found)
+
+
+def output_limit(body: dict[str, Any], profile: frozenset[str]) -> int | None:
+    """The output limit the server honours for this request, under `profile` (None: none)."""
+    if "max_tokens_only" in profile:
+        fields: tuple[str, ...] = ("max_tokens",)
+    elif "output_limit" in profile:
+        fields = ("max_completion_tokens", "max_tokens")
+    else:
+        return None
+    limit = next((body[f] for f in fields if isinstance(body.get(f), int) and body[f] > 0), None)
+    return limit
+
+
+def within(reply: dict[str, Any], limit: int | None) -> dict[str, Any]:
+    """`reply` as a server honouring `limit` sends it: text past the limit cut, finish `length`."""
+    pieces = _pieces(reply.get("text", ""))
+    if limit is None or len(pieces) <= limit:
+        return reply
+    return {
+        **reply,
+        "text": pieces[:limit],
+        "finish_reason": "length",
+        "usage": {"completion_tokens": limit, **reply.get("usage", {})},
+    }
 
 
 def check_reply(reply: Any, number: int) -> None:
@@ -172,7 +227,9 @@ def chunks(
     return out[: reply["cut"]] if "cut" in reply else out
 
 
-def completion(reply: dict[str, Any], *, model: str, number: int, created: int) -> dict[str, Any]:
+def completion(
+    reply: dict[str, Any], *, model: str, number: int, created: int, usage: bool = True
+) -> dict[str, Any]:
     """The whole `chat.completion` for a request made without `stream`."""
     message: dict[str, Any] = {"role": "assistant", "content": "".join(_pieces(reply.get("text", "")))}
     if "reasoning_content" in reply:
@@ -185,17 +242,23 @@ def completion(reply: dict[str, Any], *, model: str, number: int, created: int) 
             {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
             for c in calls
         ]
-    return {
+    whole = {
         "id": f"chatcmpl-fake-{number}",
         "object": "chat.completion",
         "created": created,
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": _finish(reply)}],
-        "usage": _usage(reply),
     }
+    return {**whole, "usage": _usage(reply)} if usage else whole
 
 
 def models_body(script: dict[str, Any]) -> dict[str, Any]:
+    if "v1_routes" in script["profile"]:  # a plain OpenAI listing, as local servers give
+        data = [
+            {"id": model, "object": "model", "owned_by": "me", "created": 0}
+            for model in script.get("models", ["fake-model"])
+        ]
+        return {"object": "list", "data": data}
     traits = traits_of(script)
     data = [
         {

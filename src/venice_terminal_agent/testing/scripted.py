@@ -96,7 +96,11 @@ class Scripted:
         query = dict(parse_qsl(seen.query))
         path = seen.path
         failing = self.script.get("models_error")
-        if method == "GET" and path.endswith("/tee/attestation") and self.tee is not None:
+        if "v1_routes" in self.script["profile"] and (
+            not path.startswith("/v1/") or path.endswith("/models/traits")
+        ):
+            answer = Answer(404, [], {"detail": "Not Found"})  # FastAPI's, as llama-cpp-python's
+        elif method == "GET" and path.endswith("/tee/attestation") and self.tee is not None:
             status, report = self.tee.attestation(query.get("model", ""), query.get("nonce", ""))
             answer = Answer(status, [], report)
         elif method == "GET" and "/models" in path and failing:
@@ -131,6 +135,10 @@ class Scripted:
         window = self.script.get("context_window")
         if window is not None and size > window:  # the server's own refusal, as OpenAI words it
             return Answer(400, [], replies.context_error(window, size))
+        profile = self.script["profile"]
+        if "no_streamed_tools" in profile and body.get("stream") and body.get("tools"):
+            # 200 and not one byte: what llama-cpp-python sends; the script's reply waits.
+            return Answer(200, [("content-type", "text/event-stream")], events=[], cut=True)
         reply = self._take()
         if reply is None:
             return Answer(500, [("x-should-retry", "false")], {"error": self.exhausted})
@@ -139,13 +147,20 @@ class Scripted:
         delay = float(reply.get("delay", 0))
         if "status" in reply:
             return Answer(reply["status"], headers, replies.error_body(reply), delay=delay)
+        if reply.get("empty"):  # HTTP 200 and not one byte, streamed or not
+            return Answer(
+                200, [("content-type", "text/event-stream"), *headers], events=[], cut=True, delay=delay
+            )
+        reply = replies.within(reply, replies.output_limit(body, profile))
         created, model = int(time.time()), body["model"]
         if window is not None and "prompt_tokens" not in reply.get("usage", {}):
             reply = {**reply, "usage": {**reply.get("usage", {}), "prompt_tokens": size}}
         if not body.get("stream"):
-            whole = replies.completion(reply, model=model, number=number, created=created)
+            whole = replies.completion(
+                reply, model=model, number=number, created=created, usage="no_usage" not in profile
+            )
             return Answer(200, headers, whole, delay=delay)
-        usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        usage = bool((body.get("stream_options") or {}).get("include_usage")) and "no_usage" not in profile
         parts = replies.chunks(reply, model=model, number=number, usage=usage, created=created)
         if private:
             parts = self.tee.seal_reply(parts, client_key or "", number)
@@ -184,6 +199,11 @@ class Scripted:
             "x-venice-version": "fake",
         }
         return [*venice.items(), *((k, str(v)) for k, v in self.script.get("headers", {}).items())]
+
+
+def root_path(script: dict[str, Any]) -> str:
+    """Where the API lives on the server: Venice's /api/v1, or /v1 for a local server's routes."""
+    return "/v1" if "v1_routes" in script["profile"] else "/api/v1"
 
 
 def _recordable(seen: Seen) -> dict[str, Any]:

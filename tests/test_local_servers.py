@@ -1,0 +1,286 @@
+"""What local OpenAI-compatible servers do differently (issue 22), each on the fake model server
+with the profile that plays it: no streamed tool calls, no usage, `max_tokens` only, answers cut
+at the output limit, routes under /v1 only. The agent in process on `MockVenice`, and the real
+command as a process on `FakeVenice`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from cli_support import fake_venice
+from cli_support import run_cli as run
+from venice_terminal_agent import Exit
+from venice_terminal_agent.agent import Agent
+from venice_terminal_agent.core.events import Notice, TextDelta
+from venice_terminal_agent.core.receipt import EXIT_STATUS
+from venice_terminal_agent.core.toolbox import FunctionToolbox
+from venice_terminal_agent.model import ModelError, RetryPolicy, VeniceClient
+from venice_terminal_agent.model.client import UNSTREAMED_TOOLS
+from venice_terminal_agent.model.errors import EMPTY_REPLY
+from venice_terminal_agent.testing import MockVenice
+from venice_terminal_agent.testing.checks import problem
+from venice_terminal_agent.testing.mock_venice import HOST
+
+USER = [{"role": "user", "content": "hi"}]
+TOOL = {"type": "function", "function": {"name": "echo", "parameters": {"type": "object", "properties": {}}}}
+# Input free, output $1,000 per million tokens: a request of at most 100 output tokens can
+# cost $0.10 at most, whatever its prompt.
+PRICED = {"pricing": {"input": {"usd": 0}, "output": {"usd": 1000}}, "maxCompletionTokens": 100}
+
+
+async def no_wait(_seconds: float) -> None:
+    return None
+
+
+def echo_tools() -> FunctionToolbox:
+    def echo(text: str) -> str:
+        """Say it back."""
+        return text
+
+    return FunctionToolbox({"echo": echo}, read_only={"echo"})
+
+
+def echo_call(text: str) -> dict:
+    return {"tool_calls": [{"name": "echo", "arguments": {"text": text}}]}
+
+
+@asynccontextmanager
+async def client_on(script, base_url: str | None = None):
+    async with MockVenice(script) as fake:
+        policy = RetryPolicy(sleep=no_wait, jitter=lambda: 0.5)
+        http = fake.http_client()
+        async with VeniceClient("k", base_url or fake.base_url, retry=policy, http_client=http) as client:
+            yield fake, client
+
+
+@asynccontextmanager
+async def agent_on(script, **options):
+    async with client_on(script) as (fake, client):
+        facts = await client.model_facts("fake-model")
+        yield fake, Agent(client, echo_tools(), model="fake-model", facts=facts, **options)
+
+
+# Fault 1: a server that cannot stream tool calls ------------------------------------------
+
+
+async def test_a_streamed_request_with_tools_answered_by_nothing_is_asked_again_unstreamed_once() -> None:
+    script = {"profile": "no_streamed_tools", "replies": [{"text": "Hello there."}, {"text": "Again."}]}
+    seen: list = []
+    async with client_on(script) as (fake, client):
+        first = await client.complete("m", USER, [TOOL], events=seen.append, max_completion_tokens=50)
+        second = await client.complete("m", USER, [TOOL], events=seen.append)
+    assert first.text == "Hello there." and first.finish_reason == "stop"
+    assert second.text == "Again."
+    streamed, whole, later = fake.chat_requests
+    assert streamed["stream"] is True and streamed["tools"] == [TOOL]
+    # The same request otherwise: only the streaming fields left out.
+    assert whole == {k: v for k, v in streamed.items() if k not in ("stream", "stream_options")}
+    assert "stream" not in later  # later requests with tools go unstreamed at once
+    assert [e.text for e in seen if isinstance(e, Notice)] == [UNSTREAMED_TOOLS]  # said once
+    assert [e.text for e in seen if isinstance(e, TextDelta)] == ["Hello there.", "Again."]
+    assert first.note == UNSTREAMED_TOOLS and second.note is None
+
+
+async def test_unstreamed_tool_calls_come_back_whole_and_the_receipt_says_how_once() -> None:
+    script = {
+        "profile": "no_streamed_tools",
+        "replies": [echo_call("hi"), {"text": "It said hi."}, {"text": "Bye."}],
+    }
+    async with agent_on(script) as (fake, agent):
+        first = await agent.ask("what does echo say?")
+        second = await agent.ask("and now?")
+    assert first.stopped_because is Exit.ANSWERED and first.answer == "It said hi."
+    assert [step.result for step in first.steps] == ["hi"]
+    assert first.notes == (UNSTREAMED_TOOLS,) and first.to_dict()["notes"] == [UNSTREAMED_TOOLS]
+    assert second.notes == () and "notes" not in second.to_dict()
+    assert all(problem(body) is None for body in fake.chat_requests)
+    assert [body.get("stream", False) for body in fake.chat_requests] == [True, False, False, False]
+
+
+async def test_a_server_that_sends_nothing_is_told_apart_from_a_reply_cut_off() -> None:
+    async with client_on([{"empty": True}] * 3) as (_, client):
+        with pytest.raises(ModelError) as nothing:
+            await client.complete("m", USER)
+    async with client_on([{"text": "half an answer", "cut": 2}] * 3) as (_, client):
+        with pytest.raises(ModelError) as cut:
+            await client.complete("m", USER)
+    assert nothing.value.message == f"{EMPTY_REPLY} (gave up after 3 attempts)"
+    assert "cut off" not in nothing.value.message
+    assert cut.value.message.startswith("the model's reply was cut off")
+
+
+def test_a_question_with_tools_works_on_a_server_like_llama_cpp_python(tmp_path: Path) -> None:
+    with fake_venice({"profile": "llama-cpp-python", "replies": [{"text": "Hello!"}]}, tmp_path) as fake:
+        done = run(tmp_path, fake.base_url, "--no-mcp", "Hello!")
+        bodies = fake.chat_bodies()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[0] == "Hello!"
+    assert done.stderr.count(UNSTREAMED_TOOLS) == 1
+    assert [body.get("stream", False) for body in bodies] == [True, False] and bodies[0]["tools"]
+
+
+# Fault 2: an answer cut at the output limit -------------------------------------------------
+
+
+async def test_an_answer_cut_at_the_output_limit_is_partial_with_its_own_exit() -> None:
+    script = {"profile": "output_limit", "replies": [{"text": "one two three four five"}, {"text": "go on"}]}
+    async with agent_on(script, max_completion_tokens=3) as (fake, agent):
+        receipt = await agent.ask("count to five")
+        await agent.ask("go on")
+    assert receipt.stopped_because is Exit.OUTPUT_LIMIT and receipt.partial
+    assert receipt.answer == "one two three "
+    assert receipt.refusal == (
+        "the answer was cut at the model's output limit of 3 tokens (raise MAX_COMPLETION_TOKENS for a longer one)"
+    )
+    assert receipt.exit_status == EXIT_STATUS[Exit.OUTPUT_LIMIT] == 9
+    assert receipt.summary().startswith("stopped: output_limit (partial answer)")
+    # The cut answer stays in the conversation, so "go on" can go on from it.
+    assert fake.chat_requests[1]["messages"][-2] == {"role": "assistant", "content": "one two three "}
+
+
+async def test_tool_calls_cut_at_the_output_limit_do_not_run_and_leave_the_turn() -> None:
+    cut = {**echo_call("hi"), "finish_reason": "length", "usage": {"completion_tokens": 64}}
+    async with agent_on([cut, {"text": "ok"}]) as (fake, agent):
+        receipt = await agent.ask("echo hi")
+        await agent.ask("again")
+    assert receipt.stopped_because is Exit.OUTPUT_LIMIT and receipt.steps == ()
+    assert receipt.refusal == "the answer was cut at the model's output limit of 64 tokens"
+    assert all(problem(body) is None for body in fake.chat_requests)  # no unanswered call left behind
+
+
+def test_a_cut_answer_says_so_on_the_terminal_and_in_the_status(tmp_path: Path) -> None:
+    script = {"profile": "output_limit", "replies": [{"text": "one two three four five"}]}
+    with fake_venice(script, tmp_path) as fake:
+        done = run(tmp_path, fake.base_url, "--no-mcp", "count", MAX_COMPLETION_TOKENS="3")
+    assert done.returncode == 9, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "one two three "  # as the model sent it
+    assert "cut at the model's output limit of 3 tokens" in lines[1]
+    assert lines[2].startswith("stopped: output_limit (partial answer) · 0 calls")
+
+
+# Fault 5: max_tokens for the servers that read only it --------------------------------------
+
+
+def test_the_output_limit_works_on_a_server_that_reads_only_max_tokens(tmp_path: Path) -> None:
+    script = {"profile": "max_tokens_only", "replies": [{"text": "one two three four five"}]}
+    with fake_venice(script, tmp_path) as fake:
+        done = run(tmp_path, fake.base_url, "--no-mcp", "count", MAX_COMPLETION_TOKENS="3")
+        (body,) = fake.chat_bodies()
+    assert done.returncode == 9, done.stdout + done.stderr
+    assert body["max_tokens"] == body["max_completion_tokens"] == 3
+
+
+async def test_openai_itself_gets_max_completion_tokens_alone() -> None:
+    # Its reasoning models refuse max_tokens; the strict fake and Venice take both.
+    async with VeniceClient("k", "https://api.openai.com/v1") as client:
+        body = client.request("gpt-x", USER, max_completion_tokens=9)
+    assert body["max_completion_tokens"] == 9 and "max_tokens" not in body
+
+
+# Faults 3 and 4: unknown stays unknown ------------------------------------------------------
+
+
+@pytest.mark.parametrize("failing", [{"status": 400}, {"text": "half", "cut": 2}], ids=["refused", "cut off"])
+async def test_a_failed_question_on_a_server_with_no_prices_costs_unknown(failing: dict) -> None:
+    async with agent_on([failing] * 3) as (_, agent):
+        receipt = await agent.ask("hi")
+    assert receipt.stopped_because is Exit.MODEL_ERROR
+    assert receipt.cost_usd is None and "cost unknown" in receipt.summary()
+    # Refused outright, it took no tokens; cut off, nobody knows how many.
+    assert ("tokens unknown" in receipt.summary()) is ("cut" in failing)
+
+
+async def test_a_cancelled_question_costs_unknown() -> None:
+    async with agent_on([{"text": "slow", "hang": True}]) as (_, agent):
+        started = asyncio.Event()
+        receipts: list = []
+
+        def sink(event) -> None:
+            if isinstance(event, TextDelta):
+                started.set()
+
+        task = asyncio.create_task(agent.ask("hi", events=sink))
+        async with asyncio.timeout(10):
+            await started.wait()
+        task.cancel()
+        receipts.append(await task)
+    (receipt,) = receipts
+    assert receipt.stopped_because is Exit.CANCELLED
+    assert receipt.cost_usd is None and receipt.summary().endswith("tokens unknown · cost unknown")
+
+
+async def test_a_request_refused_by_a_server_with_prices_costs_nothing() -> None:
+    async with agent_on({"model_spec": PRICED, "replies": [{"status": 400}]}) as (_, agent):
+        receipt = await agent.ask("hi")
+    assert receipt.stopped_because is Exit.MODEL_ERROR and receipt.cost_usd == 0.0
+
+
+async def test_no_usage_from_the_server_is_tokens_unknown_never_zero() -> None:
+    async with agent_on({"profile": "no_usage", "replies": [{"text": "hello"}]}) as (_, agent):
+        receipt = await agent.ask("hi")
+    assert receipt.usage == {} and receipt.unmeasured == 1
+    assert receipt.to_dict()["unmeasured_requests"] == 1
+    assert "tokens unknown" in receipt.summary() and "0 tokens" not in receipt.summary()
+
+
+@pytest.mark.parametrize("profile", [["no_usage"], []], ids=["no usage", "usage"])
+async def test_the_money_cap_counts_a_response_without_usage_at_its_worst(profile: list) -> None:
+    # Each request may cost $0.10 at most; the cap is $0.15. Measured, the first round costs
+    # $0.005 and the second fits; unmeasured, it counts as $0.10 and the second does not.
+    script = {"profile": profile, "model_spec": PRICED, "replies": [echo_call("hi"), {"text": "done"}]}
+    async with agent_on(script, max_usd=0.15) as (fake, agent):
+        receipt = await agent.ask("echo hi")
+    if profile:
+        assert receipt.stopped_because is Exit.COST_CAP and receipt.cost_usd is None
+        assert "$0.05 of the $0.15 cap is left" in (receipt.refusal or "")
+        assert len(fake.chat_requests) == 1
+    else:
+        assert receipt.stopped_because is Exit.ANSWERED and receipt.cost_usd == pytest.approx(0.01)
+
+
+# Fault 6: a base URL without /v1 ------------------------------------------------------------
+
+
+async def test_a_404_on_the_model_list_names_the_url_and_suggests_v1() -> None:
+    async with client_on({"profile": "v1_routes"}, base_url=HOST) as (_, client):
+        with pytest.raises(ModelError) as caught:
+            await client.resolve_model(None)
+    assert caught.value.message == (
+        f"cannot list models: GET {HOST}/models answered 404 Not Found: Not Found; OpenAI-compatible "
+        f"servers serve their API under /v1: try {HOST}/v1 as the base URL (--base-url or VENICE_BASE_URL)"
+    )
+
+
+async def test_a_404_on_chat_completions_names_the_url_and_suggests_v1() -> None:
+    async with client_on({"profile": "v1_routes"}, base_url=HOST + "/") as (_, client):
+        with pytest.raises(ModelError) as caught:
+            await client.complete("fake-model", USER)
+    assert caught.value.message.startswith(
+        f"POST {HOST}/chat/completions answered 404 Not Found: Not Found; OpenAI-compatible servers"
+    )
+    assert f"try {HOST}/v1 as the base URL" in caught.value.message
+
+
+async def test_with_v1_the_model_is_found_and_a_404_suggests_nothing_more() -> None:
+    async with client_on({"profile": "v1_routes", "replies": [{"status": 404}]}) as (fake, client):
+        assert await client.resolve_model(None) == "fake-model"  # no traits: the only model listed
+        with pytest.raises(ModelError) as caught:
+            await client.complete("fake-model", USER)
+    assert caught.value.message.startswith(f"POST {fake.base_url}/chat/completions answered 404 Not Found")
+    assert "/v1 as the base URL" not in caught.value.message
+
+
+def test_a_base_url_without_v1_says_so_at_start_up(tmp_path: Path) -> None:
+    with fake_venice({"profile": "v1_routes"}, tmp_path) as fake:
+        root = fake.base_url.removesuffix("/v1")
+        done = run(tmp_path, root, "--no-mcp", "hi", VENICE_MODEL=None)
+    assert done.returncode == EXIT_STATUS[Exit.MODEL_ERROR], done.stdout + done.stderr
+    assert f"GET {root}/models answered 404 Not Found" in done.stderr
+    assert f"try {root}/v1 as the base URL" in done.stderr
+    assert json.dumps("suggests none") not in done.stderr
