@@ -63,7 +63,7 @@ def test_an_offline_chat_session_from_stdin(work: Path) -> None:
     )
     assert (
         "there is no tool named 'weather'" in out
-        and "stopped: tool_error · 0 calls · 3 left this hour" in out
+        and "stopped: tool_error · 1 call proposed: 0 ran, 1 invalid · 3 left this hour" in out
     )
     assert done.stderr == ""  # no banner, no noise when stdin is not a terminal
 

@@ -110,7 +110,45 @@ def test_without_a_terminal_paid_tools_are_refused_and_the_model_is_told(tmp_pat
     )
     assert "charged 5" not in done.stdout
     tool_message = next(m for m in bodies[1]["messages"] if m["role"] == "tool")
-    assert "declined" in tool_message["content"]
+    # The truth: nobody was asked, so nobody declined (issue 22, fault 9).
+    assert json.loads(tool_message["content"]) == {
+        "error": "this call needs the user's yes and there was no one to ask; it did not run"
+    }
+
+
+def test_every_proposed_call_is_on_the_receipt_with_what_became_of_it(tmp_path: Path) -> None:
+    # One round proposes a free call (it runs) and a paid one (no terminal: not run); the
+    # receipt keeps both, in order, and only the one that ran is a step (issue 22, fault 8).
+    turn = {
+        "tool_calls": [
+            {"name": "get_current_time", "arguments": {"timezone": "UTC"}},
+            {"name": "charge", "arguments": {"amount": 5}},
+        ]
+    }
+    script = [turn, {"text": "It is noon; I could not charge."}]
+    done, _ = ask(tmp_path, script, "--json", "time, then charge me")
+    assert done.returncode == 0, done.stderr
+    receipt = json.loads(done.stdout)
+    assert [step["tool"] for step in receipt["steps"]] == ["get_current_time"] and receipt["calls"] == 1
+    assert receipt["proposed"] == [
+        {"tool": "get_current_time", "arguments": {"timezone": "UTC"}, "outcome": "ran"},
+        {"tool": "charge", "arguments": {"amount": 5}, "outcome": "no_one_to_ask"},
+    ]
+    plain, _ = ask(tmp_path / "plain", script, "time, then charge me")
+    assert plain.stdout.splitlines()[-1].startswith(
+        "stopped: answered · 2 calls proposed: 1 ran, 1 not run (no one to ask) · 2 rounds"
+    )
+
+
+def test_calls_that_did_not_run_do_not_count_against_the_budget(tmp_path: Path) -> None:
+    # Three paid calls nobody could approve, then one that runs, with a budget of 1.
+    script = [call("charge", amount=1), call("charge", amount=2), call("charge", amount=3)]
+    script += [call("get_current_time", timezone="UTC"), {"text": "Noon."}]
+    done, _ = ask(tmp_path, script, "--json", "--budget", "1", "go")
+    receipt = json.loads(done.stdout)
+    assert receipt["stopped_because"] == "answered", done.stderr
+    assert [item["outcome"] for item in receipt["proposed"]] == ["no_one_to_ask"] * 3 + ["ran"]
+    assert receipt["calls"] == 1
 
 
 def test_yes_runs_paid_tools_without_asking(tmp_path: Path) -> None:
@@ -178,6 +216,26 @@ def test_questions_piped_to_the_repl_are_answered_in_turn(tmp_path: Path) -> Non
     assert "› second\nTwo.\nstopped: answered" in done.stdout
     assert "asks charge" in done.stdout
     assert [m["content"] for m in bodies[1]["messages"] if m["role"] == "user"] == ["first", "second"]
+
+
+def test_a_piped_repl_keeps_a_call_nobody_could_approve_on_its_receipt(tmp_path: Path) -> None:
+    with fake_venice([call("charge", amount=5), {"text": "Not charged."}], tmp_path) as fake:
+        done = subprocess.run(
+            [COMMAND, "--mcp-config", str(mcp_config(tmp_path))],
+            input="charge me\n/receipt\n",
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=clean_env(tmp_path, fake.base_url),
+            start_new_session=True,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert "stopped: answered · 1 call proposed: 0 ran, 1 not run (no one to ask) · 2 rounds" in done.stdout
+    receipt = json.loads(done.stdout[done.stdout.index("\n{") :])  # /receipt: the JSON receipt
+    assert receipt["proposed"] == [{"tool": "charge", "arguments": {"amount": 5}, "outcome": "no_one_to_ask"}]
+    assert receipt["steps"] == []
 
 
 def test_a_piped_repl_exits_with_the_status_of_its_last_question(tmp_path: Path) -> None:

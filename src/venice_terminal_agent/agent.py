@@ -22,7 +22,7 @@ from .core.errors import ConfigError
 from .core.events import Event, EventSink, Finished, Notice, ignore
 from .core.loop import run_loop
 from .core.pager import Pager
-from .core.receipt import Call, Exit, Receipt, Tally
+from .core.receipt import Call, CallOutcome, Exit, Receipt, Tally
 from .core.toolbox import Toolbox, ToolSpec
 from .mcp.sampling_model import QuestionSampling, SamplingDesk
 from .model.models import ModelFacts, deprecation
@@ -211,8 +211,8 @@ class Agent:
             if not isinstance(event, Finished):  # sent below, with model and usage filled in
                 emit(event)
 
-        async def approve(call: Call) -> bool:
-            return await self.tools.approve(call, events=emit)
+        async def approve(call: Call) -> bool | CallOutcome:
+            return await self.tools.decide(call, events=emit)
 
         local_data = self.tools.local_data
         tally = Tally()  # shared with the servers' sampling requests: one limit for both
