@@ -447,3 +447,19 @@ def test_a_hung_tool_in_a_question_ends_at_mcp_call_timeout_and_the_model_is_tol
     reason = "paged did not answer the call to hang within 0.5 s (the per-call timeout, MCP_CALL_TIMEOUT)"
     assert receipt["steps"][0]["error"].startswith(reason)
     assert reason in next(m["content"] for m in bodies[1]["messages"] if m["role"] == "tool")
+
+
+def test_with_one_round_a_proposed_call_does_not_run_since_no_round_could_read_its_result(
+    tmp_path: Path,
+) -> None:
+    done, bodies = ask(tmp_path, [call("get_current_time", timezone="UTC")], "--json", "--max-rounds", "1", "time?")
+    receipt = json.loads(done.stdout)
+    assert done.returncode == 6 and receipt["stopped_because"] == "max_rounds", done.stderr
+    assert receipt["steps"] == [] and len(bodies) == 1
+    assert receipt["proposed"] == [
+        {"tool": "get_current_time", "arguments": {"timezone": "UTC"}, "outcome": "not_run"}
+    ]
+    assert receipt["refusal"] == (
+        "stopped before running 1 proposed call: the round limit is 1 round, "
+        "so no round is left to read their results"
+    )
