@@ -150,7 +150,9 @@ async def test_without_an_approver_the_model_is_told_nobody_was_asked_not_that_t
         ("echo", "ran"),
     ]
     assert [step.tool for step in receipt.steps] == ["echo"]
-    assert receipt.summary().startswith("stopped: answered · 2 calls proposed: 1 ran, 1 not run (no one to ask)")
+    assert receipt.summary().startswith(
+        "stopped: answered · 2 calls proposed: 1 ran, 1 not run (no one to ask)"
+    )
 
 
 async def test_a_read_only_tool_runs_even_when_the_approver_says_no() -> None:

@@ -452,7 +452,9 @@ def test_a_hung_tool_in_a_question_ends_at_mcp_call_timeout_and_the_model_is_tol
 def test_with_one_round_a_proposed_call_does_not_run_since_no_round_could_read_its_result(
     tmp_path: Path,
 ) -> None:
-    done, bodies = ask(tmp_path, [call("get_current_time", timezone="UTC")], "--json", "--max-rounds", "1", "time?")
+    done, bodies = ask(
+        tmp_path, [call("get_current_time", timezone="UTC")], "--json", "--max-rounds", "1", "time?"
+    )
     receipt = json.loads(done.stdout)
     assert done.returncode == 6 and receipt["stopped_because"] == "max_rounds", done.stderr
     assert receipt["steps"] == [] and len(bodies) == 1

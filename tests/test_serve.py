@@ -201,7 +201,10 @@ async def test_without_yes_a_call_that_needs_one_is_refused_by_policy_and_the_mo
         ):
             reply = (await http.post("/v1/chats/p/messages", json={"text": "read and time"})).json()
         told = [m["content"] for m in fake.chat_bodies()[2]["messages"] if m["role"] == "tool"][-1]
-    assert reply["status"] == "stopped: answered · 2 calls proposed: 1 ran, 1 refused by policy · 4 left this hour"
+    assert (
+        reply["status"]
+        == "stopped: answered · 2 calls proposed: 1 ran, 1 refused by policy · 4 left this hour"
+    )
     assert [item["outcome"] for item in reply["receipt"]["proposed"]] == ["ran", "refused_by_policy"]
     assert json.loads(told) == {
         "error": "this call needs the user's yes, and this service asks nobody: "

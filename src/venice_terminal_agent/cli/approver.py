@@ -89,7 +89,9 @@ class TerminalApprover:
         self.ask_line = ask_line or prompt_on(cast(TextIO, console.file))  # Rich types it IO[str]
         self._one_at_a_time = asyncio.Lock()
 
-    async def __call__(self, call: Call, spec: ToolSpec | None = None, why: Why = Why.PAID) -> bool | CallOutcome:
+    async def __call__(
+        self, call: Call, spec: ToolSpec | None = None, why: Why = Why.PAID
+    ) -> bool | CallOutcome:
         if why is Why.SAMPLING:
             return await self.sampling(call, spec)
         name = safe(call.tool)

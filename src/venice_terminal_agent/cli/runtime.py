@@ -116,14 +116,21 @@ class Runtime:
         return apify_mode(self.settings, self.servers, self.mcp.servers)
 
     def consented(
-        self, approver: Any = None, *, tools: Any = None, auto_approve: bool | None = None, policy: str | None = None
+        self,
+        approver: Any = None,
+        *,
+        tools: Any = None,
+        auto_approve: bool | None = None,
+        policy: str | None = None,
     ) -> Any:
         """The toolbox (or `tools`) behind the one consent wrapper; `policy`: why no yes can be
         given here (see `Consent`)."""
         from ..core.consent import Consent
 
         yes = self.settings.auto_approve_tools if auto_approve is None else auto_approve
-        return Consent(self.tools if tools is None else tools, approver=approver, auto_approve=yes, policy=policy)
+        return Consent(
+            self.tools if tools is None else tools, approver=approver, auto_approve=yes, policy=policy
+        )
 
     def agent(self, tools: Any) -> Any:
         """An `Agent` on this runtime's model with `tools` (a new conversation each time)."""

@@ -160,7 +160,9 @@ class Consent:
 
         `request` shows it: `tool` "sampling", `arguments` the server, a preview of what it
         asks and its token limit."""
-        verdict = await self._ask(request, ToolSpec(request.tool, server=server), Why.SAMPLING, events or ignore)
+        verdict = await self._ask(
+            request, ToolSpec(request.tool, server=server), Why.SAMPLING, events or ignore
+        )
         return verdict is True
 
     async def _ask(self, call: Call, spec: ToolSpec, why: Why, emit: EventSink) -> Verdict:
@@ -173,7 +175,9 @@ class Consent:
                 # An approver that fails says no (so does Ctrl+C at its prompt); cancelling the
                 # question is not an answer and goes on up.
                 answer = False
-            verdict = answer if answer is True or answer is CallOutcome.NO_ONE_TO_ASK else CallOutcome.DECLINED
+            verdict = (
+                answer if answer is True or answer is CallOutcome.NO_ONE_TO_ASK else CallOutcome.DECLINED
+            )
         emit(ConsentGiven(call, verdict is True))
         return verdict
 

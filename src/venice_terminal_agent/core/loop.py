@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from .consent import no_yes
 from .defaults import PLAN_BUDGET
 from .events import (
     EventSink,
@@ -34,11 +35,11 @@ from .events import (
     tool_progress,
 )
 from .pager import Pager
-from .consent import no_yes
 from .receipt import Answer, Call, CallOutcome, Exit, Proposed, Receipt, Step, Tally
 from .scrub import well_formed, well_formed_all
 from .toolbox import Toolbox, ToolError, as_toolbox
 from .wording import plural
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -277,7 +278,10 @@ class _Run:
                 self.proposed.append(Proposed(call.tool, call.arguments, why))
                 reason = self.no_yes(why)
                 if not recovers:  # a fixed plan cannot do without it: never "answered" as if it ran
-                    check_stop = (Exit.TOOL_ERROR, f"{call.tool} did not run: {reason}, so the plan stops here")
+                    check_stop = (
+                        Exit.TOOL_ERROR,
+                        f"{call.tool} did not run: {reason}, so the plan stops here",
+                    )
                     self.not_run(batch[number + 1 :])
                     break
                 slots.append(Outcome(call, error=f"{reason}; it did not run", refused=why))
