@@ -465,3 +465,26 @@ def test_with_one_round_a_proposed_call_does_not_run_since_no_round_could_read_i
         "stopped before running 1 proposed call: the round limit is 1 round, "
         "so no round is left to read their results"
     )
+
+
+def test_banner_and_errors_go_to_stderr_and_stdout_holds_answers_and_receipts(tmp_path: Path) -> None:
+    with fake_venice([{"text": "One."}], tmp_path) as fake:
+        piped = subprocess.run(
+            [COMMAND, "--no-mcp"],
+            input="first\n",
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=clean_env(tmp_path, fake.base_url),
+            start_new_session=True,
+            timeout=60,
+            check=False,
+        )
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout.splitlines()[:2] == ["› first", "One."]  # no banner before the answers
+    assert "venice-agent\n  model  fake-model" in piped.stderr
+    # A one-shot that fails: why it failed is on stderr, the receipt line alone on stdout.
+    failed, _ = ask(tmp_path / "failed", [{"status": 400, "error": "bad request"}], "hi")
+    assert failed.returncode == 7
+    assert [line.split(" · ")[0] for line in failed.stdout.splitlines()] == ["stopped: model_error"]
+    assert "bad request" in failed.stderr

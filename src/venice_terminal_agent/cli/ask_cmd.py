@@ -106,8 +106,8 @@ async def run_session(
             from .saving import attach
 
             agent, notes = attach(agent, base, opened, settings, flags, runtime.model or "", warn)
-        banner(
-            console,
+        banner(  # on stderr always: a piped REPL's stdout holds its answers and receipts
+            warnings,
             model=runtime.model or "",
             apify=runtime.apify,
             tools=agent.tools.specs() if base.calls_functions else [],
@@ -117,7 +117,7 @@ async def run_session(
             no_tools=None if base.calls_functions else NO_FUNCTION_CALLING,
         )
         for note in notes:
-            console.print(Text(f"  {safe(note)}", style="dim"), soft_wrap=True)
+            warnings.print(Text(f"  {safe(note)}", style="dim"), soft_wrap=True)
         try:
             return await _converse(runtime, flags, question, agent, console)
         finally:
