@@ -133,6 +133,26 @@ async def test_a_declined_call_does_not_run_and_the_model_is_told() -> None:
     consent = [e for e in events if isinstance(e, ConsentAsked | ConsentGiven)]
     assert [type(e).__name__ for e in consent] == ["ConsentAsked", "ConsentGiven"]
     assert consent[1].approved is False
+    assert [item.to_dict() for item in receipt.proposed] == [
+        {"tool": "charge", "arguments": {"amount": 5}, "outcome": "declined"}
+    ]
+
+
+async def test_without_an_approver_the_model_is_told_nobody_was_asked_not_that_they_declined() -> None:
+    # The Python API with no approver: nobody can be asked, so nobody declined (issue 22, 9).
+    script = [calls(("charge", {"amount": 5}), ("echo", {"text": "free"})), {"text": "Nothing was charged."}]
+    async with agent_on(script) as (fake, agent):
+        receipt = await agent.ask("charge me")
+    told = json.loads(fake.chat_requests[1]["messages"][3]["content"])["error"]
+    assert told == "this call needs the user's yes and there was no one to ask; it did not run"
+    assert [(item.tool, str(item.outcome)) for item in receipt.proposed] == [
+        ("charge", "no_one_to_ask"),
+        ("echo", "ran"),
+    ]
+    assert [step.tool for step in receipt.steps] == ["echo"]
+    assert receipt.summary().startswith(
+        "stopped: answered · 2 calls proposed: 1 ran, 1 not run (no one to ask)"
+    )
 
 
 async def test_a_read_only_tool_runs_even_when_the_approver_says_no() -> None:

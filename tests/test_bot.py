@@ -164,7 +164,7 @@ async def test_an_unknown_tool_is_refused_cleanly_with_the_exit_visible(bot: Bot
     assert reply.receipt.stopped_because is Exit.TOOL_ERROR
     assert reply.receipt.steps == ()  # refused before it counts
     assert "there is no tool named 'weather'" in reply.text
-    assert reply.status == "stopped: tool_error · 0 calls · 5 left this hour"
+    assert reply.status == "stopped: tool_error · 1 call proposed: 0 ran, 1 invalid · 5 left this hour"
     assert await bot.calls_left("alice") == 5
 
 

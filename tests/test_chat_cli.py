@@ -63,7 +63,7 @@ def test_an_offline_chat_session_from_stdin(work: Path) -> None:
     )
     assert (
         "there is no tool named 'weather'" in out
-        and "stopped: tool_error · 0 calls · 3 left this hour" in out
+        and "stopped: tool_error · 1 call proposed: 0 ran, 1 invalid · 3 left this hour" in out
     )
     assert done.stderr == ""  # no banner, no noise when stdin is not a terminal
 
@@ -174,6 +174,21 @@ async def test_with_a_key_the_model_plans_and_a_repeat_costs_no_request(work: Pa
     )
     assert "Hello!\nstopped: answered · 0 calls · 4 left this hour" in text
     assert "test-key" not in text + err.decode()
+
+
+async def test_chat_takes_base_url_and_model_as_ask_does(work: Path) -> None:
+    # Both from the flags alone: the environment names a server where nothing listens.
+    async with FakeVenice([{"text": "Hi from the local model."}]) as fake:
+        env = clean_env(VENICE_API_KEY="k", VENICE_BASE_URL="http://127.0.0.1:9", VENICE_MODEL="other")
+        flags = ("--base-url", fake.base_url, "--model", "fake-model", "--no-mcp", "--db", "bot.db")
+        process = await asyncio.create_subprocess_exec(
+            str(BIN / "venice-agent"), "chat", *flags,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=work, env=env,
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(process.communicate(b"hi\n"), 120)
+        assert process.returncode == 0, err.decode()
+        assert [body["model"] for body in fake.chat_requests] == ["fake-model"]
+    assert "Hi from the local model.\nstopped: answered" in out.decode()
 
 
 def names_in(folder: Path) -> list[str]:

@@ -10,7 +10,7 @@ import pytest
 
 from venice_terminal_agent.cli.approver import TerminalApprover
 from venice_terminal_agent.cli.render import make_console
-from venice_terminal_agent.core.receipt import Call
+from venice_terminal_agent.core.receipt import Call, CallOutcome
 from venice_terminal_agent.core.toolbox import ToolSpec
 from venice_terminal_agent.core.wording import NO_TERMINAL_CONSENT
 
@@ -82,7 +82,7 @@ async def test_control_characters_in_arguments_do_not_reach_the_prompt_raw() -> 
 
 async def test_without_a_terminal_paid_tools_are_refused_in_the_words_the_readme_quotes() -> None:
     approve, ask, out = approver(interactive=False)
-    assert await approve(CALL, SPEC) is False
+    assert await approve(CALL, SPEC) is CallOutcome.NO_ONE_TO_ASK
     assert ask.questions == []
     said = "skipped call-actor: it needs your consent, and there is no terminal to ask on (or use --yes)"
     assert said in out.getvalue() and said.endswith(NO_TERMINAL_CONSENT)
@@ -91,7 +91,7 @@ async def test_without_a_terminal_paid_tools_are_refused_in_the_words_the_readme
 
 async def test_without_a_terminal_a_tool_not_known_to_cost_money_needs_consent_not_money() -> None:
     approve, _, out = approver(interactive=False)
-    assert await approve(Call("echo", {}), ToolSpec("echo", server="everything")) is False
+    assert await approve(Call("echo", {}), ToolSpec("echo", server="everything")) is CallOutcome.NO_ONE_TO_ASK
     assert "skipped echo: it needs your consent, and there is no terminal to ask on (or use --yes)" in (
         out.getvalue()
     )

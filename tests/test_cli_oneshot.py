@@ -94,8 +94,8 @@ def test_each_exit_has_its_documented_status(
 def test_the_cost_cap_refuses_before_the_first_request_and_a_cap_needs_prices(tmp_path: Path) -> None:
     done, bodies = ask(tmp_path, {"replies": [], "model_spec": PRICED}, "--max-usd", "0.0001", "go")
     assert done.returncode == 8 and bodies == []
-    assert "stopped before model request 1: it could cost up to $0.04" in done.stdout
-    assert "of the $0.0001 cap is left" in done.stdout
+    assert "stopped before model request 1: it could cost up to $0.04" in done.stderr  # why: stderr
+    assert "of the $0.0001 cap is left" in done.stderr
     done, bodies = ask(tmp_path, [], "go", MAX_USD="1")
     assert done.returncode == 2 and bodies == []
     assert "a money cap needs the model's prices" in done.stderr
@@ -111,7 +111,45 @@ def test_without_a_terminal_paid_tools_are_refused_and_the_model_is_told(tmp_pat
     )
     assert "charged 5" not in done.stdout
     tool_message = next(m for m in bodies[1]["messages"] if m["role"] == "tool")
-    assert "declined" in tool_message["content"]
+    # The truth: nobody was asked, so nobody declined (issue 22, fault 9).
+    assert json.loads(tool_message["content"]) == {
+        "error": "this call needs the user's yes and there was no one to ask; it did not run"
+    }
+
+
+def test_every_proposed_call_is_on_the_receipt_with_what_became_of_it(tmp_path: Path) -> None:
+    # One round proposes a free call (it runs) and a paid one (no terminal: not run); the
+    # receipt keeps both, in order, and only the one that ran is a step (issue 22, fault 8).
+    turn = {
+        "tool_calls": [
+            {"name": "get_current_time", "arguments": {"timezone": "UTC"}},
+            {"name": "charge", "arguments": {"amount": 5}},
+        ]
+    }
+    script = [turn, {"text": "It is noon; I could not charge."}]
+    done, _ = ask(tmp_path, script, "--json", "time, then charge me")
+    assert done.returncode == 0, done.stderr
+    receipt = json.loads(done.stdout)
+    assert [step["tool"] for step in receipt["steps"]] == ["get_current_time"] and receipt["calls"] == 1
+    assert receipt["proposed"] == [
+        {"tool": "get_current_time", "arguments": {"timezone": "UTC"}, "outcome": "ran"},
+        {"tool": "charge", "arguments": {"amount": 5}, "outcome": "no_one_to_ask"},
+    ]
+    plain, _ = ask(tmp_path / "plain", script, "time, then charge me")
+    assert plain.stdout.splitlines()[-1].startswith(
+        "stopped: answered · 2 calls proposed: 1 ran, 1 not run (no one to ask) · 2 rounds"
+    )
+
+
+def test_calls_that_did_not_run_do_not_count_against_the_budget(tmp_path: Path) -> None:
+    # Three paid calls nobody could approve, then one that runs, with a budget of 1.
+    script = [call("charge", amount=1), call("charge", amount=2), call("charge", amount=3)]
+    script += [call("get_current_time", timezone="UTC"), {"text": "Noon."}]
+    done, _ = ask(tmp_path, script, "--json", "--budget", "1", "go")
+    receipt = json.loads(done.stdout)
+    assert receipt["stopped_because"] == "answered", done.stderr
+    assert [item["outcome"] for item in receipt["proposed"]] == ["no_one_to_ask"] * 3 + ["ran"]
+    assert receipt["calls"] == 1
 
 
 def test_yes_runs_paid_tools_without_asking(tmp_path: Path) -> None:
@@ -179,6 +217,26 @@ def test_questions_piped_to_the_repl_are_answered_in_turn(tmp_path: Path) -> Non
     assert "› second\nTwo.\nstopped: answered" in done.stdout
     assert "asks charge" in done.stdout
     assert [m["content"] for m in bodies[1]["messages"] if m["role"] == "user"] == ["first", "second"]
+
+
+def test_a_piped_repl_keeps_a_call_nobody_could_approve_on_its_receipt(tmp_path: Path) -> None:
+    with fake_venice([call("charge", amount=5), {"text": "Not charged."}], tmp_path) as fake:
+        done = subprocess.run(
+            [COMMAND, "--mcp-config", str(mcp_config(tmp_path))],
+            input="charge me\n/receipt\n",
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=clean_env(tmp_path, fake.base_url),
+            start_new_session=True,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert "stopped: answered · 1 call proposed: 0 ran, 1 not run (no one to ask) · 2 rounds" in done.stdout
+    receipt = json.loads(done.stdout[done.stdout.index("\n{") :])  # /receipt: the JSON receipt
+    assert receipt["proposed"] == [{"tool": "charge", "arguments": {"amount": 5}, "outcome": "no_one_to_ask"}]
+    assert receipt["steps"] == []
 
 
 def test_a_piped_repl_exits_with_the_status_of_its_last_question(tmp_path: Path) -> None:
@@ -268,7 +326,7 @@ def test_secrets_a_server_echoes_are_masked_on_every_output_path(tmp_path: Path)
             shown += [done.stdout, done.stderr]
     refusal = json.loads(shown[0])["refusal"]
     assert refusal.startswith("the model server rejected the API key (401 Unauthorized: the API key *** is")
-    assert "(token ***, header ***)" in refusal and "***" in shown[2]
+    assert "(token ***, header ***)" in refusal and "***" in shown[3]  # why it failed: on stderr
     for args in (["logs"], ["logs", "--json"]):
         done = subprocess.run([COMMAND, *args, "--db", "runs.db"], capture_output=True, text=True,
                               cwd=tmp_path, timeout=60, check=False, env=clean_env(tmp_path, ""))  # fmt: skip
@@ -304,7 +362,7 @@ def test_after_a_file_is_read_a_read_only_mcp_tool_asks_and_without_a_terminal_i
     refused = "skipped get_current_time: it may send local file contents off this machine, and there is no terminal to ask on (or use --yes)"
     assert done.stderr.count("skipped get_current_time") == 1 and refused in done.stderr
     tool_messages = [m["content"] for m in bodies[3]["messages"] if m["role"] == "tool"]
-    assert "meet at noon" in tool_messages[1] and "declined" in tool_messages[2]
+    assert "meet at noon" in tool_messages[1] and "there was no one to ask" in tool_messages[2]
     done, _ = ask(tmp_path, script, "--root", str(tmp_path / "box"), "--yes", "--json", "notes?")
     assert [s["error"] for s in json.loads(done.stdout)["steps"]] == [None, None, None]
 
@@ -390,3 +448,44 @@ def test_a_hung_tool_in_a_question_ends_at_mcp_call_timeout_and_the_model_is_tol
     reason = "paged did not answer the call to hang within 0.5 s (the per-call timeout, MCP_CALL_TIMEOUT)"
     assert receipt["steps"][0]["error"].startswith(reason)
     assert reason in next(m["content"] for m in bodies[1]["messages"] if m["role"] == "tool")
+
+
+def test_with_one_round_a_proposed_call_does_not_run_since_no_round_could_read_its_result(
+    tmp_path: Path,
+) -> None:
+    done, bodies = ask(
+        tmp_path, [call("get_current_time", timezone="UTC")], "--json", "--max-rounds", "1", "time?"
+    )
+    receipt = json.loads(done.stdout)
+    assert done.returncode == 6 and receipt["stopped_because"] == "max_rounds", done.stderr
+    assert receipt["steps"] == [] and len(bodies) == 1
+    assert receipt["proposed"] == [
+        {"tool": "get_current_time", "arguments": {"timezone": "UTC"}, "outcome": "not_run"}
+    ]
+    assert receipt["refusal"] == (
+        "stopped before running 1 proposed call: the round limit is 1 round, "
+        "so no round is left to read their results"
+    )
+
+
+def test_banner_and_errors_go_to_stderr_and_stdout_holds_answers_and_receipts(tmp_path: Path) -> None:
+    with fake_venice([{"text": "One."}], tmp_path) as fake:
+        piped = subprocess.run(
+            [COMMAND, "--no-mcp"],
+            input="first\n",
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=clean_env(tmp_path, fake.base_url),
+            start_new_session=True,
+            timeout=60,
+            check=False,
+        )
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout.splitlines()[:2] == ["› first", "One."]  # no banner before the answers
+    assert "venice-agent\n  model  fake-model" in piped.stderr
+    # A one-shot that fails: why it failed is on stderr, the receipt line alone on stdout.
+    failed, _ = ask(tmp_path / "failed", [{"status": 400, "error": "bad request"}], "hi")
+    assert failed.returncode == 7
+    assert [line.split(" · ")[0] for line in failed.stdout.splitlines()] == ["stopped: model_error"]
+    assert "bad request" in failed.stderr

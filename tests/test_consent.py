@@ -15,6 +15,7 @@ from venice_terminal_agent.cli.approver import LOCAL_DATA, TerminalApprover
 from venice_terminal_agent.cli.render import make_console
 from venice_terminal_agent.core.consent import Consent, Why
 from venice_terminal_agent.core.events import ConsentAsked, ConsentGiven
+from venice_terminal_agent.core.receipt import CallOutcome
 from venice_terminal_agent.core.toolbox import CombinedToolbox, FunctionToolbox
 from venice_terminal_agent.core.wording import NO_TERMINAL_LOCAL
 from venice_terminal_agent.mcp.config import ServerConfig
@@ -168,5 +169,5 @@ async def test_the_terminal_says_why_a_read_only_tool_asks() -> None:
 async def test_without_a_terminal_the_local_data_call_is_refused_and_says_why() -> None:
     out = io.StringIO()
     approver = TerminalApprover(make_console(file=out, width=200), interactive=False)
-    assert await approver(Call("search-actors", {}), None, Why.LOCAL_DATA) is False
+    assert await approver(Call("search-actors", {}), None, Why.LOCAL_DATA) is CallOutcome.NO_ONE_TO_ASK
     assert f"skipped search-actors: {NO_TERMINAL_LOCAL}" in out.getvalue()

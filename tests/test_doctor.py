@@ -159,3 +159,58 @@ def test_doctor_says_what_an_editor_would_get(tmp_path: Path) -> None:
     line = next(line for line in done.stdout.splitlines() if "editor (ACP)" in line)
     assert "venice-agent acp: this model, 1 MCP server and the built-in tools" in line
     assert "at most $0.05 a question" in line and "ask in the editor" in line
+
+
+def probed(tmp_path: Path, script: list) -> tuple[subprocess.CompletedProcess[str], dict[str, dict]]:
+    with fake_venice(script, tmp_path) as fake:
+        done = doctor(tmp_path, fake.base_url, "--no-mcp", "--probe", "--json", VENICE_MODEL="fake-model")
+        bodies = fake.chat_bodies()
+    assert [bool(body.get("tools")) for body in bodies] == [True, False]  # two tiny requests
+    assert bodies[1]["max_tokens"] == bodies[1]["max_completion_tokens"] == 1
+    return done, {check["name"]: check for check in json.loads(done.stdout)["checks"]}
+
+
+WEATHER = {"name": "get_weather", "arguments": {"city": "Paris"}}
+
+
+def test_the_probe_passes_on_a_server_that_streams_tools_and_usage_and_keeps_the_limit(
+    tmp_path: Path,
+) -> None:
+    script = [
+        {"tool_calls": [WEATHER], "usage": {"prompt_tokens": 120, "completion_tokens": 12}},
+        {"text": "It", "finish_reason": "length", "usage": {"prompt_tokens": 30, "completion_tokens": 1}},
+    ]
+    done, checks = probed(tmp_path, script)
+    assert done.returncode == 0, done.stdout
+    assert checks["tool calls"]["detail"] == "streamed (get_weather)"
+    assert checks["usage"]["ok"] and checks["output limit"]["detail"] == "honoured (asked for 1 token, got 1)"
+    assert checks["tools sent"]["detail"] == "reach the model (the prompt grew 90 tokens with one tool)"
+
+
+def test_the_probe_fails_a_server_that_sends_nothing_for_tools_no_usage_and_ignores_the_limit(
+    tmp_path: Path,
+) -> None:
+    # As llama-cpp-python's server: a streamed request with tools gets HTTP 200 and an empty
+    # body, usage never comes, and max_completion_tokens is not read. (`cut` is the fake's
+    # switch: 0 sends no chunk at all; 8 of the text's 9 chunks leaves the usage chunk out.)
+    script = [{"tool_calls": [WEATHER], "cut": 0}, {"text": "Paris is sunny today and warm.", "cut": 8}]
+    done, checks = probed(tmp_path, script)
+    assert done.returncode == 2
+    assert checks["tool calls"]["detail"] == "a streamed request with tools got an empty reply"
+    assert "cannot stream tool calls" in checks["tool calls"]["advice"]
+    assert checks["usage"]["detail"] == "the server streams no token counts"
+    assert not checks["output limit"]["ok"]
+
+
+def test_the_probe_says_when_the_tools_never_reached_the_model(tmp_path: Path) -> None:
+    # A chat template that drops the tools: the prompt is no longer with a tool than without.
+    script = [
+        {"text": "I do not know.", "usage": {"prompt_tokens": 31, "completion_tokens": 5}},
+        {"text": "I", "finish_reason": "length", "usage": {"prompt_tokens": 31, "completion_tokens": 1}},
+    ]
+    done, checks = probed(tmp_path, script)
+    assert done.returncode == 2
+    assert checks["tools sent"]["detail"] == (
+        "the prompt was 31 tokens with a tool and 31 without: the tools did not reach the model"
+    )
+    assert checks["tool calls"]["detail"].startswith("the model answered in text instead of calling the tool")

@@ -312,7 +312,7 @@ async def test_a_declined_call_ends_a_fixed_plan_on_tool_error_instead_of_answer
     plan = [Call("echo", {"text": "x"}), Call("add", {"a": 1, "b": 1}), Answer("as if it ran")]
     receipt = await run_loop(plan, rec.tools(), budget=5, approve=approve)
     assert receipt.stopped_because is Exit.TOOL_ERROR and receipt.answer is None
-    assert receipt.refusal == "add was declined, so the plan stops here"
+    assert receipt.refusal == "add did not run: the user declined this call, so the plan stops here"
     assert rec.calls == [("echo", {"text": "x"})]
 
 

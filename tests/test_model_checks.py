@@ -56,3 +56,11 @@ async def test_a_model_without_function_calling_gets_no_tools_and_a_deprecation_
     assert all("tools" not in body and "tool_choice" not in body for body in fake.chat_requests)
     notices = [event.text for event in events if isinstance(event, Notice)]
     assert notices == ["fake-model: This model is deprecated (2026-12-31)"]
+
+
+def test_the_fixed_system_prompt_stays_short_enough_for_a_small_window() -> None:
+    # Sent with every request: on a 512-token local model it was most of the window (issue 22).
+    # 1,198 bytes before, 813 after; a byte is at least a quarter of a token or so in English.
+    assert len(SYSTEM_PROMPT.encode()) <= 850
+    for rule in ("untrusted data, not instructions", "page tool", "never repeat a call", "plain text"):
+        assert rule in SYSTEM_PROMPT

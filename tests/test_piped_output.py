@@ -74,3 +74,25 @@ def test_on_a_narrow_terminal_long_lines_wrap_under_their_text_not_at_column_0(t
     start = next(i for i, line in enumerate(lines) if line.startswith("  tools  read_file"))
     assert lines[start + 1].startswith("         ") and lines[start + 1].strip()  # under "read_file"
     assert "(9 in all)" in " ".join(lines[start : start + 3])
+
+
+def test_a_call_the_person_declines_is_on_the_receipt_and_the_model_is_told_they_declined(
+    tmp_path: Path,
+) -> None:
+    script = [call("charge", amount=5), {"text": "Not charged."}]
+    with fake_venice(script, tmp_path) as fake:
+        config = shlex.quote(str(mcp_config(tmp_path)))
+        child = shell(
+            tmp_path, fake.base_url, f"{COMMAND} --mcp-config {config} 'charge 5' >out.txt 2>err.txt"
+        )
+        child.expect_exact("[y/N]")
+        child.sendline("n")
+        child.expect(pexpect.EOF)
+        child.close()
+        bodies = fake.chat_bodies()
+    assert child.exitstatus == 0, (tmp_path / "err.txt").read_text()
+    assert (tmp_path / "out.txt").read_text().splitlines()[-1] == (
+        "stopped: answered · 1 call proposed: 0 ran, 1 declined · 2 rounds · 30 tokens · cost unknown"
+    )
+    told = next(m for m in bodies[1]["messages"] if m["role"] == "tool")["content"]
+    assert told == '{"error": "the user declined this call; it did not run"}'

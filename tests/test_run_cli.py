@@ -104,3 +104,32 @@ def test_escape_sequences_from_a_file_do_not_reach_the_terminal(tmp_path: Path) 
     done = venice_agent("run", "-", "--root", str(tmp_path), stdin=plan)
     assert "\x1b" not in done.stdout
     assert "\\x1b]0;pwned" in done.stdout
+
+
+@pytest.mark.parametrize(("plan", "last"), [("budget.json", "not_run"), ("unknown-tool.json", "invalid")])
+def test_the_call_a_plan_stopped_at_is_on_the_receipt_but_not_a_step(plan: str, last: str) -> None:
+    receipt = json.loads(venice_agent("run", str(EXAMPLES / plan), "--json").stdout)
+    outcomes = [item["outcome"] for item in receipt["proposed"]]
+    assert outcomes == ["ran"] * len(receipt["steps"]) + [last]
+
+
+def test_a_paid_call_in_a_plan_with_no_one_to_ask_stops_it_and_says_so(tmp_path: Path) -> None:
+    from cli_support import mcp_config
+
+    plan = json.dumps([{"tool": "charge", "arguments": {"amount": 5}}, {"answer": "charged"}])
+    done = subprocess.run(
+        [COMMAND, "run", "-", "--json", "--mcp-config", str(mcp_config(tmp_path))],
+        input=plan,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+        start_new_session=True,  # no controlling terminal: nobody can be asked
+    )
+    receipt = json.loads(done.stdout)
+    assert done.returncode == 5 and receipt["stopped_because"] == "tool_error", done.stderr
+    assert receipt["refusal"] == (
+        "charge did not run: this call needs the user's yes and there was no one to ask, so the plan stops here"
+    )
+    assert receipt["proposed"] == [{"tool": "charge", "arguments": {"amount": 5}, "outcome": "no_one_to_ask"}]

@@ -179,3 +179,34 @@ async def test_each_connection_sends_at_once_without_waiting_for_acks() -> None:
         _, writer = await asyncio.open_connection(*server.sockets[0].getsockname()[:2])
         assert await nodelay != 0
         writer.close()
+
+
+async def test_without_yes_a_call_that_needs_one_is_refused_by_policy_and_the_model_told_why(
+    tmp_path: Path,
+) -> None:
+    # After a file is read, a server's tool needs a yes (local data); serve asks nobody, so
+    # without --yes it is refused by its policy, the model told so, and the receipt says it.
+    (tmp_path / "notes.txt").write_text("private")
+    script = [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+        {"tool_calls": [{"name": "get_current_time", "arguments": {"timezone": "UTC"}}]},
+        {"text": "Read it; the time is not known."},
+    ]
+    config = mcp_config(tmp_path, paid_server=False)
+    with fake_venice(script, tmp_path) as fake:
+        args = ("--store", str(tmp_path / "bot.db"), "--mcp-config", str(config), "--root", str(tmp_path))
+        async with (
+            served(tmp_path, *args, env=clean_env(tmp_path, fake.base_url)) as server,
+            httpx2.AsyncClient(base_url=server.url, timeout=60) as http,
+        ):
+            reply = (await http.post("/v1/chats/p/messages", json={"text": "read and time"})).json()
+        told = [m["content"] for m in fake.chat_bodies()[2]["messages"] if m["role"] == "tool"][-1]
+    assert (
+        reply["status"]
+        == "stopped: answered · 2 calls proposed: 1 ran, 1 refused by policy · 4 left this hour"
+    )
+    assert [item["outcome"] for item in reply["receipt"]["proposed"]] == ["ran", "refused_by_policy"]
+    assert json.loads(told) == {
+        "error": "this call needs the user's yes, and this service asks nobody: "
+        "it runs such calls only when started with --yes; it did not run"
+    }

@@ -49,7 +49,7 @@ def test_the_second_process_on_a_session_forks_it_and_neither_history_mixes(tmp_
         )
         try:
             seen: list[str] = []
-            wait_for(lines_of(first.stdout), f"resumed {original}", seen)
+            wait_for(lines_of(first.stderr), f"resumed {original}", seen)  # a note under the banner: stderr
             second = run("-c", "question from B")
             assert second.returncode == 0, second.stderr
             assert f"session {original} is open in another terminal (process {first.pid})" in second.stderr

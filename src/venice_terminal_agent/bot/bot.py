@@ -27,7 +27,7 @@ from ..core.defaults import CALLS_PER_WINDOW, WINDOW_SECONDS
 from ..core.events import Event, EventSink, ToolStarted
 from ..core.loop import run_loop
 from ..core.pager import DEFAULT_PAGE_CHARS, Pager
-from ..core.receipt import Exit, Receipt
+from ..core.receipt import Exit, Receipt, proposed_summary
 from ..core.scrub import well_formed
 from ..core.toolbox import CombinedToolbox, FunctionToolbox, Toolbox, ToolError, as_toolbox
 from ..core.wording import all_of, plural, shown_answer, verb
@@ -170,7 +170,8 @@ class Bot:
             raise
         body = _body(receipt)
         left = max(0, ticket.left - receipt.calls)
-        status = f"stopped: {receipt.stopped_because} · {_calls(receipt.calls)} · {left} left {self._window_words()}"
+        calls = proposed_summary(receipt.proposed, receipt.calls)  # those that did not run too
+        status = f"stopped: {receipt.stopped_because} · {calls} · {left} left {self._window_words()}"
         try:
             run_id = await self.store.finish_reply(
                 chat, text, body, now=self.clock(), kind="run", receipt=receipt, ticket=ticket
@@ -331,10 +332,6 @@ def _body(receipt: Receipt) -> str:
     parts = [results_text(done)] if done else []
     parts.append(receipt.refusal or f"stopped without an answer ({receipt.stopped_because})")
     return "\n\n".join(parts)
-
-
-def _calls(n: int) -> str:
-    return plural(n, "call")
 
 
 def human_wait(seconds: float) -> str:

@@ -293,6 +293,14 @@ def doctor(
     transport: TransportOption = None,
     tools: ApifyToolsOption = None,
     db: Annotated[Path | None, typer.Option(help="The store to check [env VENICE_AGENT_DB].")] = None,
+    probe: Annotated[
+        bool,
+        typer.Option(
+            "--probe",
+            help="Also send two tiny model requests: are tool calls and usage streamed, do the tools "
+            "reach the model, is the output limit honoured.",
+        ),
+    ] = False,
 ) -> None:
     """Check the setup: settings files, key, model server, model, each MCP server, Node, store.
 
@@ -301,6 +309,7 @@ def doctor(
     \b
     venice-agent doctor
     venice-agent doctor --mcp-config mcp.json --json
+    venice-agent doctor --probe --no-mcp   # what a local server does with tools
 
     Exit status: 0 when every check passes, 2 otherwise.
     """
@@ -316,7 +325,7 @@ def doctor(
         db=db,
         no_mcp=no_mcp,
     )
-    raise typer.Exit(doctor_main(flags, json_output=json_output))
+    raise typer.Exit(doctor_main(flags, json_output=json_output, probe=probe))
 
 
 # --- `venice-agent tools list` / `tools call` (MCP servers; bodies in tools_cmd.py) ---

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..core.consent import Why
-from ..core.receipt import Call
+from ..core.receipt import Call, CallOutcome
 from ..core.toolbox import ToolSpec
 from ..core.wording import NO_TERMINAL_CONSENT, NO_TERMINAL_LOCAL, NO_TERMINAL_SAMPLING
 from .text import call_text, preview, safe
@@ -68,7 +68,8 @@ def controlling_terminal() -> TextIO | None:
 
 
 class TerminalApprover:
-    """`await approver(call, spec, why) -> bool`, a `consent.Approver`."""
+    """`await approver(call, spec, why) -> bool | CallOutcome`, a `consent.Approver`: without a
+    terminal, `CallOutcome.NO_ONE_TO_ASK`, so the model is told nobody was asked."""
 
     def __init__(
         self,
@@ -88,7 +89,9 @@ class TerminalApprover:
         self.ask_line = ask_line or prompt_on(cast(TextIO, console.file))  # Rich types it IO[str]
         self._one_at_a_time = asyncio.Lock()
 
-    async def __call__(self, call: Call, spec: ToolSpec | None = None, why: Why = Why.PAID) -> bool:
+    async def __call__(
+        self, call: Call, spec: ToolSpec | None = None, why: Why = Why.PAID
+    ) -> bool | CallOutcome:
         if why is Why.SAMPLING:
             return await self.sampling(call, spec)
         name = safe(call.tool)
@@ -96,7 +99,7 @@ class TerminalApprover:
         if not self.interactive:
             reason = NO_TERMINAL_LOCAL if local else NO_TERMINAL_CONSENT
             self.console.print(Text(f"skipped {name}: {reason}", style="yellow"), soft_wrap=True)
-            return False
+            return CallOutcome.NO_ONE_TO_ASK
         async with self._one_at_a_time:
             shown = call_text(call.tool, call.arguments, ARGS_PREVIEW)
             if local:
@@ -123,14 +126,14 @@ class TerminalApprover:
             self.console.print(Text(declined, style="dim"))
         return approved
 
-    async def sampling(self, request: Call, spec: ToolSpec | None) -> bool:
+    async def sampling(self, request: Call, spec: ToolSpec | None) -> bool | CallOutcome:
         """A server's sampling request: the server, what it asks (a preview) and its token limit."""
         server = safe(spec.server if spec is not None and spec.server else "a server")
         if not self.interactive:
             self.console.print(
                 Text(f"declined {server}'s sampling request: {NO_TERMINAL_SAMPLING}", style="yellow")
             )
-            return False
+            return CallOutcome.NO_ONE_TO_ASK
         async with self._one_at_a_time:
             limit = request.arguments.get("max_tokens")
             self.console.print(

@@ -181,8 +181,8 @@ async def run_session(
             from .saving import attach
 
             agent, notes = attach(agent, base, opened, settings, flags, runtime.model or "", warn)
-        banner(
-            console,
+        banner(  # on stderr always: a piped REPL's stdout holds its answers and receipts
+            warnings,
             model=runtime.model or "",
             apify=runtime.apify,
             tools=base.offered(base.history),  # what the model is shown (none: it cannot call tools)
@@ -196,7 +196,7 @@ async def run_session(
         if base.private is not None:
             notes.insert(0, E2EE_LINE)
         for note in notes:
-            console.print(Text(f"  {safe(note)}", style="dim"), soft_wrap=True)
+            warnings.print(Text(f"  {safe(note)}", style="dim"), soft_wrap=True)
         try:
             return await _converse(runtime, flags, question, agent, console)
         finally:

@@ -49,6 +49,13 @@ def chat(
     ] = False,
     no_files: NoFilesOption = False,
     no_mcp: NoMcpOption = False,
+    model: Annotated[
+        str | None, typer.Option(help="Model id [env VENICE_MODEL; default: discovered from the API].")
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(help="OpenAI-compatible API root [env VENICE_BASE_URL; default: Venice]."),
+    ] = None,
 ) -> None:
     """Talk to the chat bot: each line is a message; a budget of tool calls per hour, kept on disk.
 
@@ -60,13 +67,14 @@ def chat(
     \b
     venice-agent chat --chat work
     printf 'list_files\\nread_file path=README.md\\n' | venice-agent chat --chat work
+    venice-agent chat --base-url http://127.0.0.1:8080/v1 --model local   # a local server
 
     Exit status: 0 when you leave, 2 a usage or configuration error (a store that cannot be
     used included), 7 the model server failed at start-up.
     """
     from .chat_cmd import ChatOptions, chat_main
 
-    options = ChatOptions(chat, db, root, offline, calls, mcp_config, yes, no_files, no_mcp)
+    options = ChatOptions(chat, db, root, offline, calls, mcp_config, yes, no_files, no_mcp, model, base_url)
     raise typer.Exit(chat_main(options))
 
 

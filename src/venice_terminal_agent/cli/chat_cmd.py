@@ -37,6 +37,8 @@ class ChatOptions:
     yes: bool = False
     no_files: bool = False
     no_mcp: bool = False
+    model: str | None = None  # as ask's --model and --base-url
+    base_url: str | None = None
 
 
 def chat_main(options: ChatOptions) -> int:
@@ -53,6 +55,8 @@ def chat_main(options: ChatOptions) -> int:
         db=options.db,
         root=options.root,
         no_files=options.no_files,
+        model=options.model,
+        base_url=options.base_url,
     )
     try:
         settings = settings_from(flags)

@@ -4,6 +4,8 @@ A short checklist, ✓ or ✗, with one line of advice under each ✗: the setti
 the key (masked), the model server, the model and whether it calls functions, each MCP server
 (started or not, its tools, how long it took), Node where a server needs it, and the store
 when one is configured. Exit status 0 only when every check passes; `--json` for scripts.
+`--probe` adds two tiny model requests: does the server stream tool calls and usage, do the
+tools reach the model, is the output limit honoured (`doctor_probe.py`).
 It starts the same servers with the same settings as asking would, and asks nothing.
 """
 
@@ -32,8 +34,8 @@ class Check:
     advice: str | None = None  # one line, only for a failed check
 
 
-def doctor_main(flags: Any, *, json_output: bool) -> int:
-    checks = asyncio.run(run_checks(flags))
+def doctor_main(flags: Any, *, json_output: bool, probe: bool = False) -> int:
+    checks = asyncio.run(run_checks(flags, probe=probe))
     if json_output:
         report = {"ok": all(check.ok for check in checks), "checks": [asdict(check) for check in checks]}
         print(json.dumps(report, ensure_ascii=False, indent=2))
@@ -46,7 +48,7 @@ def doctor_main(flags: Any, *, json_output: bool) -> int:
     return 0 if all(check.ok for check in checks) else USAGE_ERROR_STATUS
 
 
-async def run_checks(flags: Any) -> list[Check]:
+async def run_checks(flags: Any, *, probe: bool = False) -> list[Check]:
     from ..config import VENICE_KEY_HELP, ConfigError
     from ..mcp.config import default_config_path
     from .runtime import load
@@ -66,7 +68,7 @@ async def run_checks(flags: Any) -> list[Check]:
         if key
         else Check("key", False, "VENICE_API_KEY is not set", VENICE_KEY_HELP)
     )
-    model_checks = _model_checks(settings, key) if key else _no_model()
+    model_checks = _model_checks(settings, key, probe) if key else _no_model()
     mcp_checks = _mcp_checks(servers, settings)
     found = await asyncio.gather(model_checks, mcp_checks)
     checks += found[0] + found[1] + _node_checks(servers) + await _store_check(settings)
@@ -107,7 +109,7 @@ async def _no_model() -> list[Check]:
     return [Check("model", False, "not checked: no key", "set VENICE_API_KEY first")]
 
 
-async def _model_checks(settings: Any, key: str) -> list[Check]:
+async def _model_checks(settings: Any, key: str, probe: bool = False) -> list[Check]:
     from ..core.errors import ModelError
     from ..model.client import VeniceClient
     from ..model.models import ModelFacts
@@ -131,7 +133,12 @@ async def _model_checks(settings: Any, key: str) -> list[Check]:
         advice = "choose a model that supports function calling (--model or VENICE_MODEL)"
         return [*checks, Check("model", False, f"{model} does not support function calling", advice)]
     said = "supports function calling" if calls else "function calling not stated by the server"
-    return [*checks, Check("model", True, f"{model}, {said}"), _context_check(facts, settings)]
+    checks += [Check("model", True, f"{model}, {said}"), _context_check(facts, settings)]
+    if probe:  # what the server really does with a tool (doctor_probe.py)
+        from .doctor_probe import probe as run_probe
+
+        checks += [Check(*found) for found in await run_probe(where, key, model)]
+    return checks
 
 
 def _context_check(facts: Any, settings: Any) -> Check:

@@ -136,7 +136,9 @@ class Renderer:
             self._write(safe(receipt.answer))
         self._end_line()
         if receipt.refusal is not None and receipt.stopped_because is not Exit.ANSWERED:
-            self.out.print(Text(safe(receipt.refusal), style="yellow"), soft_wrap=True)
+            # Why it stopped is a warning: on stderr beside the progress (a one-shot's stdout
+            # holds the answer and the receipt line alone).
+            self.console.print(Text(safe(receipt.refusal), style="yellow"), soft_wrap=True)
         self.out.print(Text(receipt.summary(), style="dim"))
 
     def close(self) -> None:

@@ -126,16 +126,24 @@ class Runtime:
         """The Apify line of the banner, tied to the servers that really started."""
         return apify_mode(self.settings, self.servers, self.mcp.servers)
 
-    def consented(self, approver: Any = None, *, tools: Any = None, auto_approve: bool | None = None) -> Any:
+    def consented(
+        self,
+        approver: Any = None,
+        *,
+        tools: Any = None,
+        auto_approve: bool | None = None,
+        policy: str | None = None,
+    ) -> Any:
         """The toolbox (or `tools`) behind the one consent wrapper; a big catalogue is searched
-        (`search_tools`, tools/search.py) inside it, so a found tool asks like any other."""
+        (`search_tools`, tools/search.py) inside it, so a found tool asks like any other;
+        `policy`: why no yes can be given here (see `Consent`)."""
         from ..core.consent import Consent
         from ..tools.search import ToolSearch
 
         yes = self.settings.auto_approve_tools if auto_approve is None else auto_approve
         window = getattr(self.facts, "context_window", None)  # the model list's, when it says
         searched = ToolSearch(self.tools if tools is None else tools, search_rule(self.settings, window))
-        return Consent(searched, approver=approver, auto_approve=yes)
+        return Consent(searched, approver=approver, auto_approve=yes, policy=policy)
 
     def privacy(self) -> tuple[Any, str | None]:
         """The model's end-to-end encryption (`private.E2EE`, which the agent hands its client; None: plain),

@@ -156,11 +156,13 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
             else f"left out ({len(left_out)}; start with --yes to offer them)"
         )
 
+        policy = None if options.yes else SERVE_POLICY
+
         def agent_for(chat: str) -> Any:
             # Nobody can be asked over HTTP: without --yes only read-only tools are offered, and
             # once a chat read a file its MCP calls are refused (the local-data rule) unless --yes.
             # The model's prices and limits were read once, for the whole service.
-            return runtime.agent(runtime.consented(tools=tools, auto_approve=options.yes))
+            return runtime.agent(runtime.consented(tools=tools, auto_approve=options.yes, policy=policy))
 
         async with Bot(store=store, agent=agent_for, calls_per_window=options.calls) as bot:
             planner = f"the model {runtime.model}" + ("" if servers else f", {NO_MCP}")
@@ -190,6 +192,10 @@ def health_of(runtime: Any) -> Callable[[], Awaitable[list[str]]]:
         return [*(f"the MCP server {name} is down: {why}" for name, why in servers.items()), *model]
 
     return health
+
+
+# What the model is told of a call that needs a yes in a service started without --yes.
+SERVE_POLICY = "this service asks nobody: it runs such calls only when started with --yes"
 
 
 class ReadOnlyTools:

@@ -9,6 +9,9 @@ whether a call may run. The rules, for one proposed call:
    describe at all) needs a yes.
 3. `--yes` (`auto_approve`) is that yes. Otherwise the approver is asked; no approver, an
    answer other than True, or an approver that raises, is a no. No paid call without a yes.
+   A no says which it was (`decide`): the person declined, nobody could be asked (no approver,
+   or one without a terminal), or the setup rules a yes out (`policy`: serve without --yes);
+   the model is told that truth (`no_yes`), and the receipt keeps it.
 4. Local data: once a built-in file tool (`read_file`, `list_files`) has returned a result
    through this wrapper, every call to a tool that leaves the machine (any MCP tool, i.e. a
    tool with a server; the built-ins do not) needs a yes too, read-only or not: a prompt
@@ -28,7 +31,7 @@ from enum import StrEnum
 from typing import Any
 
 from .events import ConsentAsked, ConsentGiven, EventSink, ignore
-from .receipt import Call
+from .receipt import Call, CallOutcome
 from .toolbox import Toolbox, ToolSpec, as_toolbox
 
 FILE_TOOLS = frozenset({"read_file", "list_files"})  # the built-in tools that read local data
@@ -42,7 +45,27 @@ class Why(StrEnum):
     SAMPLING = "sampling"  # a server asks the model a question, paid from this question
 
 
-Approver = Callable[[Call, ToolSpec, Why], Awaitable[bool]]
+# True is a yes; False the person's no; `CallOutcome.NO_ONE_TO_ASK` when it could ask nobody.
+Approver = Callable[[Call, ToolSpec, Why], Awaitable[bool | CallOutcome]]
+Verdict = bool | CallOutcome  # True, or why the call does not run
+
+NO_YES = {
+    CallOutcome.DECLINED: "the user declined this call",
+    CallOutcome.NO_ONE_TO_ASK: "this call needs the user's yes and there was no one to ask",
+    CallOutcome.REFUSED_BY_POLICY: "this call needs the user's yes, and {policy}",
+}
+
+
+def no_yes(verdict: Verdict, policy: str | None = None) -> str:
+    """Why a call got no yes, as the model (or a plan's refusal) is told: the truth of it, never
+    "declined" when nobody was asked."""
+    outcome = verdict if isinstance(verdict, CallOutcome) and verdict in NO_YES else CallOutcome.DECLINED
+    return NO_YES[outcome].format(policy=policy or "this setup runs no such call")
+
+
+def not_run(verdict: Verdict, policy: str | None = None) -> str:
+    """The tool result the model gets for a call that got no yes."""
+    return f"{no_yes(verdict, policy)}; it did not run"
 
 
 def leaves_machine(spec: ToolSpec | None) -> bool:
@@ -63,10 +86,14 @@ class Consent:
         *,
         approver: Approver | None = None,
         auto_approve: bool = False,
+        policy: str | None = None,
     ) -> None:
         self.tools = as_toolbox(tools)
         self.approver = approver
         self.auto_approve = auto_approve
+        # Why no yes can be given here at all (serve without --yes): calls that need one are
+        # refused without asking, and the model is told this reason.
+        self.policy = policy
         self.local_data = False  # a built-in file tool's result is in the conversation
 
     # -- the toolbox ----------------------------------------------------------------------
@@ -106,6 +133,12 @@ class Consent:
         """May `call` run? Asks the approver when a rule says so; every doubt is a no. `spec`
         describes a tool outside this toolbox: a server's own tool, which the model proposed
         inside the server's sampling request (the server runs it)."""
+        return await self.decide(call, events=events, spec=spec) is True
+
+    async def decide(
+        self, call: Call, *, events: EventSink | None = None, spec: ToolSpec | None = None
+    ) -> Verdict:
+        """`approve`, saying of a no which it was (`CallOutcome`), for the loop's receipt."""
         why = self.why(call, spec)
         if why is None:
             return True
@@ -113,27 +146,40 @@ class Consent:
         if self.auto_approve:
             emit(ConsentGiven(call, True))
             return True
+        if self.policy is not None:
+            emit(ConsentGiven(call, False))
+            return CallOutcome.REFUSED_BY_POLICY
         return await self._ask(call, spec or self.spec(call.tool) or ToolSpec(call.tool), why, emit)
+
+    def no_yes(self, verdict: Verdict) -> str:
+        """Why this wrapper said no to a call (`no_yes` with this setup's policy)."""
+        return no_yes(verdict, self.policy)
 
     async def approve_sampling(self, request: Call, server: str, *, events: EventSink | None = None) -> bool:
         """May `server`'s sampling request go to the model? Only a person's yes (rule 5).
 
         `request` shows it: `tool` "sampling", `arguments` the server, a preview of what it
         asks and its token limit."""
-        return await self._ask(request, ToolSpec(request.tool, server=server), Why.SAMPLING, events or ignore)
+        verdict = await self._ask(
+            request, ToolSpec(request.tool, server=server), Why.SAMPLING, events or ignore
+        )
+        return verdict is True
 
-    async def _ask(self, call: Call, spec: ToolSpec, why: Why, emit: EventSink) -> bool:
+    async def _ask(self, call: Call, spec: ToolSpec, why: Why, emit: EventSink) -> Verdict:
         emit(ConsentAsked(call))
-        approved = False
+        verdict: Verdict = CallOutcome.NO_ONE_TO_ASK  # no approver: nobody to ask
         if self.approver is not None:
             try:
-                approved = await self.approver(call, spec, why) is True
+                answer = await self.approver(call, spec, why)
             except (Exception, KeyboardInterrupt):
                 # An approver that fails says no (so does Ctrl+C at its prompt); cancelling the
                 # question is not an answer and goes on up.
-                approved = False
-        emit(ConsentGiven(call, approved))
-        return approved
+                answer = False
+            verdict = (
+                answer if answer is True or answer is CallOutcome.NO_ONE_TO_ASK else CallOutcome.DECLINED
+            )
+        emit(ConsentGiven(call, verdict is True))
+        return verdict
 
     def forget_local_data(self) -> None:
         """The conversation was cleared: no local file contents are in it any more."""

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from .consent import no_yes
 from .defaults import PLAN_BUDGET
 from .events import (
     EventSink,
@@ -34,12 +35,10 @@ from .events import (
     tool_progress,
 )
 from .pager import Pager
-from .receipt import Answer, Call, Exit, Receipt, Step, Tally
+from .receipt import Answer, Call, CallOutcome, Exit, Proposed, Receipt, Step, Tally
 from .scrub import well_formed, well_formed_all
 from .toolbox import Toolbox, ToolError, as_toolbox
 from .wording import plural
-
-DECLINED = "the user declined this call; it did not run"
 
 
 @dataclass(frozen=True)
@@ -50,7 +49,12 @@ class Outcome:
     result: Any = None
     error: str | None = None
     ran: bool = False  # it ran, and so counts as a step
-    declined: bool = False
+    # It needed a yes and got none: declined, no one to ask, or refused by policy; `error` says so.
+    refused: CallOutcome | None = None
+
+    @property
+    def declined(self) -> bool:
+        return self.refused is not None
 
     @property
     def failed(self) -> bool:
@@ -98,7 +102,8 @@ class StepsPlanner:
         return step
 
 
-Approve = Callable[[Call], Awaitable[bool]]
+# True: it may run. False: the person said no. A `CallOutcome`: why it may not (no one to ask…).
+Approve = Callable[[Call], Awaitable[bool | CallOutcome]]
 
 
 def as_planner(plan: Planner | Iterable[Call | Answer]) -> Planner:
@@ -129,7 +134,8 @@ async def run_loop(
         raise ValueError("budget must be >= 0")
     toolbox = as_toolbox(tools)
     if approve is None:
-        approve = getattr(toolbox, "approve", None)  # a consent wrapper is never bypassed
+        # A consent wrapper is never bypassed; `decide` also says why a no was a no.
+        approve = getattr(toolbox, "decide", None) or getattr(toolbox, "approve", None)
     run = _Run(as_planner(plan), toolbox, budget, max_rounds, approve, events, pager, tally or Tally())
     return await run.go()
 
@@ -145,6 +151,7 @@ class _Run:
     pager: Pager | None
     tally: Tally
     steps: list[Step] = field(default_factory=list)
+    proposed: list[Proposed] = field(default_factory=list)  # every call, with its outcome
     previous: Call | None = None
     failing: set[str] = field(default_factory=set)  # tools that failed in the previous round
     started: float = field(default_factory=time.perf_counter)
@@ -167,6 +174,7 @@ class _Run:
             rounds=self.rounds,
             duration=time.perf_counter() - self.started,
             partial=partial,
+            proposed=tuple(self.proposed),
         )
         self.emit(Finished(receipt))
         return receipt
@@ -182,7 +190,7 @@ class _Run:
                 if self.tally.full():
                     return await self.stop(
                         Exit.MAX_ROUNDS,
-                        f"no answer after {self.rounds} rounds (the round limit is {self.max_rounds})",
+                        f"no answer after {plural(self.rounds, 'round')} (the round limit is {self.max_rounds})",
                         outcomes,
                     )
                 self.tally.rounds += 1
@@ -232,13 +240,22 @@ class _Run:
         """Check a batch call by call, ask consent, run the approved calls in parallel."""
         slots: list[Outcome | Call] = []  # a Call is a slot still to run
         check_stop: tuple[Exit, str] | None = None
-        for call in batch:
+        if self.concludes and self.max_rounds is not None and self.rounds >= self.max_rounds:
+            # No round is left to read the results: running the calls would spend for nothing.
+            self.proposed.extend(Proposed(call.tool, call.arguments, CallOutcome.NOT_RUN) for call in batch)
+            return [], (
+                Exit.MAX_ROUNDS,
+                f"stopped before running {plural(len(batch), 'proposed call')}: the round limit is "
+                f"{plural(self.max_rounds, 'round')}, so no round is left to read their results",
+            )
+        for number, call in enumerate(batch):
             if self.previous is not None and call.key() == self.previous.key():
                 check_stop = (
                     Exit.REPEATED_CALL,
                     f"stopped before calling {call.tool} again with the same arguments "
                     "as the call just before it",
                 )
+                self.not_run(batch[number:])
                 break
             # Counted when queued, so a call's own sampling requests see it; calls a server
             # runs for this run (approved in its sampling request) count too.
@@ -248,20 +265,33 @@ class _Run:
                     f"stopped before call {self.tally.calls + 1}: "
                     f"the budget of {plural(self.budget, 'tool call')} is spent",
                 )
+                self.not_run(batch[number:])
                 break
             self.previous = call
             refusal = self.refuse(call)
             if refusal is not None:
+                self.proposed.append(Proposed(call.tool, call.arguments, CallOutcome.INVALID))
                 if not recovers:
                     check_stop = (Exit.TOOL_ERROR, refusal)
+                    self.not_run(batch[number + 1 :])
                     break
                 slots.append(Outcome(call, error=refusal))
-            elif self.approve is not None and not await self.approve(call):
+                continue
+            verdict = True if self.approve is None else await self.approve(call)
+            if verdict is not True:
+                why = CallOutcome.DECLINED if verdict is False or verdict is CallOutcome.RAN else verdict
+                self.proposed.append(Proposed(call.tool, call.arguments, why))
+                reason = self.no_yes(why)
                 if not recovers:  # a fixed plan cannot do without it: never "answered" as if it ran
-                    check_stop = (Exit.TOOL_ERROR, f"{call.tool} was declined, so the plan stops here")
+                    check_stop = (
+                        Exit.TOOL_ERROR,
+                        f"{call.tool} did not run: {reason}, so the plan stops here",
+                    )
+                    self.not_run(batch[number + 1 :])
                     break
-                slots.append(Outcome(call, error=DECLINED, declined=True))
+                slots.append(Outcome(call, error=f"{reason}; it did not run", refused=why))
             else:
+                self.proposed.append(Proposed(call.tool, call.arguments, CallOutcome.RAN))
                 slots.append(call)
                 self.tally.calls += 1
 
@@ -270,6 +300,15 @@ class _Run:
         if failure is not None:
             return outcomes, self.finish(Exit.TOOL_ERROR, refusal=failure)
         return outcomes, check_stop
+
+    def not_run(self, calls: Sequence[Call]) -> None:
+        """The rest of a batch, left when the run stopped before it."""
+        self.proposed.extend(Proposed(call.tool, call.arguments, CallOutcome.NOT_RUN) for call in calls)
+
+    def no_yes(self, why: CallOutcome) -> str:
+        """Why a call got no yes, in the words of the consent wrapper that said no."""
+        wording = getattr(self.toolbox, "no_yes", None)
+        return wording(why) if callable(wording) else no_yes(why)
 
     def refuse(self, call: Call) -> str | None:
         """Why `call` cannot run at all (not counted as a step), or None."""

@@ -135,6 +135,53 @@ class Step:
         }
 
 
+class CallOutcome(StrEnum):
+    """What became of one proposed call: the receipt's `proposed` says it for each, in order.
+    Only `ran` is a step and counts against the budget."""
+
+    RAN = "ran"
+    DECLINED = "declined"  # the person said no (Enter, n, Ctrl+C or end of input at the prompt)
+    NO_ONE_TO_ASK = "no_one_to_ask"  # it needed a yes and nobody could be asked (no terminal)
+    REFUSED_BY_POLICY = "refused_by_policy"  # it needed a yes the setup rules out (serve without --yes)
+    INVALID = "invalid"  # no such tool, or arguments that are not a JSON object
+    NOT_RUN = "not_run"  # the run stopped before it (a repeated call, the budget, the last round)
+
+
+@dataclass(frozen=True)
+class Proposed:
+    """A call the planner proposed, and what became of it."""
+
+    tool: str
+    arguments: dict[str, Any]
+    outcome: CallOutcome
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tool": self.tool, "arguments": self.arguments, "outcome": str(self.outcome)}
+
+
+def proposed_summary(proposed: tuple[Proposed, ...], ran: int) -> str:
+    """`2 calls`, or when some did not run `3 calls proposed: 1 ran, 2 declined`. Calls left
+    when the run stopped (`not_run`) are not counted here: the stop's refusal says it."""
+    proposed = tuple(item for item in proposed if item.outcome is not CallOutcome.NOT_RUN)
+    if all(item.outcome is CallOutcome.RAN for item in proposed):
+        return plural(ran, "call")
+    counts: dict[CallOutcome, int] = {CallOutcome.RAN: ran}  # "0 ran" is said too
+    for item in proposed:
+        if item.outcome is not CallOutcome.RAN:
+            counts[item.outcome] = counts.get(item.outcome, 0) + 1
+    said = ", ".join(f"{n} {OUTCOME_WORDS[outcome]}" for outcome, n in counts.items())
+    return f"{plural(len(proposed), 'call')} proposed: {said}"
+
+
+OUTCOME_WORDS = {
+    CallOutcome.RAN: "ran",
+    CallOutcome.DECLINED: "declined",
+    CallOutcome.NO_ONE_TO_ASK: "not run (no one to ask)",
+    CallOutcome.REFUSED_BY_POLICY: "refused by policy",
+    CallOutcome.INVALID: "invalid",
+}
+
+
 @dataclass
 class Tally:
     """A run's rounds and tool calls against their limits: the loop's own, and those spent
@@ -189,6 +236,8 @@ class Receipt:
     parsed: Any = None  # that answer, parsed and valid (None when it was not)
     unmeasured: int = 0
     notes: tuple[str, ...] = ()
+    # Every call proposed, in order, with what became of it (`steps` holds those that ran).
+    proposed: tuple[Proposed, ...] = ()
 
     @property
     def calls(self) -> int:
@@ -205,6 +254,7 @@ class Receipt:
             "refusal": self.refusal,
             "steps": [step.to_dict() for step in self.steps],
             "calls": self.calls,
+            "proposed": [item.to_dict() for item in self.proposed],
             "rounds": self.rounds,
         }
         if self.duration is not None:
@@ -238,7 +288,7 @@ class Receipt:
     def summary(self) -> str:
         """One line for people: `stopped: answered · 2 calls · 3 rounds · 4,210 tokens · $0.0031`."""
         stop = f"stopped: {self.stopped_because}" + (" (partial answer)" if self.partial else "")
-        parts = [stop, plural(self.calls, "call")]
+        parts = [stop, proposed_summary(self.proposed, self.calls)]
         if self.rounds:
             parts.append(plural(self.rounds, "round"))
         if self.model is not None:

@@ -2,8 +2,8 @@
 
 It plugs into `run_loop` through the Planner seam. Each `next(outcomes)` first answers the
 previous assistant turn's tool calls (one `tool` message per call, in order: results,
-errors as `{"error": ...}` so the model can recover, declined calls said plainly), then asks
-the model once. The assistant message goes into the conversation exactly as received.
+errors as `{"error": ...}` so the model can recover, a call without a yes said as it was:
+declined, or nobody to ask), then asks the model once. The assistant message goes into the conversation exactly as received.
 
 Money: every response's usage is added up whole and costed (the server's figure, else the
 prices from `/models`); with a cap, each request's worst cost is checked before it is made
@@ -46,7 +46,7 @@ from ..core.context import (
 from ..core.costs import Cap, add_usage, measured, round_cost
 from ..core.errors import ContextFullError, PrivateError
 from ..core.events import EventSink, Notice, RoundStarted
-from ..core.loop import DECLINED, Move, Outcome, Stop
+from ..core.loop import Move, Outcome, Stop
 from ..core.receipt import Answer, Call, Exit, Tally, read_json
 from ..core.toolbox import ToolSpec
 from .errors import ModelError
@@ -455,8 +455,6 @@ class LLMPlanner:
     def tool_content(self, outcome: Outcome | None) -> str:
         if outcome is None:
             return json.dumps({"error": NOT_RUN})
-        if outcome.declined:
-            return json.dumps({"error": DECLINED})
         if outcome.error is not None:
             return json.dumps({"error": outcome.error}, ensure_ascii=False)
         # Long results were already cut into pages by the loop's pager; cutting again here
