@@ -31,6 +31,7 @@ from .options import (
     SaveOption,
     TransportOption,
 )
+from .mcp_front_app import add_mcp_front_command
 from .sessions_cmd import add_sessions_commands
 
 USAGE = f"{USAGE_ERROR_STATUS} a usage or configuration error, {CRASHED}"
@@ -364,6 +365,7 @@ def logout(server: ServerArgument, mcp_config: McpConfigOption = None) -> None:
 add_bot_commands(app)  # chat, logs, serve, store copy
 add_config_commands(app)  # config set, get, unset, list
 add_sessions_commands(app)  # sessions list, show, export, import, delete
+add_mcp_front_command(app)  # mcp: the agent as an MCP server
 add_crash_status(app)  # every command's "Exit status:" ends with 1, a crash
 
 
