@@ -18,6 +18,7 @@ from ..core.receipt import USAGE_ERROR_STATUS, Exit, exit_statuses
 from .bot_app import add_bot_commands
 from .config_cmd import add_config_commands
 from .group import DefaultCommandGroup, add_crash_status, command_group
+from .mcp_front_app import add_mcp_front_command
 from .options import (
     ApifyToolsOption,
     ContinueOption,
@@ -31,7 +32,6 @@ from .options import (
     SaveOption,
     TransportOption,
 )
-from .mcp_front_app import add_mcp_front_command
 from .sessions_cmd import add_sessions_commands
 
 USAGE = f"{USAGE_ERROR_STATUS} a usage or configuration error, {CRASHED}"
