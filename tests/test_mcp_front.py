@@ -252,3 +252,13 @@ def test_a_non_loopback_address_without_a_token_is_refused(tmp_path: Path) -> No
     )
     assert done.returncode == 2
     assert "not loopback: give --token" in done.stderr
+
+
+def test_doctor_says_what_the_mcp_front_would_expose(tmp_path: Path) -> None:
+    from cli_support import run_cli
+
+    with fake_venice([], tmp_path) as fake:
+        done = run_cli(tmp_path, fake.base_url, "doctor", "--no-mcp", MAX_USD="0.5", MAX_ROUNDS="7")
+    line = next(line for line in done.stdout.splitlines() if line.startswith("✓ as MCP server"))
+    assert "ask(question, budget<=10, max_rounds<=7, max_usd<=0.5, conversation)" in line
+    assert "paid calls ask the client's person (elicitation)" in line

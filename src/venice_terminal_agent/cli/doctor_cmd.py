@@ -71,6 +71,9 @@ async def run_checks(flags: Any) -> list[Check]:
     found = await asyncio.gather(model_checks, mcp_checks)
     checks += found[0] + found[1] + _node_checks(servers) + await _store_check(settings)
     checks.append(await _sessions_check(settings))
+    from .mcp_front_app import front_line
+
+    checks.append(Check("as MCP server", True, front_line(settings)))
     return checks
 
 

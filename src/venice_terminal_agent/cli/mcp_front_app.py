@@ -4,7 +4,7 @@ The body is mcp_front_cmd.py, imported only when the command runs (the mcp SDK i
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -12,6 +12,20 @@ from ..core.defaults import QUESTION_BUDGET
 from .options import McpConfigOption, NoFilesOption, NoMcpOption, RootOption
 
 TOKEN_ENV = "VENICE_AGENT_MCP_TOKEN"
+
+
+def front_line(settings: Any) -> str:
+    """What `venice-agent mcp` would expose with these settings (doctor's line)."""
+    money = f"max_usd<={settings.max_usd:g}" if settings.max_usd is not None else "no money cap"
+    paid = (
+        "run without asking (--yes)"
+        if settings.auto_approve_tools
+        else "ask the client's person (elicitation)"
+    )
+    return (
+        f"venice-agent mcp would expose ask(question, budget<={QUESTION_BUDGET}, "
+        f"max_rounds<={settings.max_rounds}, {money}, conversation) · paid calls {paid}"
+    )
 
 
 def add_mcp_front_command(app: typer.Typer) -> None:
