@@ -262,3 +262,17 @@ def test_doctor_says_what_the_mcp_front_would_expose(tmp_path: Path) -> None:
     line = next(line for line in done.stdout.splitlines() if line.startswith("✓ as MCP server"))
     assert "ask(question, budget<=10, max_rounds<=7, max_usd<=0.5, conversation)" in line
     assert "paid calls ask the client's person (elicitation)" in line
+
+
+def test_the_money_cap_is_the_servers_or_lower_whatever_the_client_asks() -> None:
+    from venice_terminal_agent.cli.mcp_front_cmd import Caps, lowered
+
+    server = Caps(budget=10, max_rounds=12, max_usd=0.5)
+    assert lowered(server, None, None, 2.0) == (
+        Caps(10, 12, 0.5),
+        ["max_usd 2.0 is above this server's 0.5: 0.5 was used"],
+    )
+    assert lowered(server, None, 3, 0.1) == (Caps(10, 3, 0.1), [])
+    assert lowered(server, None, None, None) == (server, [])
+    # A server started without a money cap takes the client's.
+    assert lowered(Caps(10, 12, None), None, None, 1.0) == (Caps(10, 12, 1.0), [])
