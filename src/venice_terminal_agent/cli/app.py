@@ -19,6 +19,7 @@ from .bot_app import add_bot_commands
 from .config_cmd import add_config_commands
 from .fronts_app import add_front_commands
 from .group import DefaultCommandGroup, add_crash_status, command_group
+from .mcp_front_app import add_mcp_front_command
 from .options import (
     ApifyToolsOption,
     ContinueOption,
@@ -432,6 +433,7 @@ add_bot_commands(app)  # chat, logs, serve, store copy
 add_config_commands(app)  # config set, get, unset, list
 add_sessions_commands(app)  # sessions list, show, export, import, delete
 add_front_commands(app)  # acp: the agent in an editor
+add_mcp_front_command(app)  # mcp: the agent as an MCP server
 add_crash_status(app)  # every command's "Exit status:" ends with 1, a crash
 
 

@@ -74,6 +74,9 @@ async def run_checks(flags: Any, *, probe: bool = False) -> list[Check]:
     checks += found[0] + found[1] + _node_checks(servers) + await _store_check(settings)
     checks.append(_editor_check(settings, servers))
     checks.append(await _sessions_check(settings))
+    from .mcp_front_app import front_line
+
+    checks.append(Check("as MCP server", True, front_line(settings)))
     return checks
 
 

@@ -1,0 +1,278 @@
+"""`venice-agent mcp`: the agent as an MCP server, driven by the mcp SDK's own client against
+the real command (stdio and Streamable HTTP), the fake model server and the paid `shop` server."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types
+import pytest
+from mcp import Client, StdioServerParameters
+
+from cli_support import COMMAND, clean_env, fake_venice, mcp_config
+
+pytestmark = pytest.mark.anyio
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+@asynccontextmanager
+async def front(
+    folder: Path, base_url: str, *args: str, mode: str = "legacy", **options: Any
+) -> AsyncIterator[Client]:
+    """A client of `venice-agent mcp` over stdio (the SDK spawns the real command)."""
+    env = clean_env(folder, base_url, VENICE_MODEL="fake-model")
+    params = StdioServerParameters(
+        command=COMMAND,
+        args=["mcp", "--mcp-config", str(mcp_config(folder)), *args],
+        env=env,
+        cwd=str(folder),
+    )
+    async with Client(params, mode=mode, read_timeout_seconds=60, **options) as client:  # type: ignore[arg-type]
+        yield client
+
+
+def text_of(result: mcp.types.CallToolResult) -> str:
+    return "\n".join(block.text for block in result.content if block.type == "text")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def test_an_answered_question_comes_back_with_its_receipt_and_progress(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append(message or "")
+
+    with fake_venice([call("list_files", path="."), {"text": "Two files."}], tmp_path) as fake:
+        async with front(tmp_path, fake.base_url) as client:
+            listed = await client.list_tools()
+            (tool,) = listed.tools
+            assert tool.name == "ask"
+            assert tool.output_schema is not None and "receipt" in tool.output_schema["properties"]
+            assert set(tool.input_schema["properties"]) >= {"question", "budget", "max_usd", "max_rounds"}
+            result = await client.call_tool("ask", {"question": "what is here?"}, progress_callback=progress)
+    assert not result.is_error
+    assert text_of(result) == "Two files."
+    structured = result.structured_content
+    assert structured["stopped_because"] == "answered"
+    assert structured["receipt"]["stopped_because"] == "answered"
+    assert structured["receipt"]["steps"][0]["tool"] == "list_files"
+    assert seen[0] == "round 1" and "round 2" in seen
+    assert any(message.startswith("→ list_files") for message in seen) and "list_files done" in seen
+
+
+async def test_a_paid_call_is_approved_by_the_clients_person_through_elicitation(tmp_path: Path) -> None:
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: mcp.types.ElicitRequestParams) -> mcp.types.ElicitResult:
+        asked.append(params.message)
+        return mcp.types.ElicitResult(action="accept", content={"run": True})
+
+    with fake_venice([call("charge", amount=5), {"text": "Charged."}], tmp_path) as fake:
+        async with front(tmp_path, fake.base_url, elicitation_callback=elicit) as client:
+            result = await client.call_tool("ask", {"question": "charge me 5"})
+    assert len(asked) == 1 and asked[0].startswith('Run charge({"amount": 5}) on shop?')
+    step = result.structured_content["receipt"]["steps"][0]
+    assert "charged 5" in step["result"]
+
+
+async def test_a_paid_call_is_declined_when_the_client_cannot_be_asked(tmp_path: Path) -> None:
+    with fake_venice([call("charge", amount=5), {"text": "I could not."}], tmp_path) as fake:
+        async with front(tmp_path, fake.base_url) as client:
+            result = await client.call_tool("ask", {"question": "charge me 5"})
+        bodies = fake.chat_bodies()
+    tool_message = next(m for m in bodies[1]["messages"] if m["role"] == "tool")
+    assert "declined" in tool_message["content"] and "charged" not in tool_message["content"]
+    assert any("cannot be asked" in note for note in result.structured_content["notes"])
+    assert "cannot be asked" in text_of(result)
+
+
+async def test_yes_runs_paid_calls_for_a_client_that_cannot_be_asked(tmp_path: Path) -> None:
+    with fake_venice([call("charge", amount=2), {"text": "Charged."}], tmp_path) as fake:
+        async with front(tmp_path, fake.base_url, "--yes") as client:
+            result = await client.call_tool("ask", {"question": "charge me 2"})
+    assert "charged 2" in result.structured_content["receipt"]["steps"][0]["result"]
+
+
+async def test_a_client_may_lower_the_caps_but_never_raise_them(tmp_path: Path) -> None:
+    zones = ("UTC", "Europe/Prague", "Asia/Tokyo")
+    script = {"replies": [call("get_current_time", timezone=zone) for zone in zones], "loop": True}
+    with fake_venice(script, tmp_path) as fake:
+        async with front(tmp_path, fake.base_url, "--budget", "1") as client:
+            raised = await client.call_tool("ask", {"question": "list", "budget": 5})
+            lowered = await client.call_tool("ask", {"question": "list", "budget": 0})
+    assert raised.structured_content["stopped_because"] == "budget"
+    assert len(raised.structured_content["receipt"]["steps"]) == 1  # the server's 1, not the client's 5
+    assert "budget 5 is above this server's 1: 1 was used" in raised.structured_content["notes"]
+    assert lowered.structured_content["stopped_because"] == "budget"
+    assert lowered.structured_content["receipt"]["steps"] == []
+    assert lowered.structured_content["notes"] == []
+
+
+async def test_a_conversation_id_continues_the_conversation(tmp_path: Path) -> None:
+    with fake_venice([{"text": "One."}, {"text": "Two."}, {"text": "Fresh."}], tmp_path) as fake:
+        async with front(tmp_path, fake.base_url) as client:
+            await client.call_tool("ask", {"question": "first", "conversation": "c1"})
+            await client.call_tool("ask", {"question": "second", "conversation": "c1"})
+            await client.call_tool("ask", {"question": "other"})
+        bodies = fake.chat_bodies()
+    users = [[m["content"] for m in body["messages"] if m["role"] == "user"] for body in bodies]
+    assert users == [["first"], ["first", "second"], ["other"]]
+
+
+async def test_a_cancel_from_the_client_cancels_the_question_and_rolls_it_back(tmp_path: Path) -> None:
+    script = [{"text": "thinking", "hang": True}, {"text": "After."}]
+    with fake_venice(script, tmp_path) as fake:
+        async with front(tmp_path, fake.base_url) as client:
+            started = anyio.Event()
+
+            async def progress(value: float, total: float | None, message: str | None) -> None:
+                started.set()
+
+            async with anyio.create_task_group() as group:
+
+                async def hanging() -> None:
+                    await client.call_tool(
+                        "ask", {"question": "hang", "conversation": "c"}, progress_callback=progress
+                    )
+
+                group.start_soon(hanging)
+                with anyio.fail_after(30):
+                    await started.wait()
+                group.cancel_scope.cancel()
+            after = await client.call_tool("ask", {"question": "next", "conversation": "c"})
+        bodies = fake.chat_bodies()
+    assert text_of(after) == "After."
+    users = [m["content"] for m in bodies[-1]["messages"] if m["role"] == "user"]
+    assert users == ["next"]  # the cancelled question left nothing in the conversation
+
+
+def read_address(process: subprocess.Popen[str]) -> str:
+    assert process.stderr is not None
+    for line in process.stderr:
+        if "venice-agent mcp: http://" in line:
+            return line.split()[2]
+    raise AssertionError("the server never said where it listens")
+
+
+@contextmanager
+def http_front(folder: Path, base_url: str, *args: str, **env: str) -> Iterator[str]:
+    """The real `venice-agent mcp --http` on a free loopback port; yields its /mcp address."""
+    process = subprocess.Popen(
+        [COMMAND, "mcp", "--http", "--port", "0", "--mcp-config", str(mcp_config(folder)), *args],
+        env={**clean_env(folder, base_url, VENICE_MODEL="fake-model"), **env},
+        cwd=folder,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield read_address(process)
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+        assert process.stderr is not None
+        process.stderr.close()
+
+
+async def test_over_http_a_question_is_answered_and_a_paid_call_elicited(tmp_path: Path) -> None:
+    async def elicit(context: Any, params: mcp.types.ElicitRequestParams) -> mcp.types.ElicitResult:
+        return mcp.types.ElicitResult(action="accept", content={"run": True})
+
+    with fake_venice([call("charge", amount=3), {"text": "Done."}], tmp_path) as fake:
+        with http_front(tmp_path, fake.base_url) as url:
+            async with Client(
+                url, mode="legacy", elicitation_callback=elicit, read_timeout_seconds=60
+            ) as client:
+                result = await client.call_tool("ask", {"question": "charge 3"})
+    assert text_of(result) == "Done."
+    assert "charged 3" in result.structured_content["receipt"]["steps"][0]["result"]
+
+
+async def test_over_http_on_2026_07_28_a_paid_call_is_declined_and_the_result_says_why(
+    tmp_path: Path,
+) -> None:
+    async def elicit(context: Any, params: mcp.types.ElicitRequestParams) -> mcp.types.ElicitResult:
+        return mcp.types.ElicitResult(action="accept", content={"run": True})
+
+    with fake_venice([call("charge", amount=3), {"text": "Not done."}], tmp_path) as fake:
+        with http_front(tmp_path, fake.base_url) as url:
+            async with Client(
+                url, mode="2026-07-28", elicitation_callback=elicit, read_timeout_seconds=60
+            ) as client:
+                result = await client.call_tool("ask", {"question": "charge 3"})
+    notes = result.structured_content["notes"]
+    assert any("cannot ask mid-call" in note or "cannot be asked" in note for note in notes), notes
+    assert "charged" not in str(result.structured_content["receipt"]["steps"])
+
+
+async def test_over_http_a_token_is_needed_when_one_is_set(tmp_path: Path) -> None:
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    with fake_venice([{"text": "Hi."}], tmp_path) as fake:
+        with http_front(tmp_path, fake.base_url, VENICE_AGENT_MCP_TOKEN="s3cret") as url:
+            async with httpx2.AsyncClient() as plain:
+                refused = await plain.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+                rebound = await plain.post(
+                    url, json={}, headers={"Authorization": "Bearer s3cret", "Host": "evil.example"}
+                )
+            http = httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret"})
+            async with http:
+                async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+                    result = await client.call_tool("ask", {"question": "hi"})
+    assert refused.status_code == 401
+    assert rebound.status_code == 421  # serve's Host rule holds here too
+    assert text_of(result) == "Hi."
+
+
+def test_a_non_loopback_address_without_a_token_is_refused(tmp_path: Path) -> None:
+    env = clean_env(tmp_path, "http://127.0.0.1:9", VENICE_MODEL="fake-model")
+    env.pop("VENICE_AGENT_MCP_TOKEN", None)
+    done = subprocess.run(
+        [COMMAND, "mcp", "--http", "--host", "0.0.0.0", "--no-mcp"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert "not loopback: give --token" in done.stderr
+
+
+def test_doctor_says_what_the_mcp_front_would_expose(tmp_path: Path) -> None:
+    from cli_support import run_cli
+
+    with fake_venice([], tmp_path) as fake:
+        done = run_cli(tmp_path, fake.base_url, "doctor", "--no-mcp", MAX_USD="0.5", MAX_ROUNDS="7")
+    line = next(line for line in done.stdout.splitlines() if line.startswith("✓ as MCP server"))
+    assert "ask(question, budget<=10, max_rounds<=7, max_usd<=0.5, conversation)" in line
+    assert "paid calls ask the client's person (elicitation)" in line
+
+
+def test_the_money_cap_is_the_servers_or_lower_whatever_the_client_asks() -> None:
+    from venice_terminal_agent.cli.mcp_front_cmd import Caps, lowered
+
+    server = Caps(budget=10, max_rounds=12, max_usd=0.5)
+    assert lowered(server, None, None, 2.0) == (
+        Caps(10, 12, 0.5),
+        ["max_usd 2.0 is above this server's 0.5: 0.5 was used"],
+    )
+    assert lowered(server, None, 3, 0.1) == (Caps(10, 3, 0.1), [])
+    assert lowered(server, None, None, None) == (server, [])
+    # A server started without a money cap takes the client's.
+    assert lowered(Caps(10, 12, None), None, None, 1.0) == (Caps(10, 12, 1.0), [])
