@@ -93,7 +93,7 @@ async def test_a_paid_call_is_declined_when_the_client_cannot_be_asked(tmp_path:
             result = await client.call_tool("ask", {"question": "charge me 5"})
         bodies = fake.chat_bodies()
     tool_message = next(m for m in bodies[1]["messages"] if m["role"] == "tool")
-    assert "declined" in tool_message["content"] and "charged" not in tool_message["content"]
+    assert "there was no one to ask" in tool_message["content"] and "charged" not in tool_message["content"]
     assert any("cannot be asked" in note for note in result.structured_content["notes"])
     assert "cannot be asked" in text_of(result)
 

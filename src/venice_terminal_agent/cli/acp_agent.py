@@ -61,7 +61,7 @@ from ..core.events import (
     ToolFinished,
     ToolStarted,
 )
-from ..core.receipt import Call, Exit, Receipt
+from ..core.receipt import Call, CallOutcome, Exit, Receipt
 from .text import call_text, preview
 
 # Our exits as ACP stop reasons: a refusal carries our refusal text in the message before it.
@@ -267,9 +267,9 @@ class EditorAgent:
 
     # -- consent ---------------------------------------------------------------------------
     def _approver(self, session_id: str, conversation: Conversation) -> Callable[..., Any]:
-        async def approve(call: Call, spec: Any = None, why: Why = Why.PAID) -> bool:
+        async def approve(call: Call, spec: Any = None, why: Why = Why.PAID) -> bool | CallOutcome:
             if why is Why.SAMPLING or self.client is None:
-                return False  # a server's prompt to the model needs a person at a terminal
+                return CallOutcome.NO_ONE_TO_ASK  # a server's prompt to the model needs a terminal
             await self._flush()  # the tool call is shown before it is asked about
             where = f" on {spec.server}" if spec is not None and spec.server else ""
             reason = (
@@ -291,8 +291,8 @@ class EditorAgent:
                 answer = await self.client.request_permission(
                     session_id=session_id, tool_call=asked, options=options
                 )
-            except Exception:  # an editor that cannot answer says no
-                return False
+            except Exception:  # an editor that cannot answer: nobody could be asked
+                return CallOutcome.NO_ONE_TO_ASK
             outcome = getattr(answer, "outcome", None)
             return isinstance(outcome, AllowedOutcome) and outcome.option_id == ALLOW
 

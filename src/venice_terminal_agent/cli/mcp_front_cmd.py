@@ -24,7 +24,7 @@ from ..config import ConfigError
 from ..core.consent import Why
 from ..core.errors import VeniceAgentError
 from ..core.events import Event, RoundStarted, ToolFinished, ToolStarted
-from ..core.receipt import Call
+from ..core.receipt import Call, CallOutcome
 from ..core.toolbox import ToolSpec
 from .runtime import Flags, load, open_runtime
 from .terminal import fail
@@ -118,17 +118,19 @@ class ClientApprover:
     to ask (no elicitation, or the 2026-07-28 protocol with no back channel) is a no, said in
     the result."""
 
-    async def __call__(self, call: Call, spec: ToolSpec | None = None, why: Why = Why.PAID) -> bool:
+    async def __call__(
+        self, call: Call, spec: ToolSpec | None = None, why: Why = Why.PAID
+    ) -> bool | CallOutcome:
         from mcp.shared.exceptions import NoBackChannelError
 
         current = asking.get()
         if current is None or why is Why.SAMPLING:
-            return False
+            return CallOutcome.NO_ONE_TO_ASK
         name = safe(call.tool)
         capabilities = current.ctx.client_capabilities
         if capabilities is None or capabilities.elicitation is None:
             current.notes.append(NOBODY.format(tool=name))
-            return False
+            return CallOutcome.NO_ONE_TO_ASK  # the model is told so, not that someone said no
         where = f" on {safe(spec.server)}" if spec is not None and spec.server else ""
         reason = (
             "it may send local file contents off this machine"
@@ -140,7 +142,7 @@ class ClientApprover:
             answer = await current.ctx.elicit(message, schema=Approve)
         except NoBackChannelError:
             current.notes.append(NO_BACK_CHANNEL.format(version=current.ctx.protocol_version, tool=name))
-            return False
+            return CallOutcome.NO_ONE_TO_ASK
         approved = answer.action == "accept" and bool(getattr(answer.data, "run", False))
         if not approved:
             current.notes.append(f"the client's person declined {name}")
