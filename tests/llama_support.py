@@ -18,6 +18,7 @@ import subprocess
 import threading
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,18 +62,21 @@ def missing_message() -> str | None:
     )
 
 
-@pytest.fixture(scope="session")
-def llama_server() -> Iterator[LlamaServer]:
+@contextmanager
+def started_llama_server(template: Path | None = TEMPLATE) -> Iterator[LlamaServer]:
+    """llama-server on a free loopback port until the block ends; `template=None`: the model's
+    own chat template (SmolLM2's ChatML, which has no place for tools)."""
     message = missing_message()
     if message is not None:
         (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)(message)
     port = free_port()
+    chosen = ["--chat-template-file", str(template)] if template is not None else []
     command = [
         str(SERVER), "--model", str(MODEL), "--alias", MODEL_NAME,
-        "--host", "127.0.0.1", "--port", str(port),
-        "--jinja", "--chat-template-file", str(TEMPLATE),
-        "--ctx-size", str(N_CTX), "--parallel", "1", "--threads", "1",
-        "--temp", "0", "--seed", "1", "--no-webui",  # one thread: two spin-wait on a busy machine (7 s a token at load 15)
+        "--host", "127.0.0.1", "--port", str(port), "--jinja", *chosen,
+        "--ctx-size", str(N_CTX), "--parallel", "1",
+        "--threads", "1",  # two spin-wait on a busy machine: 7 s a token at load 15, against 0.3 s
+        "--temp", "0", "--seed", "1", "--no-webui",
     ]  # fmt: skip
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True
@@ -100,3 +104,12 @@ def llama_server() -> Iterator[LlamaServer]:
         reader.join(timeout=30)
         if process.stdout is not None:
             process.stdout.close()
+
+
+@pytest.fixture(scope="session")
+def llama_server() -> Iterator[LlamaServer]:
+    """One server for the session: every test asks with the same tools, so the prompt's first
+    ~750 tokens (the agent's system prompt, the tools, the examples) are evaluated once and
+    then come from the server's prompt cache."""
+    with started_llama_server() as server:
+        yield server
