@@ -58,7 +58,7 @@ def missing_message() -> str | None:
         return None
     return (
         "llama-server and SmolLM2 are not installed in .tools/llama: run tests/llama/install "
-        "(once per machine: builds llama.cpp, about 20 minutes on 2 cores)"
+        "(once per machine: builds llama.cpp, 10 to 40 minutes on 2 cores)"
     )
 
 
