@@ -117,12 +117,13 @@ def run_cli(
     *args: str,
     stdin: str | None = None,
     cwd: Path | None = None,
+    timeout: float = 90,
     **env: str | None,
 ) -> subprocess.CompletedProcess[str]:
     """The real command in `folder` (its config and data folders too; run in `cwd` when given),
     on the fake model `base_url` (model fake-model), no terminal: stdin is `stdin` or nothing.
     `env` adds to the environment; a variable given as None is left out (VENICE_MODEL=None:
-    the model comes from elsewhere)."""
+    the model comes from elsewhere). `timeout`: seconds before the test fails (a real model is slower)."""
     variables = clean_env(folder, base_url, **{"VENICE_MODEL": "fake-model", **env})  # type: ignore[arg-type]
     return subprocess.run(
         [COMMAND, *args],
@@ -133,6 +134,6 @@ def run_cli(
         cwd=cwd or folder,
         env={name: value for name, value in variables.items() if value is not None},
         start_new_session=True,
-        timeout=90,
+        timeout=timeout,
         check=False,
     )
