@@ -119,7 +119,9 @@ async def test_a_granted_call_runs_and_the_answer_carries_its_receipt_and_usage(
     assert "charged 5" in finished[0].content[0].content.text
     assert editor.text() == "Charged 5."
     (usage_update,) = [u for u in editor.updates if u.session_update == "usage_update"]
-    assert usage_update.used == receipt["context_tokens"] == 120  # the last request's input, as the server counted
+    assert (
+        usage_update.used == receipt["context_tokens"] == 120
+    )  # the last request's input, as the server counted
     assert usage_update.size == (receipt["context_window"] or 0)
     assert usage_update.cost is not None, receipt
     assert usage_update.cost.amount == pytest.approx(receipt["cost_usd"])

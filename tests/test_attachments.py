@@ -142,5 +142,5 @@ def test_an_attachment_is_local_data_so_a_read_only_server_tool_asks_first(tmp_p
     assert done.returncode == 0, done.stderr
     tool_message = bodies[1]["messages"][-1]
     assert tool_message["role"] == "tool"
-    assert "declined" in tool_message["content"]
+    assert "there was no one to ask" in tool_message["content"]
     assert json.loads(done.stdout)["steps"] == []  # it never ran

@@ -103,7 +103,9 @@ async def test_compaction_keeps_tool_calls_with_their_answers() -> None:
     # two requests (request 12), and its tool call and answer stay whole after the summary.
     question = [{"tool_calls": [{"name": "echo", "arguments": {"text": FILLER}}]}, {"text": "done"}]
     replies = question * 5 + [question[0], {"text": "the summary"}, question[1]] + question * 2
-    async with agent_on({"replies": replies}) as (fake, agent):
+    # A system prompt of a fixed size (the agent's own may get shorter), so the threshold
+    # falls where this test counts it.
+    async with agent_on({"replies": replies}, system_prompt="Be brief. " * 120) as (fake, agent):
         for number in range(8):
             receipt = await agent.ask(f"question {number}")
             assert receipt.stopped_because is Exit.ANSWERED, receipt.refusal

@@ -36,8 +36,8 @@ def test_a_long_repl_conversation_compacts_before_the_window_is_passed(tmp_path:
     assert done.returncode == 0, done.stderr
     assert all(s["status"] == 200 for s in seen)  # no request passed the window
     assert sum(1 for s in seen if is_summary(s["body"])) >= 1
-    out = done.stdout
-    assert "  context  4.0k tokens (the model list)" in out  # the banner says the window
+    out = done.stdout + done.stderr  # the banner and notes on stderr, the receipt lines on stdout
+    assert "  context  4.0k tokens (the model list)" in done.stderr  # the banner says the window
     assert "compacted " in out and " earlier rounds (" in out and " summary" in out
     assert "% of 4.0k" in out  # each receipt line says how full the window is
     assert '"context_window": 4000' in out  # /receipt has it
@@ -50,8 +50,8 @@ def test_compaction_off_ends_context_full_and_sends_nothing(tmp_path: Path) -> N
         bodies = fake.chat_bodies()
     assert done.returncode == 10, done.stderr
     assert bodies == []
-    assert "the next request needs about " in done.stdout
-    assert "and the model's window is 4.0k; /compact, /clear, or a model with a larger window" in done.stdout
+    assert "the next request needs about " in done.stderr  # why it stopped: stderr
+    assert "and the model's window is 4.0k; /compact, /clear, or a model with a larger window" in done.stderr
     assert "stopped: context_full" in done.stdout
 
 

@@ -140,7 +140,9 @@ def test_run_calls_mcp_tools_beside_the_built_in_ones(paged_only, tmp_path):
     receipt = json.loads(done.stdout)
     assert done.returncode == 5 and receipt["stopped_because"] == "tool_error"
     assert [step["tool"] for step in receipt["steps"]] == ["read_note"]
-    assert receipt["refusal"] == "echo_2 was declined, so the plan stops here"
+    assert receipt["refusal"] == (
+        "echo_2 did not run: this call needs the user's yes and there was no one to ask, so the plan stops here"
+    )
 
 
 def test_tools_help_imports_neither_mcp_nor_openai():
