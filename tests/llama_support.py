@@ -106,10 +106,11 @@ def started_llama_server(template: Path | None = TEMPLATE) -> Iterator[LlamaServ
             process.stdout.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def llama_server() -> Iterator[LlamaServer]:
-    """One server for the session: every test asks with the same tools, so the prompt's first
-    ~750 tokens (the agent's system prompt, the tools, the examples) are evaluated once and
-    then come from the server's prompt cache."""
+    """One server for the tier's module: every test asks with the same tools, so the prompt's
+    first ~750 tokens (the agent's system prompt, the tools, the examples) are evaluated once
+    and then come from the server's prompt cache. Stopped when the module ends, so no later
+    test in the same worker finds it among its process's children (tests/test_mcp_stdio.py)."""
     with started_llama_server() as server:
         yield server
