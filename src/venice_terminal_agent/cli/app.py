@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from ..core.defaults import MAX_ROUNDS, PLAN_BUDGET, QUESTION_BUDGET
+from ..core.defaults import PLAN_BUDGET, QUESTION_BUDGET
 from ..core.errors import CRASHED
 from ..core.receipt import USAGE_ERROR_STATUS, Exit, exit_statuses
 from .bot_app import add_bot_commands
@@ -22,9 +22,12 @@ from .group import DefaultCommandGroup, add_crash_status, command_group
 from .mcp_front_app import add_mcp_front_command
 from .options import (
     ApifyToolsOption,
+    BaseUrlOption,
     ContinueOption,
     ForkOption,
+    MaxRoundsOption,
     McpConfigOption,
+    ModelOption,
     NoFilesOption,
     NoMcpOption,
     PrivateOption,
@@ -131,23 +134,13 @@ def ask(
             help="Ask this once and exit; without it, open the conversation (REPL).", show_default=False
         ),
     ] = None,
-    model: Annotated[
-        str | None, typer.Option(help="Model id [env VENICE_MODEL; default: discovered from the API].")
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(help="OpenAI-compatible API root [env VENICE_BASE_URL; default: Venice]."),
-    ] = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
     transport: TransportOption = None,
     tools: ApifyToolsOption = None,
     mcp_config: McpConfigOption = None,
     no_mcp: NoMcpOption = False,
-    max_rounds: Annotated[
-        int | None,
-        typer.Option(
-            min=1, max=40, help=f"Most model rounds per question [env MAX_ROUNDS; default: {MAX_ROUNDS}]."
-        ),
-    ] = None,
+    max_rounds: MaxRoundsOption = None,
     budget: Annotated[
         int | None,
         typer.Option(min=0, help=f"Most tool calls per question [default: {QUESTION_BUDGET}]."),

@@ -12,7 +12,15 @@ import typer
 
 from ..core.defaults import CALLS_PER_WINDOW
 from .group import command_group
-from .options import McpConfigOption, NoFilesOption, NoMcpOption, OfflineOption, RootOption
+from .options import (
+    BaseUrlOption,
+    McpConfigOption,
+    ModelOption,
+    NoFilesOption,
+    NoMcpOption,
+    OfflineOption,
+    RootOption,
+)
 
 
 def add_bot_commands(app: typer.Typer) -> None:
@@ -49,13 +57,8 @@ def chat(
     ] = False,
     no_files: NoFilesOption = False,
     no_mcp: NoMcpOption = False,
-    model: Annotated[
-        str | None, typer.Option(help="Model id [env VENICE_MODEL; default: discovered from the API].")
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(help="OpenAI-compatible API root [env VENICE_BASE_URL; default: Venice]."),
-    ] = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
 ) -> None:
     """Talk to the chat bot: each line is a message; a budget of tool calls per hour, kept on disk.
 

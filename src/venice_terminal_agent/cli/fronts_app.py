@@ -8,9 +8,16 @@ from typing import Annotated
 
 import typer
 
-from ..core.defaults import MAX_ROUNDS
 from ..core.receipt import USAGE_ERROR_STATUS
-from .options import McpConfigOption, NoFilesOption, NoMcpOption, RootOption
+from .options import (
+    BaseUrlOption,
+    MaxRoundsOption,
+    McpConfigOption,
+    ModelOption,
+    NoFilesOption,
+    NoMcpOption,
+    RootOption,
+)
 
 
 def add_front_commands(app: typer.Typer) -> None:
@@ -18,21 +25,11 @@ def add_front_commands(app: typer.Typer) -> None:
 
 
 def acp(
-    model: Annotated[
-        str | None, typer.Option(help="Model id [env VENICE_MODEL; default: discovered from the API].")
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(help="OpenAI-compatible API root [env VENICE_BASE_URL; default: Venice]."),
-    ] = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
     mcp_config: McpConfigOption = None,
     no_mcp: NoMcpOption = False,
-    max_rounds: Annotated[
-        int | None,
-        typer.Option(
-            min=1, max=40, help=f"Most model rounds per question [env MAX_ROUNDS; default: {MAX_ROUNDS}]."
-        ),
-    ] = None,
+    max_rounds: MaxRoundsOption = None,
     yes: Annotated[
         bool,
         typer.Option(

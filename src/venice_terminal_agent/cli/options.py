@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from ..core.defaults import MAX_ROUNDS
+
 
 class Transport(StrEnum):
     http = "http"
@@ -88,4 +90,19 @@ SaveOption = Annotated[
 ]
 PrivateOption = Annotated[
     bool, typer.Option("--private", help="Save nothing of this run, even with sessions on.")
+]
+
+# The model server and the model, for every command that asks one (ask, chat, acp).
+ModelOption = Annotated[
+    str | None, typer.Option(help="Model id [env VENICE_MODEL; default: discovered from the API].")
+]
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option(help="OpenAI-compatible API root [env VENICE_BASE_URL; default: Venice]."),
+]
+MaxRoundsOption = Annotated[
+    int | None,
+    typer.Option(
+        min=1, max=40, help=f"Most model rounds per question [env MAX_ROUNDS; default: {MAX_ROUNDS}]."
+    ),
 ]
