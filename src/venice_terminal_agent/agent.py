@@ -117,6 +117,7 @@ class Agent:
         # /models says the model cannot call functions: send no tools (Venice answers 400).
         self.calls_functions = self.facts.function_calling is not False
         self.notices: set[str] = set()  # said once per session (a model's deprecation)
+        self.deprecation_said = False  # the front said the model's deprecation at start
         self.client = client
         # One place decides consent: tools already wrapped (the composition root does it) keep
         # their wrapper; plain tools get one here, with this agent's approver and --yes.
@@ -241,7 +242,7 @@ class Agent:
         )
         self.spent += receipt.cost_usd or 0.0
         warning = deprecation(planner.headers)
-        if warning is not None and warning not in self.notices:
+        if warning is not None and warning not in self.notices and not self.deprecation_said:
             self.notices.add(warning)
             emit(Notice(f"{receipt.model}: {warning}"))
         if receipt.stopped_because is Exit.ANSWERED or receipt.partial:

@@ -261,6 +261,41 @@ def doctor(
     raise typer.Exit(doctor_main(flags, json_output=json_output))
 
 
+@app.command()
+def models(
+    tools: Annotated[bool, typer.Option("--tools", help="Only models that call functions (tools).")] = False,
+    vision: Annotated[bool, typer.Option("--vision", help="Only models that read images.")] = False,
+    reasoning: Annotated[bool, typer.Option("--reasoning", help="Only models that reason (think).")] = False,
+    private: Annotated[
+        bool, typer.Option("--private", help="Only end-to-end encrypted (E2EE) or TEE models.")
+    ] = False,
+    search: Annotated[
+        str | None, typer.Option("--search", metavar="TEXT", help="Only models whose id or name has TEXT.")
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the models as JSON.")] = False,
+    base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible API root [env VENICE_BASE_URL].")
+    ] = None,
+) -> None:
+    """List the server's models: context window, USD per million tokens (input, cached input,
+    output), what each supports, and deprecations with their dates and replacements.
+
+    Needs no key where the server lists its models without one (Venice does).
+
+    \b
+    venice-agent models
+    venice-agent models --tools --reasoning --search glm
+    venice-agent models --private --json | jq '.[].id'
+
+    Exit status: 0 listed (also when no model matches), 2 a configuration error or a refused
+    key, 7 the model server failed.
+    """
+    from .models_cmd import Filters, models_main
+
+    filters = Filters(tools=tools, vision=vision, reasoning=reasoning, private=private, search=search)
+    raise typer.Exit(models_main(base_url, filters, json_output=json_output))
+
+
 # --- `venice-agent tools list` / `tools call` (MCP servers; bodies in tools_cmd.py) ---
 
 

@@ -72,7 +72,7 @@ async def run_session(
     """The whole program once settings are loaded; returns the exit status."""
     from rich.text import Text
 
-    from ..model.models import balance
+    from ..model.models import balance, deprecation_notice
     from .approver import TerminalApprover
     from .render import banner, make_console
     from .runtime import open_runtime
@@ -118,6 +118,10 @@ async def run_session(
         )
         for note in notes:
             console.print(Text(f"  {safe(note)}", style="dim"), soft_wrap=True)
+        info = runtime.facts.info if runtime.facts is not None else None
+        if old := deprecation_notice(runtime.model or "", info, runtime.client.headers):
+            warn(old)  # at start, once: not again when a response's header says it
+            base.deprecation_said = True
         try:
             return await _converse(runtime, flags, question, agent, console)
         finally:

@@ -24,6 +24,11 @@ Script: a list of replies, or an object
   models_error  {"status", "error"?}: GET /models and /models/traits answer this error
   model_spec  fields merged into every model's `model_spec` in GET /models, e.g.
             {"pricing": {"input": {"usd": 0.5}, "output": {"usd": 2}}, "maxCompletionTokens": 4096}
+  listing   whole GET /models entries instead of `models`: a list, or "venice" for the
+            bundled sample of Venice's own (testing/venice_models.json: eight text models as
+            Venice listed them); their `model_spec.traits` are /models/traits' defaults
+  balance, rate_limits  the bodies of GET /billing/balance and GET /api_keys/rate_limits
+            ({"status": 401, ...} answers that error); without them both answer 404
 Reply (all keys optional):
   text               the visible answer, streamed a word at a time (or a list of pieces)
   tool_calls         [{"name", "arguments" (object, or a raw string), "id"?, "index"?}]

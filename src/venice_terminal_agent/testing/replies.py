@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from ..core.errors import ConfigError
@@ -17,7 +18,11 @@ REPLY_KEYS = {
     "thought_signature", "extra", "finish_reason", "usage", "delay", "chunk_delay",
     "hang", "drop", "cut", "no_choices", "status", "error", "headers",
 }  # fmt: skip
-SCRIPT_KEYS = {"replies", "loop", "models", "traits", "headers", "models_error", "model_spec"}
+SCRIPT_KEYS = {
+    "replies", "loop", "models", "traits", "headers", "models_error", "model_spec", "listing",
+    "balance", "rate_limits",
+}  # fmt: skip
+VENICE_MODELS = Path(__file__).with_name("venice_models.json")  # real entries of Venice's /models
 CALL_KEYS = {"name", "arguments", "id", "index"}
 
 ERROR_BODIES = {
@@ -159,7 +164,21 @@ def completion(reply: dict[str, Any], *, model: str, number: int, created: int) 
     }
 
 
+def listing(script: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The script's whole `/models` entries: its own list, or "venice" for the bundled sample of
+    Venice's (eight text models as Venice listed them, 2026-08-22); None when it names ids only."""
+    given = script.get("listing")
+    if given is None:
+        return None
+    entries = json.loads(VENICE_MODELS.read_text(encoding="utf-8")) if given == "venice" else given
+    extra = script.get("model_spec", {})
+    return [{**entry, "model_spec": {**entry.get("model_spec", {}), **extra}} for entry in entries]
+
+
 def models_body(script: dict[str, Any]) -> dict[str, Any]:
+    entries = listing(script)
+    if entries is not None:
+        return {"object": "list", "type": "text", "data": entries}
     traits = traits_of(script)
     data = [
         {
@@ -183,5 +202,12 @@ def models_body(script: dict[str, Any]) -> dict[str, Any]:
 def traits_of(script: dict[str, Any]) -> dict[str, str]:
     if "traits" in script:
         return dict(script["traits"])
+    entries = listing(script)
+    if entries is not None:
+        return {
+            trait: entry["id"]
+            for entry in reversed(entries)
+            for trait in entry["model_spec"].get("traits", [])
+        }
     first = script.get("models", ["fake-model"])[:1]
     return {"default": first[0], "function_calling_default": first[0]} if first else {}

@@ -93,6 +93,8 @@ class Scripted:
         elif method == "GET" and path.endswith("/models"):
             extra = [(k, str(v)) for k, v in self.script.get("headers", {}).items()]
             answer = Answer(200, extra, replies.models_body(self.script))
+        elif method == "GET" and path.endswith(("/billing/balance", "/api_keys/rate_limits")):
+            answer = self._account(path)
         elif method == "POST" and path.endswith("/chat/completions"):
             answer = self._chat(body)
         else:
@@ -102,6 +104,16 @@ class Scripted:
             with self.record.open("a", encoding="utf-8") as out:
                 out.write(json.dumps(_recordable(seen), default=str) + "\n")
         return seen, answer
+
+    def _account(self, path: str) -> Answer:
+        """`GET /billing/balance` or `/api_keys/rate_limits`: the script's body (an object with
+        `status` is that error), or 404 when the script has none (a server that is not Venice)."""
+        given = self.script.get("balance" if path.endswith("/balance") else "rate_limits")
+        if given is None:
+            return Answer(404, [], {"error": f"no route GET {path}"})
+        if "status" in given:
+            return Answer(given["status"], [], replies.error_body(given))
+        return Answer(200, [], given)
 
     def _chat(self, body: Any) -> Answer:
         found = checks.problem(body)
