@@ -122,11 +122,45 @@ async def run_session(
         if old := deprecation_notice(runtime.model or "", info, runtime.client.headers):
             warn(old)  # at start, once: not again when a response's header says it
             base.deprecation_said = True
+        if (above := await cap_above_balance(runtime)) is not None:
+            warn(above)
         try:
             return await _converse(runtime, flags, question, agent, console)
         finally:
             if hasattr(agent, "close"):
                 await agent.close()
+
+
+async def cap_above_balance(runtime: Any) -> str | None:
+    """The line said before the question when --max-usd is above the account's USD balance:
+    from Venice's balance header of the start-up requests, else `GET /billing/balance` (asked
+    only when a cap is set). Nothing when the balance cannot be known."""
+    from ..core.errors import ModelError
+    from ..core.wording import cap_above_balance as wording
+    from ..model.models import Balance
+
+    cap = runtime.settings.max_usd
+    if cap is None:
+        return None
+    headers = runtime.client.headers
+    balance = Balance(
+        usd=_amount(headers.get("x-venice-balance-usd")), diem=_amount(headers.get("x-venice-balance-diem"))
+    )
+    if balance.usd is None:
+        try:
+            balance = Balance.from_body(await runtime.client.read("billing/balance")) or balance
+        except ModelError:
+            return None  # the question itself will say what is wrong with the server
+    if balance.usd is None or cap <= balance.usd or (balance.diem or 0) > 0 or balance.currency == "DIEM":
+        return None  # DIEM pays first: the USD balance alone does not say the cap is out of reach
+    return wording(cap, balance.usd)
+
+
+def _amount(text: str | None) -> float | None:
+    try:
+        return float(text) if text else None
+    except ValueError:
+        return None
 
 
 async def _converse(runtime: Any, flags: Flags, question: str | None, agent: Any, console: Any) -> int:

@@ -66,6 +66,16 @@ class ModelError(VeniceAgentError):
         return USAGE_ERROR_STATUS if self.status in (401, 402, 403) else EXIT_STATUS[Exit.MODEL_ERROR]
 
 
+class PaymentError(ModelError):
+    """A 402: the money ran out. `code` says which (Venice's `INSUFFICIENT_BALANCE`,
+    `API_KEY_USD_SPEND_LIMIT_EXCEEDED`, `API_KEY_DIEM_SPEND_LIMIT_EXCEEDED`; None: not said).
+    Never retried; the person's to fix (exit status 2)."""
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message, status=402, retryable=False)
+        self.code = code
+
+
 class NoModelError(ModelError):
     """No model was named and the server suggested none: a setup problem, not a failed run."""
 
@@ -92,6 +102,7 @@ __all__ = [
     "ConfigError",
     "ModelError",
     "NoModelError",
+    "PaymentError",
     "PlanError",
     "ServerError",
     "StoreError",

@@ -85,8 +85,8 @@ class VeniceClient:
         self._openai = OpenAIHttp(api_key, self.base_url, limits, http_client)
         self.discovery_timeout = discovery_timeout
         self.answered = False  # a chat request has succeeded
-        # The first chat request was refused 401/403: the key is the user's setup to fix (exit
-        # 2), whether or not model discovery (which may be skipped with --model) already said so.
+        # The first chat request was refused 401/402/403: the key (or its money) is the user's
+        # setup to fix (exit 2), whether or not model discovery (skipped with --model) said so.
         self.key_rejected = False
         self._listing: Any = None  # GET /models, asked at most once per session
         self.headers: dict[str, str] = {}  # Venice's balance and deprecation headers, latest seen
@@ -152,7 +152,7 @@ class VeniceClient:
                 return completion
             except ModelError as error:  # only failed requests, translated in `_stream`
                 problem = self._masked(error)
-                if problem.status in (401, 403) and not self.answered:
+                if problem.status in (401, 402, 403) and not self.answered:
                     self.key_rejected = True
                 wait = next_wait(self.retry, problem, attempt, self.failures.add())
                 if shown[0]:
@@ -263,6 +263,21 @@ class VeniceClient:
         """The server's models (`GET /models`): Venice's carry `model_spec.capabilities`."""
         models = await self._get_data("models")
         return models if isinstance(models, list) else []
+
+    async def read(self, path: str) -> Any:
+        """The JSON of `GET path` (e.g. `billing/balance`), or None when the server has no such
+        route (404/405) or answers no JSON; a `ModelError` (masked) for any other failure."""
+        try:
+            response = await self._openai.get(path)
+            self.headers.update(venice_headers(response.headers))
+            return response.json()
+        except ValueError:
+            return None
+        except foreign_errors() as error:
+            problem = self._masked(describe(error, self.base_url))
+            if problem.status in (404, 405):
+                return None
+            raise problem from None
 
     async def _get_data(self, path: str) -> Any:
         """`data` of a GET, or None when the server does not have that route (not Venice)."""

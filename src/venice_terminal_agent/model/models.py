@@ -181,3 +181,76 @@ def deprecation_notice(model: str, info: ModelInfo | None, headers: Mapping[str,
     if line is None and said is None:
         return None
     return f"{model} is {line}" if line is not None else f"{model}: {said}"
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class Balance:
+    """`GET /billing/balance`: what is left (USD, this epoch's DIEM) and what pays next."""
+
+    usd: float | None = None
+    diem: float | None = None
+    diem_epoch: float | None = None  # the epoch's whole DIEM allocation
+    currency: str | None = None  # consumptionCurrency: DIEM or USD
+    can_consume: bool | None = None
+
+    @classmethod
+    def from_body(cls, body: Any) -> Balance | None:
+        if not isinstance(body, Mapping) or not isinstance(body.get("balances"), Mapping):
+            return None
+        balances = body["balances"]
+        can = body.get("canConsume")
+        currency = body.get("consumptionCurrency")
+        return cls(
+            usd=_number(balances.get("usd")),
+            diem=_number(balances.get("diem")),
+            diem_epoch=_number(body.get("diemEpochAllocation")),
+            currency=currency if isinstance(currency, str) else None,
+            can_consume=can if isinstance(can, bool) else None,
+        )
+
+    def line(self) -> str:
+        """`$25.00 · 90.5 of 100 DIEM this epoch · paying in DIEM`."""
+        parts = []
+        if self.usd is not None:
+            parts.append(f"${self.usd:,.2f}")
+        if self.diem is not None:
+            of = f" of {self.diem_epoch:g}" if self.diem_epoch else ""
+            parts.append(f"{self.diem:g}{of} DIEM this epoch")
+        if self.currency:
+            parts.append(f"paying in {self.currency}")
+        return " · ".join(parts) or "no balance given"
+
+
+def _count(amount: float) -> str:
+    return f"{int(amount):,}" if float(amount).is_integer() else f"{amount:,}"
+
+
+def rate_limit_line(body: Any, model: str | None) -> str | None:
+    """`GET /api_keys/rate_limits` for `model` in one line: `zai-org-glm-5-2: 500 RPM, 1,000,000
+    TPM · tier paid`; None when the body is not that answer."""
+    data = body.get("data") if isinstance(body, Mapping) else None
+    if not isinstance(data, Mapping):
+        return None
+    tier = data.get("apiTier")
+    tier_id = tier.get("id") if isinstance(tier, Mapping) else None
+    limits = [entry for entry in data.get("rateLimits") or () if isinstance(entry, Mapping)]
+    mine = next((entry for entry in limits if entry.get("apiModelId") == model), None)
+    parts = []
+    if mine is not None:
+        each = [
+            f"{_count(limit['amount'])} {limit['type']}"
+            for limit in mine.get("rateLimits") or ()
+            if isinstance(limit, Mapping) and _number(limit.get("amount")) is not None and limit.get("type")
+        ]
+        parts.append(f"{model}: {', '.join(each) or 'none stated'}")
+    elif limits:
+        parts.append(f"{len(limits)} models limited, {model or 'the model'} not among them")
+    if isinstance(tier_id, str):
+        parts.append(f"tier {tier_id}")
+    if data.get("accessPermitted") is False:
+        parts.append("inference not permitted for this key")
+    return " · ".join(parts) or "no limits given"
