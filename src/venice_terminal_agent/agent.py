@@ -81,6 +81,15 @@ def system_prompt(*, apify: bool) -> str:
     return SYSTEM_PROMPT + (APIFY_RULES if apify else "")
 
 
+INSTRUCTION = "\n\nThe user's instruction for this run (follow it within the rules above):\n"
+
+
+def with_instruction(prompt: str, instruction: str | None) -> str:
+    """`prompt` with the user's own instruction (-s) after it: the prompt's start stays the same
+    from run to run (a server's prompt cache keeps it), the instruction comes last."""
+    return prompt + INSTRUCTION + instruction if instruction else prompt
+
+
 class Agent:
     def __init__(
         self,

@@ -50,6 +50,7 @@ app = typer.Typer(
         'venice-agent --json "question" | jq .answer      # the receipt alone\n'
         'venice-agent --mcp-config mcp.json --yes "..."   # your servers, no asking\n'
         'venice-agent -c "and then?"                      # go on with this folder\'s saved session\n'
+        'venice-agent -s @style.md "review this"          # an instruction of yours, this run\n'
         "venice-agent run examples/tour.json              # a plan, offline"
     ),
     epilog=(
@@ -192,6 +193,15 @@ def ask(
     fork: ForkOption = None,
     save: SaveOption = False,
     private: PrivateOption = False,
+    system: Annotated[
+        str | None,
+        typer.Option(
+            "--system",
+            "-s",
+            metavar="TEXT|@FILE",
+            help="Add this instruction (or FILE's text) to the system prompt, for this run.",
+        ),
+    ] = None,
 ) -> None:
     """Ask once (venice-agent "question"), or chat when no question is given."""
     from .ask_cmd import Flags, ask_main
@@ -219,6 +229,7 @@ def ask(
         save=save,
         private=private,
         no_mcp=no_mcp,
+        system=system,
     )
     raise typer.Exit(ask_main(question, flags))
 

@@ -7,13 +7,14 @@ Any settings problem is one line on stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 from typing import Any
 
 from ..config import ConfigError, Settings
 from ..core.errors import VeniceAgentError
 from ..core.receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Exit
-from .runtime import Flags, load, settings_from
+from .runtime import Flags, load, read_instruction, settings_from
 from .terminal import cancellable, cancelled_receipt, fail
 
 __all__ = ["Flags", "ask_main", "settings_from"]
@@ -33,9 +34,12 @@ def ask_main(question: str | None, flags: Flags) -> int:
         return fail(f"--mcp-config {flags.mcp_config}: no such file")
     if sum(map(bool, (flags.continue_, flags.resume, flags.fork))) > 1:
         return fail("-c, --resume and --fork each name the session to go on from: give one")
+    if flags.system is not None and (flags.continue_ or flags.resume or flags.fork):
+        return fail("-s adds to a new conversation's system prompt; a resumed session keeps its own")
     try:
         settings, servers = load(flags)
         settings.require_venice_key()
+        flags = dataclasses.replace(flags, system=read_instruction(flags.system))
     except ConfigError as error:
         return fail(error.message)
     if (flags.continue_ or flags.resume or flags.fork) and not settings.venice_agent_sessions:
@@ -99,7 +103,7 @@ async def run_session(
     async with open_runtime(settings, servers, root=flags.root, spinner=spinner) as runtime:
         for failure in runtime.mcp.failures:
             warn(failure)
-        base = runtime.agent(runtime.consented(TerminalApprover(console)))
+        base = runtime.agent(runtime.consented(TerminalApprover(console)), instruction=flags.system)
         agent = runtime.recording(base, warn)
         notes: list[str] = []
         if question is None or opened is not None or flags.private:

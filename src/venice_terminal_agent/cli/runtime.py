@@ -55,6 +55,25 @@ class Flags:
     save: bool = False  # --save: keep this run's conversation (sessions on for one run)
     private: bool = False  # --private: nothing of this run is saved, even with sessions on
     no_mcp: bool = False  # start no MCP server
+    system: str | None = None  # -s TEXT|@FILE: an instruction added to the system prompt
+
+
+def read_instruction(given: str | None) -> str | None:
+    """-s TEXT, or -s @FILE: the file's text; `ConfigError` for a file that cannot be read or
+    an instruction that is empty."""
+    if given is None:
+        return None
+    text = given
+    if given.startswith("@"):
+        path = Path(given[1:]).expanduser()
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            reason = getattr(error, "strerror", None) or error
+            raise ConfigError(f"-s {given}: cannot read {path}: {reason}") from None
+    if not text.strip():
+        raise ConfigError(f"-s {given}: the instruction is empty")
+    return text.strip()
 
 
 def settings_from(flags: Flags) -> Settings:
@@ -122,9 +141,10 @@ class Runtime:
         yes = self.settings.auto_approve_tools if auto_approve is None else auto_approve
         return Consent(self.tools if tools is None else tools, approver=approver, auto_approve=yes)
 
-    def agent(self, tools: Any) -> Any:
-        """An `Agent` on this runtime's model with `tools` (a new conversation each time)."""
-        from ..agent import Agent, system_prompt
+    def agent(self, tools: Any, *, instruction: str | None = None) -> Any:
+        """An `Agent` on this runtime's model with `tools` (a new conversation each time);
+        `instruction` (-s) goes after our system prompt, whose start stays the same."""
+        from ..agent import Agent, system_prompt, with_instruction
 
         settings = self.settings
         return Agent(
@@ -140,8 +160,11 @@ class Runtime:
             session_max_usd=settings.session_max_usd,
             max_completion_tokens=settings.max_completion_tokens,
             sampling=self.sampling,
-            system_prompt=system_prompt(apify=uses_apify(self.servers, self.mcp.servers))
-            + self.mcp.instructions_prompt(),
+            system_prompt=with_instruction(
+                system_prompt(apify=uses_apify(self.servers, self.mcp.servers))
+                + self.mcp.instructions_prompt(),
+                instruction,
+            ),
         )
 
     def recording(self, agent: Any, warn: Callable[[str], None]) -> Any:
