@@ -184,13 +184,19 @@ class Agent:
         self.tools.forget_local_data()
 
     async def ask(
-        self, question: str, *, events: EventSink | None = None, budget: int | None = None
+        self,
+        question: str,
+        *,
+        events: EventSink | None = None,
+        budget: int | None = None,
+        local_data: bool = False,
     ) -> Receipt:
         """Run one question to a named exit.
 
         The history grows when it ends `answered`, and with the completed rounds and the
         partial answer when it ends `budget`, `max_rounds` or `repeated_call` with one; any
-        other end leaves it as it was (rollback)."""
+        other end leaves it as it was (rollback). `local_data`: the question carries local data
+        itself (text piped to it), so every tool that leaves the machine asks first."""
         emit = events or ignore
         pages = self.pager.next_id  # pages cut from here on belong to this question
         working = [*self.history, {"role": "user", "content": question}]
@@ -224,7 +230,9 @@ class Agent:
         async def approve(call: Call) -> bool:
             return await self.tools.approve(call, events=emit)
 
-        local_data = self.tools.local_data
+        local_data, brings_local_data = self.tools.local_data, local_data
+        if brings_local_data:
+            self.tools.local_data_given()
         tally = Tally()  # shared with the servers' sampling requests: one limit for both
         serving = (
             self.sampling.serving(QuestionSampling(planner, tally, self.tools, emit))

@@ -51,6 +51,7 @@ app = typer.Typer(
         'venice-agent --mcp-config mcp.json --yes "..."   # your servers, no asking\n'
         'venice-agent -c "and then?"                      # go on with this folder\'s saved session\n'
         'venice-agent -s @style.md "review this"          # an instruction of yours, this run\n'
+        'git diff | venice-agent "review this"            # piped text goes with the question\n'
         "venice-agent run examples/tour.json              # a plan, offline"
     ),
     epilog=(

@@ -24,6 +24,14 @@ NO_FUNCTION_CALLING = "none: /models says this model cannot call tools, so quest
 
 def ask_main(question: str | None, flags: Flags) -> int:
     """The whole command; returns the process exit status."""
+    from .terminal import piped_material, read_stdin
+
+    if question == "-":  # the whole of stdin is the question
+        question = read_stdin().strip()
+        if not question.strip():
+            return fail("venice-agent - reads the question from stdin, and stdin was empty")
+    elif question is not None and (material := piped_material()) and material.strip():
+        flags = dataclasses.replace(flags, material=material)
     if question is not None and not question.strip():
         return fail("the question is empty; ask something, or run venice-agent alone to chat")
     if flags.json_output and question is None:
@@ -80,7 +88,7 @@ async def run_session(
     from .approver import TerminalApprover
     from .render import banner, make_console
     from .runtime import open_runtime
-    from .text import files_line, safe
+    from .text import files_line, material_note, safe
 
     # A question asked once keeps stdout for its answer and receipt line (`> answer.txt`), or
     # for the receipt alone under --json; the banner, tool lines and warnings go to stderr.
@@ -128,6 +136,8 @@ async def run_session(
             base.deprecation_said = True
         if (above := await cap_above_balance(runtime)) is not None:
             warn(above)
+        if flags.material is not None:
+            console.print(Text(f"  {material_note(flags.material)}", style="dim"), soft_wrap=True)
         try:
             return await _converse(runtime, flags, question, agent, console)
         finally:
@@ -170,6 +180,7 @@ def _amount(text: str | None) -> float | None:
 async def _converse(runtime: Any, flags: Flags, question: str | None, agent: Any, console: Any) -> int:
     """The REPL, or the one question; returns the exit status."""
     from .render import Renderer, make_console, receipt_json
+    from .text import with_material
 
     if question is None:
         from .repl import Repl
@@ -191,7 +202,10 @@ async def _converse(runtime: Any, flags: Flags, question: str | None, agent: Any
         return status(runtime, repl.last) if piped and repl.last is not None else 0
     renderer = Renderer(console, console if flags.json_output else make_console())
     try:
-        receipt = await cancellable(agent.ask(question, events=renderer, budget=flags.budget))
+        asked = with_material(question, flags.material)
+        receipt = await cancellable(
+            agent.ask(asked, events=renderer, budget=flags.budget, local_data=flags.material is not None)
+        )
     except asyncio.CancelledError:
         receipt = cancelled_receipt()
         renderer.finish(receipt)

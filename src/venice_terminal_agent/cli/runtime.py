@@ -56,6 +56,7 @@ class Flags:
     private: bool = False  # --private: nothing of this run is saved, even with sessions on
     no_mcp: bool = False  # start no MCP server
     system: str | None = None  # -s TEXT|@FILE: an instruction added to the system prompt
+    material: str | None = None  # the text piped to a one-shot question (local data)
 
 
 def read_instruction(given: str | None) -> str | None:
