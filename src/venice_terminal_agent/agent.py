@@ -110,6 +110,8 @@ class Agent:
         session_max_usd: float | None = None,
         max_completion_tokens: int | None = None,
         sampling: SamplingDesk | None = None,
+        options: dict[str, Any] | None = None,
+        search_usd: float = 0.0,
     ) -> None:
         if max_rounds not in MAX_ROUNDS_RANGE:
             raise ValueError("max_rounds must be between 1 and 40")
@@ -122,6 +124,8 @@ class Agent:
         self.max_completion_tokens = max_completion_tokens
         self.max_usd, self.session_max_usd = max_usd, session_max_usd
         self.sampling = sampling  # where servers' sampling requests arrive; None: not offered
+        # Each request's own fields (web search, reasoning: model/options.py, checked before).
+        self.options, self.search_usd = options or {}, search_usd
         self.spent = 0.0  # USD this session, as the receipts say
         # /models says the model cannot call functions: send no tools (Venice answers 400).
         self.calls_functions = self.facts.function_calling is not False
@@ -221,6 +225,8 @@ class Agent:
             facts=self.facts,
             cap=self.question_cap(),
             max_completion_tokens=self.max_completion_tokens,
+            options=self.options,
+            search_usd=self.search_usd,
         )
 
         def relay(event: Event) -> None:
@@ -256,6 +262,8 @@ class Agent:
             usage=planner.usage,
             cost_usd=planner.cost if planner.requests else 0.0,
             balance=planner.balance,
+            thinking="\n\n".join(planner.thinking) if planner.thinking else None,
+            sources=tuple(planner.sources.values()),
         )
         self.spent += receipt.cost_usd or 0.0
         warning = deprecation(planner.headers)

@@ -21,6 +21,7 @@ from .group import DefaultCommandGroup, add_crash_status, command_group
 from .options import (
     ApifyToolsOption,
     ContinueOption,
+    Effort,
     ForkOption,
     McpConfigOption,
     NoFilesOption,
@@ -30,6 +31,7 @@ from .options import (
     RootOption,
     SaveOption,
     TransportOption,
+    WebSearch,
 )
 from .sessions_cmd import add_sessions_commands
 
@@ -52,6 +54,7 @@ app = typer.Typer(
         'venice-agent -c "and then?"                      # go on with this folder\'s saved session\n'
         'venice-agent -s @style.md "review this"          # an instruction of yours, this run\n'
         'git diff | venice-agent "review this"            # piped text goes with the question\n'
+        'venice-agent --web-search on "news on Venice?"   # sources listed under the answer\n'
         "venice-agent run examples/tour.json              # a plan, offline"
     ),
     epilog=(
@@ -203,6 +206,28 @@ def ask(
             help="Add this instruction (or FILE's text) to the system prompt, for this run.",
         ),
     ] = None,
+    web_search: Annotated[
+        WebSearch | None,
+        typer.Option(
+            "--web-search",
+            help="Venice's web search: on, off, or auto (the model decides); sources listed under "
+            "the answer [default: off].",
+        ),
+    ] = None,
+    reasoning_effort: Annotated[
+        Effort | None,
+        typer.Option(
+            "--reasoning-effort",
+            help="How hard a reasoning model thinks; checked against the model's levels (venice-agent models).",
+        ),
+    ] = None,
+    no_thinking: Annotated[
+        bool, typer.Option("--no-thinking", help="Turn the model's thinking off, where it can be.")
+    ] = False,
+    quiet_thinking: Annotated[
+        bool,
+        typer.Option("--quiet-thinking", help="Show one line (thought for 1.2k tokens), not the thinking."),
+    ] = False,
 ) -> None:
     """Ask once (venice-agent "question"), or chat when no question is given."""
     from .ask_cmd import Flags, ask_main
@@ -231,6 +256,10 @@ def ask(
         private=private,
         no_mcp=no_mcp,
         system=system,
+        web_search=web_search.value if web_search else None,
+        reasoning_effort=reasoning_effort.value if reasoning_effort else None,
+        no_thinking=no_thinking,
+        quiet_thinking=quiet_thinking,
     )
     raise typer.Exit(ask_main(question, flags))
 

@@ -111,7 +111,9 @@ async def run_session(
     async with open_runtime(settings, servers, root=flags.root, spinner=spinner) as runtime:
         for failure in runtime.mcp.failures:
             warn(failure)
-        base = runtime.agent(runtime.consented(TerminalApprover(console)), instruction=flags.system)
+        base = runtime.agent(
+            runtime.consented(TerminalApprover(console)), instruction=flags.system, asking=flags.asking()
+        )
         agent = runtime.recording(base, warn)
         notes: list[str] = []
         if question is None or opened is not None or flags.private:
@@ -200,7 +202,9 @@ async def _converse(runtime: Any, flags: Flags, question: str | None, agent: Any
         await repl.run()
         # Read from a pipe, the session ends with its last question's status, as a script would.
         return status(runtime, repl.last) if piped and repl.last is not None else 0
-    renderer = Renderer(console, console if flags.json_output else make_console())
+    renderer = Renderer(
+        console, console if flags.json_output else make_console(), quiet_thinking=flags.quiet_thinking
+    )
     try:
         asked = with_material(question, flags.material)
         receipt = await cancellable(

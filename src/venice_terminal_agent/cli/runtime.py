@@ -57,6 +57,18 @@ class Flags:
     no_mcp: bool = False  # start no MCP server
     system: str | None = None  # -s TEXT|@FILE: an instruction added to the system prompt
     material: str | None = None  # the text piped to a one-shot question (local data)
+    web_search: str | None = None  # --web-search off|on|auto
+    reasoning_effort: str | None = None  # --reasoning-effort LEVEL
+    no_thinking: bool = False  # --no-thinking
+    quiet_thinking: bool = False  # --quiet-thinking: one line instead of the thinking text
+
+    def asking(self) -> Any:
+        """The request options these flags ask for (`model.options.RequestOptions`), or None."""
+        if self.web_search in (None, "off") and self.reasoning_effort is None and not self.no_thinking:
+            return None
+        from ..model.options import RequestOptions
+
+        return RequestOptions(self.web_search or "off", self.reasoning_effort, self.no_thinking)
 
 
 def read_instruction(given: str | None) -> str | None:
@@ -142,10 +154,17 @@ class Runtime:
         yes = self.settings.auto_approve_tools if auto_approve is None else auto_approve
         return Consent(self.tools if tools is None else tools, approver=approver, auto_approve=yes)
 
-    def agent(self, tools: Any, *, instruction: str | None = None) -> Any:
+    def agent(self, tools: Any, *, instruction: str | None = None, asking: Any = None) -> Any:
         """An `Agent` on this runtime's model with `tools` (a new conversation each time);
-        `instruction` (-s) goes after our system prompt, whose start stays the same."""
+        `instruction` (-s) goes after our system prompt, whose start stays the same; `asking`
+        (`model.options.RequestOptions`) is checked against the model here, before any
+        request: `ConfigError` for what it cannot take."""
         from ..agent import Agent, system_prompt, with_instruction
+
+        info = self.facts.info if self.facts is not None else None
+        fields = (
+            asking.checked(self.model or "", info, venice=self.client.venice_parameters) if asking else {}
+        )
 
         settings = self.settings
         return Agent(
@@ -166,6 +185,8 @@ class Runtime:
                 + self.mcp.instructions_prompt(),
                 instruction,
             ),
+            options=fields,
+            search_usd=asking.search_usd(info) if asking else 0.0,
         )
 
     def recording(self, agent: Any, warn: Callable[[str], None]) -> Any:

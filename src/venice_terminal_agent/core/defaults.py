@@ -10,3 +10,8 @@ WINDOW_SECONDS = 3600.0  # the bot's rolling window
 VENICE_BASE_URL = "https://api.venice.ai/api/v1"  # the model server (`VENICE_BASE_URL`, `--base-url`)
 APIFY_MCP_URL = "https://mcp.apify.com"  # Apify's hosted MCP server (`APIFY_MCP_URL`)
 MCP_CALL_TIMEOUT = 300.0  # seconds an MCP tool call may take before it ends with that reason
+# USD one web search may cost, counted in the money cap before a request that may search
+# (`--web-search on|auto`) when /models gives no price of its own (`pricing.web_search`).
+# Venice's reference states a per-search charge for xAI's native search (~$0.01/search); its
+# own search's price is not in /models, so the same figure is taken, on the safe side.
+WEB_SEARCH_USD = 0.01

@@ -161,6 +161,8 @@ class Receipt:
     cost_usd: float | None = None
     partial: bool = False
     balance: dict[str, str] | None = None
+    thinking: str | None = None  # the model's thinking, apart from `answer` (None: it showed none)
+    sources: tuple[dict[str, str], ...] = ()  # web search results the answer drew on (title, url, date)
 
     @property
     def calls(self) -> int:
@@ -190,6 +192,10 @@ class Receipt:
             data["partial"] = self.partial
         if self.balance:
             data["balance"] = dict(self.balance)
+        if self.thinking is not None:
+            data["thinking"] = self.thinking
+        if self.sources:
+            data["sources"] = [dict(source) for source in self.sources]
         # Results are JSON-able by contract; anything else is shown as text, never a crash.
         return json.loads(json.dumps(data, ensure_ascii=False, default=str))
 

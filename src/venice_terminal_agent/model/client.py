@@ -15,12 +15,12 @@ requests; text an attempt already showed is withdrawn (`TextDiscarded`) before t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from ..core.defaults import VENICE_BASE_URL
-from ..core.events import EventSink, TextDelta, TextDiscarded, ignore
+from ..core.events import EventSink, TextDelta, TextDiscarded, ThinkingDelta, ignore
 from ..core.scrub import redact
 from .errors import ModelError, NoModelError, describe, foreign_errors, one_line
 from .models import ModelFacts, venice_headers
@@ -133,14 +133,19 @@ class VeniceClient:
         temperature: float | None = None,
         events: EventSink | None = None,
         max_completion_tokens: int | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> Completion:
         """One assistant turn, streamed: text goes out as `TextDelta` events while it arrives.
 
+        `options`: more request fields (`reasoning_effort`), and `venice_parameters` entries
+        merged with ours (`enable_web_search`, `disable_thinking`), sent only to a server that
+        takes `venice_parameters` (the checks before the request refuse them elsewhere).
         Raises `ModelError` once retries are spent (or the failure is not worth retrying)."""
         body = self.request(model, messages, tools, temperature, max_completion_tokens)
-        extra = (
-            {"venice_parameters": {"include_venice_system_prompt": False}} if self.venice_parameters else None
-        )
+        given = dict(options or {})
+        venice = {"include_venice_system_prompt": False, **given.pop("venice_parameters", {})}
+        body.update(given)
+        extra = {"venice_parameters": venice} if self.venice_parameters else None
         emit = events or ignore
         attempt = 0
         while True:
@@ -182,10 +187,16 @@ class VeniceClient:
                 except foreign as error:
                     raise describe(error, self.base_url) from error
                 text = assembler.feed(chunk)
+                if assembler.thinking:
+                    shown[0] = True
+                    emit(ThinkingDelta(assembler.thinking))
                 if text:
                     shown[0] = True
                     emit(TextDelta(text))
-            if tail := assembler.end():
+            tail = assembler.end()
+            if assembler.thinking:
+                emit(ThinkingDelta(assembler.thinking))
+            if tail:
                 emit(TextDelta(tail))
         finally:
             await chunks.aclose()

@@ -9,7 +9,7 @@ Venice lists models without `model_spec`: every fact is then None (unknown), nev
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.costs import Prices
@@ -46,7 +46,8 @@ class ModelFacts:
     prices: Prices | None = None
     max_completion_tokens: int | None = None
     function_calling: bool | None = None  # None: the server did not say
-    info: ModelInfo | None = None  # the whole entry, read (capabilities, deprecation)
+    # The whole entry, read (capabilities, deprecation); not compared: the facts above decide.
+    info: ModelInfo | None = field(default=None, compare=False)
 
     @classmethod
     def from_listing(cls, models: Any, model: str) -> ModelFacts:
@@ -64,7 +65,7 @@ class ModelFacts:
             prices=Prices.from_pricing(spec.get("pricing")),
             max_completion_tokens=limit if isinstance(limit, int) and limit > 0 else None,
             function_calling=calls if isinstance(calls, bool) else None,
-            info=ModelInfo.from_entry(entry),
+            info=ModelInfo.from_entry(entry) if entry is not None else None,
         )
 
 

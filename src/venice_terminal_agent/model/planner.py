@@ -18,7 +18,7 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
-from ..core.costs import Cap, add_usage, round_cost
+from ..core.costs import Cap, add_usage, round_cost, server_cost
 from ..core.events import EventSink
 from ..core.loop import DECLINED, Move, Outcome, Stop
 from ..core.receipt import Answer, Call, Exit, read_json
@@ -46,6 +46,7 @@ class ChatModel(Protocol):
         temperature: float | None = None,
         events: EventSink | None = None,
         max_completion_tokens: int | None = None,
+        options: Any = None,
     ) -> Completion: ...
 
 
@@ -67,8 +68,15 @@ class LLMPlanner:
         facts: ModelFacts | None = None,
         cap: Cap | None = None,
         max_completion_tokens: int | None = None,
+        options: dict[str, Any] | None = None,
+        search_usd: float = 0.0,
     ) -> None:
         self.client = client
+        # Request fields of the question's own (web search, reasoning), checked before (options.py).
+        self.options = options or {}
+        self.search_usd = search_usd  # the most a request's web search can add to its cost
+        self.thinking: list[str] = []  # each response's thinking, apart from the answers
+        self.sources: dict[str, dict[str, str]] = {}  # web search results by URL, in order
         # Asked before each model request: new specs when the tools changed meanwhile, else None.
         self.refresh = refresh
         self.messages = messages
@@ -123,6 +131,8 @@ class LLMPlanner:
         options: dict[str, Any] = {"temperature": self.temperature, "events": self.events}
         if self.max_completion_tokens is not None:
             options["max_completion_tokens"] = self.max_completion_tokens
+        if self.options:
+            options["options"] = self.options
         try:
             turn = await self.client.complete(self.model, messages, tools, **options)
         except ModelError as error:
@@ -134,9 +144,19 @@ class LLMPlanner:
         return [to_call(tool_call) for tool_call in turn.tool_calls]
 
     def account(self, turn: Completion) -> None:
-        """Add the response's usage and cost to the question's."""
+        """Add the response's usage and cost to the question's (a search that brought results
+        costs its price when the server sent no cost of its own), its thinking and sources."""
         self.usage = add_usage(self.usage, turn.usage)
         cost = round_cost(turn.usage, self.facts.prices)
+        if cost is not None and turn.citations and server_cost(turn.usage) is None:
+            cost += self.search_usd
+        if turn.thinking:
+            self.thinking.append(turn.thinking)
+        for found in turn.citations:
+            if isinstance(found.get("url"), str) and found["url"] not in self.sources:
+                self.sources[found["url"]] = {
+                    key: str(found[key]) for key in ("title", "url", "date") if found.get(key)
+                }
         self.cost = None if cost is None or self.cost is None else self.cost + cost
         if self.cap is not None and cost is not None:
             self.cap.spent += cost
@@ -183,7 +203,8 @@ class LLMPlanner:
         limit = self.output_limit() if limit is None else limit
         if prices is None or limit is None:  # refused up front as a setting error; a safety net
             return f"stopped before model request {self.requests + 1}: no price or output limit is known for {self.model}"
-        return self.cap.refuse(prices.worst(self.input_bound(messages, tools), limit), self.requests + 1)
+        worst = prices.worst(self.input_bound(messages, tools), limit) + self.search_usd
+        return self.cap.refuse(worst, self.requests + 1)
 
     @staticmethod
     def input_bound(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> int:

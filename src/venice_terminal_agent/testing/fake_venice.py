@@ -35,6 +35,8 @@ Reply (all keys optional):
   same_index         true: all tool calls streamed with index 0, as Venice may do
   reasoning_content  streamed before the text; reasoning_details, thought_signature and
   extra ({field: value}) go in the first delta and must come back in the next request
+  citations          web search results ({title, url, date?, content?}) in the first chunk's
+                     `venice_parameters.web_search_citations`, as Venice sends them
   finish_reason, usage ({"prompt_tokens", "completion_tokens"}, and any other field, sent as is:
                      "prompt_tokens_details", "cost": {"usd": …})
   delay, chunk_delay seconds before the response starts / between chunks (benchmarks only)

@@ -16,7 +16,7 @@ from ..core.errors import ConfigError
 REPLY_KEYS = {
     "text", "tool_calls", "same_index", "reasoning_content", "reasoning_details",
     "thought_signature", "extra", "finish_reason", "usage", "delay", "chunk_delay",
-    "hang", "drop", "cut", "no_choices", "status", "error", "headers",
+    "hang", "drop", "cut", "no_choices", "status", "error", "headers", "citations",
 }  # fmt: skip
 SCRIPT_KEYS = {
     "replies", "loop", "models", "traits", "headers", "models_error", "model_spec", "listing",
@@ -125,6 +125,8 @@ def chunks(
         return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     out = [chunk({"role": "assistant", **_extras(reply)})]
+    if "citations" in reply:  # Venice: web search results in the first chunk
+        out[0]["venice_parameters"] = {"enable_web_search": "on", "web_search_citations": reply["citations"]}
     out += [chunk({"reasoning_content": p}) for p in _pieces(reply.get("reasoning_content", ""))]
     out += [chunk({"content": p}) for p in _pieces(reply.get("text", ""))]
     for call in _calls(reply, number):
@@ -154,7 +156,11 @@ def completion(reply: dict[str, Any], *, model: str, number: int, created: int) 
             {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
             for c in calls
         ]
+    extra = (
+        {"venice_parameters": {"web_search_citations": reply["citations"]}} if "citations" in reply else {}
+    )
     return {
+        **extra,
         "id": f"chatcmpl-fake-{number}",
         "object": "chat.completion",
         "created": created,

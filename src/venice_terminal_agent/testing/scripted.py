@@ -116,7 +116,7 @@ class Scripted:
         return Answer(200, [], given)
 
     def _chat(self, body: Any) -> Answer:
-        found = checks.problem(body)
+        found = checks.problem(body) or self._unsupported_effort(body)
         if found is not None:
             return Answer(400, [], checks.details(found))
         reply = self._take()
@@ -143,6 +143,21 @@ class Scripted:
             drop=bool(reply.get("drop")),
             cut="cut" in reply,
         )
+
+    def _unsupported_effort(self, body: dict[str, Any]) -> checks.Problem | None:
+        """The upstream's 400 for an effort the model does not take (Venice does not map it)."""
+        effort = body.get("reasoning_effort")
+        entries = replies.listing(self.script)
+        if effort is None or entries is None:
+            return None
+        entry = next((e for e in entries if e.get("id") == body.get("model")), None)
+        takes = ((entry or {}).get("model_spec", {}).get("capabilities") or {}).get("reasoningEffortOptions")
+        if entry is not None and effort not in (takes or ()):
+            return (
+                "reasoning_effort",
+                f"reasoning_effort '{effort}' is not supported by model {body['model']}",
+            )
+        return None
 
     def _take(self) -> dict[str, Any] | None:
         script = self.script["replies"]
