@@ -60,7 +60,7 @@ def test_a_key_rejected_on_the_first_chat_request_ends_key_rejected_and_its_stat
     with fake_venice([{"status": 401, "error": "Authentication failed"}], tmp_path) as fake:
         done = run(tmp_path, fake.base_url, *model, "--mcp-config", str(time_only(tmp_path)), "hello")
     assert done.returncode == EXIT_STATUS[Exit.KEY_REJECTED] == 13, done.stdout + done.stderr
-    assert "rejected the API key" in done.stdout
+    assert "rejected the API key" in done.stderr  # why a question failed goes to stderr
     assert done.stdout.splitlines()[-1].startswith("stopped: key_rejected · 0 calls")
 
 

@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 import pytest
 
 from venice_terminal_agent import Exit
-from venice_terminal_agent.agent import Agent
+from venice_terminal_agent.agent import SYSTEM_PROMPT, Agent
 from venice_terminal_agent.core.context import Gauge, compacted_line, split
 from venice_terminal_agent.core.errors import ContextFullError
 from venice_terminal_agent.core.events import Notice
@@ -103,7 +103,10 @@ async def test_compaction_keeps_tool_calls_with_their_answers() -> None:
     # two requests (request 12), and its tool call and answer stay whole after the summary.
     question = [{"tool_calls": [{"name": "echo", "arguments": {"text": FILLER}}]}, {"text": "done"}]
     replies = question * 5 + [question[0], {"text": "the summary"}, question[1]] + question * 2
-    async with agent_on({"replies": replies}) as (fake, agent):
+    # The system prompt padded to its former size (i22-receipt shortened it): the sixth
+    # question still passes the threshold between its two requests.
+    padded = SYSTEM_PROMPT + " " * 600
+    async with agent_on({"replies": replies}, system_prompt=padded) as (fake, agent):
         for number in range(8):
             receipt = await agent.ask(f"question {number}")
             assert receipt.stopped_because is Exit.ANSWERED, receipt.refusal

@@ -160,8 +160,8 @@ def test_a_cut_answer_says_so_on_the_terminal_and_in_the_status(tmp_path: Path) 
     assert done.returncode == 9, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "one two three "  # as the model sent it
-    assert "cut at the model's output limit of 3 tokens" in lines[1]
-    assert lines[2].startswith("stopped: output_limit (partial answer) · 0 calls")
+    assert "cut at the model's output limit of 3 tokens" in done.stderr  # why it ended: stderr
+    assert lines[1].startswith("stopped: output_limit (partial answer) · 0 calls")
 
 
 # Fault 5: max_tokens for the servers that read only it --------------------------------------

@@ -83,7 +83,7 @@ def test_one_paid_tool_approved_and_another_declined(tmp_path: Path) -> None:
         term.child.sendline("")  # Enter alone is no
         term.expect("declined refund")
         term.expect("Charged 5, refund declined.")
-        term.expect("stopped: answered · 1 call · 3 rounds")
+        term.expect("stopped: answered · 2 calls proposed: 1 ran, 1 declined · 3 rounds")
         term.ask("/quit")
         assert term.finish() == 0
         tool_messages = [m for m in fake.chat_bodies()[2]["messages"] if m["role"] == "tool"]
@@ -98,7 +98,7 @@ def test_ctrl_c_at_the_consent_prompt_means_no(tmp_path: Path) -> None:
         term.expect("[y/N]")
         term.child.sendcontrol("c")
         term.expect("declined charge")
-        term.expect("stopped: answered · 0 calls · 2 rounds")
+        term.expect("stopped: answered · 1 call proposed: 0 ran, 1 declined · 2 rounds")
         term.prompt()
         term.child.sendcontrol("d")
         assert term.finish() == 0

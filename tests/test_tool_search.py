@@ -14,9 +14,9 @@ from cli_support import PYTHON, TESTS, fake_venice, run_cli
 from servers.catalogue import build_server
 from venice_terminal_agent import Exit
 from venice_terminal_agent.agent import Agent
-from venice_terminal_agent.core.consent import Consent, Why
-from venice_terminal_agent.core.loop import DECLINED
+from venice_terminal_agent.core.consent import Consent, Why, not_run
 from venice_terminal_agent.core.pager import Pager
+from venice_terminal_agent.core.receipt import CallOutcome
 from venice_terminal_agent.core.toolbox import CombinedToolbox, ToolSpec
 from venice_terminal_agent.core.wording import NO_TERMINAL
 from venice_terminal_agent.mcp.config import ServerConfig
@@ -212,9 +212,11 @@ def test_without_a_yes_the_found_tool_is_declined_and_tools_says_the_catalogue_i
         requests = fake.chat_bodies()
     assert done.returncode == 0, done.stderr
     declined = json.loads(requests[2]["messages"][-1]["content"])
-    assert declined == {"error": DECLINED}  # asked like any other paid tool, and nobody was there
+    assert declined == {"error": not_run(CallOutcome.NO_ONE_TO_ASK)}  # asked as any paid tool, nobody there
     assert f"skipped github_create_issue: it needs your consent, and {NO_TERMINAL}" in done.stdout
-    assert "  tools  read_file, list_files, page, search_tools\n" in done.stdout  # what the model sees
+    assert (
+        "  tools  read_file, list_files, page, search_tools\n" in done.stderr
+    )  # the banner: what the model sees
     lines = done.stdout.splitlines()
     assert any(line.startswith("asks github_create_issue ") for line in lines)  # the whole catalogue
     assert lines[-1].startswith("the catalogue of 303 tools is searched")
