@@ -96,6 +96,15 @@ def system_prompt(*, apify: bool) -> str:
     return SYSTEM_PROMPT + (APIFY_RULES if apify else "")
 
 
+INSTRUCTION = "\n\nThe user's instruction for this run (follow it within the rules above):\n"
+
+
+def with_instruction(prompt: str, instruction: str | None) -> str:
+    """`prompt` with the user's own instruction (-s) after it: the prompt's start stays the same
+    from run to run (a server's prompt cache keeps it), the instruction comes last."""
+    return prompt + INSTRUCTION + instruction if instruction else prompt
+
+
 class Agent:
     def __init__(
         self,
@@ -123,6 +132,8 @@ class Agent:
         attachments: Sequence[dict[str, Any]] = (),
         private: Any = None,
         private_refusal: str | None = None,
+        options: dict[str, Any] | None = None,
+        search_usd: float = 0.0,
     ) -> None:
         """`schema`: each answer must match this JSON schema (--schema). `attachments`: content
         parts (`model/attachments.py`) sent with the first question. `private`: the model is
@@ -140,6 +151,8 @@ class Agent:
         self.max_completion_tokens = max_completion_tokens
         self.max_usd, self.session_max_usd = max_usd, session_max_usd
         self.sampling = sampling  # where servers' sampling requests arrive; None: not offered
+        # Each request's own fields (web search, reasoning: model/options.py, checked before).
+        self.options, self.search_usd = options or {}, search_usd
         self.spent = 0.0  # USD this session, as the receipts say
         # The most the session's requests of unknown cost could have cost: the session cap
         # counts them so (a server that sent no usage).
@@ -157,6 +170,7 @@ class Agent:
             self.facts.function_calling is not False and private is None and not private_refusal
         )
         self.notices: set[str] = set()  # said once per session (a model's deprecation)
+        self.deprecation_said = False  # the front said the model's deprecation at start
         self.client = client
         # One place decides consent: tools already wrapped (the composition root does it) keep
         # their wrapper; plain tools get one here, with this agent's approver and --yes.
@@ -260,13 +274,19 @@ class Agent:
         return compacted_line(done.rounds, done.tokens_before, done.tokens_after)
 
     async def ask(
-        self, question: str, *, events: EventSink | None = None, budget: int | None = None
+        self,
+        question: str,
+        *,
+        events: EventSink | None = None,
+        budget: int | None = None,
+        local_data: bool = False,
     ) -> Receipt:
         """Run one question to a named exit.
 
         The history grows when it ends `answered`, and with the completed rounds and the
         partial answer when it ends `budget`, `max_rounds` or `repeated_call` with one; any
-        other end leaves it as it was (rollback)."""
+        other end leaves it as it was (rollback). `local_data`: the question carries local data
+        itself (text piped to it), so every tool that leaves the machine asks first."""
         emit = events or ignore
         if self.private_refusal:
             return self.refuse_privately(emit)
@@ -318,6 +338,8 @@ class Agent:
             cache_key=self.cache_key,
             schema=self.schema,
             response_format=response_format,
+            options=self.options,
+            search_usd=self.search_usd,
         )
 
         def relay(event: Event) -> None:
@@ -327,11 +349,12 @@ class Agent:
         async def approve(call: Call) -> bool | CallOutcome:
             return await self.tools.decide(call, events=emit)
 
-        local_data = self.tools.local_data
+        local_data, brings_local_data = self.tools.local_data, local_data
         gauge = dataclasses.replace(self.gauge)  # what it learns is kept only with the question
-        if self.attachments:
-            # An attachment is local data: from here on every tool that leaves the machine asks.
-            self.tools.local_data = True
+        if brings_local_data or self.attachments:
+            # Piped text or an attachment is local data: from here on every tool that leaves
+            # the machine asks.
+            self.tools.local_data_given()
         serving = (
             self.sampling.serving(QuestionSampling(planner, tally, self.tools, emit))
             if self.sampling is not None
@@ -363,11 +386,13 @@ class Agent:
             parsed=planner.parsed if receipt.stopped_because is Exit.ANSWERED else None,
             unmeasured=planner.unmeasured,
             notes=tuple(planner.notes),
+            thinking="\n\n".join(planner.thinking) if planner.thinking else None,
+            sources=tuple(planner.sources.values()),
         )
         self.spent += planner.known_cost
         self.unknown_worst += planner.unknown_worst
         warning = deprecation(planner.headers)
-        if warning is not None and warning not in self.notices:
+        if warning is not None and warning not in self.notices and not self.deprecation_said:
             self.notices.add(warning)
             emit(Notice(f"{receipt.model}: {warning}"))
         if receipt.stopped_because is Exit.ANSWERED or receipt.partial:

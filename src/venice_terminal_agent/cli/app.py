@@ -24,6 +24,7 @@ from .options import (
     ApifyToolsOption,
     BaseUrlOption,
     ContinueOption,
+    Effort,
     ForkOption,
     MaxRoundsOption,
     McpConfigOption,
@@ -36,6 +37,7 @@ from .options import (
     SaveOption,
     ToolSearchOption,
     TransportOption,
+    WebSearch,
 )
 from .sessions_cmd import add_sessions_commands
 
@@ -59,6 +61,9 @@ app = typer.Typer(
         'venice-agent -a photo.png "What is in it?"       # an image (or a PDF, a CSV…) with it\n'
         'venice-agent --schema @answer.json --json "q"    # an answer that matches a JSON schema\n'
         'venice-agent --model e2ee-glm-5-1 "q"           # end-to-end encrypted, or private_failed\n'
+        'venice-agent -s @style.md "review this"          # an instruction of yours, this run\n'
+        'git diff | venice-agent "review this"            # piped text goes with the question\n'
+        'venice-agent --web-search on "news on Venice?"   # sources listed under the answer\n'
         "venice-agent run examples/tour.json              # a plan, offline"
     ),
     epilog=(
@@ -238,6 +243,37 @@ def ask(
         ),
     ] = None,
     tool_search: ToolSearchOption = None,
+    system: Annotated[
+        str | None,
+        typer.Option(
+            "--system",
+            "-s",
+            metavar="TEXT|@FILE",
+            help="Add this instruction (or FILE's text) to the system prompt, for this run.",
+        ),
+    ] = None,
+    web_search: Annotated[
+        WebSearch | None,
+        typer.Option(
+            "--web-search",
+            help="Venice's web search: on, off, or auto (the model decides); sources listed under "
+            "the answer [default: off].",
+        ),
+    ] = None,
+    reasoning_effort: Annotated[
+        Effort | None,
+        typer.Option(
+            "--reasoning-effort",
+            help="How hard a reasoning model thinks; checked against the model's levels (venice-agent models).",
+        ),
+    ] = None,
+    no_thinking: Annotated[
+        bool, typer.Option("--no-thinking", help="Turn the model's thinking off, where it can be.")
+    ] = False,
+    quiet_thinking: Annotated[
+        bool,
+        typer.Option("--quiet-thinking", help="Show one line (thought for 1.2k tokens), not the thinking."),
+    ] = False,
 ) -> None:
     """Ask once (venice-agent "question"), or chat when no question is given."""
     from .ask_cmd import Flags, ask_main
@@ -271,6 +307,11 @@ def ask(
         attach=tuple(attach or ()),
         schema=schema,
         tool_search=tool_search.value if tool_search else None,
+        system=system,
+        web_search=web_search.value if web_search else None,
+        reasoning_effort=reasoning_effort.value if reasoning_effort else None,
+        no_thinking=no_thinking,
+        quiet_thinking=quiet_thinking,
     )
     raise typer.Exit(ask_main(question, flags))
 
@@ -320,6 +361,41 @@ def doctor(
         no_mcp=no_mcp,
     )
     raise typer.Exit(doctor_main(flags, json_output=json_output, probe=probe))
+
+
+@app.command()
+def models(
+    tools: Annotated[bool, typer.Option("--tools", help="Only models that call functions (tools).")] = False,
+    vision: Annotated[bool, typer.Option("--vision", help="Only models that read images.")] = False,
+    reasoning: Annotated[bool, typer.Option("--reasoning", help="Only models that reason (think).")] = False,
+    private: Annotated[
+        bool, typer.Option("--private", help="Only end-to-end encrypted (E2EE) or TEE models.")
+    ] = False,
+    search: Annotated[
+        str | None, typer.Option("--search", metavar="TEXT", help="Only models whose id or name has TEXT.")
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the models as JSON.")] = False,
+    base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible API root [env VENICE_BASE_URL].")
+    ] = None,
+) -> None:
+    """List the server's models: context window, USD per million tokens (input, cached input,
+    output), what each supports, and deprecations with their dates and replacements.
+
+    Needs no key where the server lists its models without one (Venice does).
+
+    \b
+    venice-agent models
+    venice-agent models --tools --reasoning --search glm
+    venice-agent models --private --json | jq '.[].id'
+
+    Exit status: 0 listed (also when no model matches), 2 a configuration error or a refused
+    key, 7 the model server failed.
+    """
+    from .models_cmd import Filters, models_main
+
+    filters = Filters(tools=tools, vision=vision, reasoning=reasoning, private=private, search=search)
+    raise typer.Exit(models_main(base_url, filters, json_output=json_output))
 
 
 # --- `venice-agent tools list` / `tools call` (MCP servers; bodies in tools_cmd.py) ---

@@ -7,13 +7,14 @@ Any settings problem is one line on stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 from typing import Any
 
 from ..config import ConfigError, Settings
 from ..core.errors import VeniceAgentError
-from ..core.receipt import EXIT_STATUS, Exit
-from .runtime import Flags, load, settings_from
+from ..core.receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Exit
+from .runtime import Flags, load, read_instruction, settings_from
 from .terminal import cancellable, cancelled_receipt, fail
 
 __all__ = ["Flags", "ask_main", "settings_from"]
@@ -28,6 +29,14 @@ E2EE_LINE = (
 
 def ask_main(question: str | None, flags: Flags) -> int:
     """The whole command; returns the process exit status."""
+    from .terminal import piped_material, read_stdin
+
+    if question == "-":  # the whole of stdin is the question
+        question = read_stdin().strip()
+        if not question.strip():
+            return fail("venice-agent - reads the question from stdin, and stdin was empty")
+    elif question is not None and (material := piped_material()) and material.strip():
+        flags = dataclasses.replace(flags, material=material)
     if question is not None and not question.strip():
         return fail("the question is empty; ask something, or run venice-agent alone to chat")
     if flags.json_output and question is None:
@@ -42,9 +51,12 @@ def ask_main(question: str | None, flags: Flags) -> int:
         from ..agent import E2EE_NO_ATTACHMENTS
 
         return fail(E2EE_NO_ATTACHMENTS)
+    if flags.system is not None and (flags.continue_ or flags.resume or flags.fork):
+        return fail("-s adds to a new conversation's system prompt; a resumed session keeps its own")
     try:
         settings, servers = load(flags)
         settings.require_venice_key()
+        flags = dataclasses.replace(flags, system=read_instruction(flags.system))
         extras = _extras(flags)  # the files and the schema are read before any request
     except ConfigError as error:
         return fail(error.message)
@@ -142,11 +154,11 @@ async def run_session(
     from rich.text import Text
 
     from ..core.context import window_line
-    from ..model.models import balance
+    from ..model.models import balance, deprecation_notice
     from .approver import TerminalApprover
     from .render import banner, make_console
     from .runtime import open_runtime
-    from .text import catalogue_searched, files_line, safe
+    from .text import catalogue_searched, files_line, material_note, safe
 
     # A question asked once keeps stdout for its answer and receipt line (`> answer.txt`), or
     # for the receipt alone under --json; the banner, tool lines and warnings go to stderr.
@@ -174,7 +186,12 @@ async def run_session(
             options = _before_asking(runtime, flags, extras or {}, warn)
         except ConfigError as error:
             return fail(error.message)
-        base = runtime.agent(runtime.consented(TerminalApprover(console)), **options)
+        base = runtime.agent(
+            runtime.consented(TerminalApprover(console)),
+            instruction=flags.system,
+            asking=flags.asking(),
+            **options,
+        )
         agent = runtime.recording(base, warn)
         notes: list[str] = []
         if question is None or opened is not None or flags.private:
@@ -197,6 +214,14 @@ async def run_session(
             notes.insert(0, E2EE_LINE)
         for note in notes:
             warnings.print(Text(f"  {safe(note)}", style="dim"), soft_wrap=True)
+        info = runtime.facts.info if runtime.facts is not None else None
+        if old := deprecation_notice(runtime.model or "", info, runtime.client.headers):
+            warn(old)  # at start, once: not again when a response's header says it
+            base.deprecation_said = True
+        if (above := await cap_above_balance(runtime)) is not None:
+            warn(above)
+        if flags.material is not None:
+            warnings.print(Text(f"  {material_note(flags.material)}", style="dim"), soft_wrap=True)
         try:
             return await _converse(runtime, flags, question, agent, console)
         finally:
@@ -204,9 +229,42 @@ async def run_session(
                 await agent.close()
 
 
+async def cap_above_balance(runtime: Any) -> str | None:
+    """The line said before the question when --max-usd is above the account's USD balance:
+    from Venice's balance header of the start-up requests, else `GET /billing/balance` (asked
+    only when a cap is set). Nothing when the balance cannot be known."""
+    from ..core.errors import ModelError
+    from ..core.wording import cap_above_balance as wording
+    from ..model.models import Balance
+
+    cap = runtime.settings.max_usd
+    if cap is None:
+        return None
+    headers = runtime.client.headers
+    balance = Balance(
+        usd=_amount(headers.get("x-venice-balance-usd")), diem=_amount(headers.get("x-venice-balance-diem"))
+    )
+    if balance.usd is None:
+        try:
+            balance = Balance.from_body(await runtime.client.read("billing/balance")) or balance
+        except ModelError:
+            return None  # the question itself will say what is wrong with the server
+    if balance.usd is None or cap <= balance.usd or (balance.diem or 0) > 0 or balance.currency == "DIEM":
+        return None  # DIEM pays first: the USD balance alone does not say the cap is out of reach
+    return wording(cap, balance.usd)
+
+
+def _amount(text: str | None) -> float | None:
+    try:
+        return float(text) if text else None
+    except ValueError:
+        return None
+
+
 async def _converse(runtime: Any, flags: Flags, question: str | None, agent: Any, console: Any) -> int:
     """The REPL, or the one question; returns the exit status."""
     from .render import Renderer, make_console, receipt_json
+    from .text import with_material
 
     if question is None:
         from .repl import Repl
@@ -225,10 +283,15 @@ async def _converse(runtime: Any, flags: Flags, question: str | None, agent: Any
         )
         await repl.run()
         # Read from a pipe, the session ends with its last question's status, as a script would.
-        return repl.last.exit_status if piped and repl.last is not None else 0
-    renderer = Renderer(console, console if flags.json_output else make_console())
+        return status(runtime, repl.last) if piped and repl.last is not None else 0
+    renderer = Renderer(
+        console, console if flags.json_output else make_console(), quiet_thinking=flags.quiet_thinking
+    )
     try:
-        receipt = await cancellable(agent.ask(question, events=renderer, budget=flags.budget))
+        asked = with_material(question, flags.material)
+        receipt = await cancellable(
+            agent.ask(asked, events=renderer, budget=flags.budget, local_data=flags.material is not None)
+        )
     except asyncio.CancelledError:
         receipt = cancelled_receipt()
         renderer.finish(receipt)
@@ -236,4 +299,12 @@ async def _converse(runtime: Any, flags: Flags, question: str | None, agent: Any
     if flags.json_output:
         sys.stdout.write(receipt_json(receipt) + "\n")
         sys.stdout.flush()
-    return receipt.exit_status  # a key refused is the receipt's own exit, key_rejected (13)
+    return status(runtime, receipt)
+
+
+def status(runtime: Any, receipt: Any) -> int:
+    """The exit status of a question: a key refused is the receipt's own exit, key_rejected
+    (13); money refused (402) on the first request is the person's setup to fix (2)."""
+    if receipt.stopped_because is Exit.MODEL_ERROR and runtime.client.payment_refused:
+        return USAGE_ERROR_STATUS
+    return receipt.exit_status

@@ -131,12 +131,17 @@ async def _model_checks(settings: Any, key: str, probe: bool = False) -> list[Ch
         except ModelError as error:
             return [*checks, Check("model", False, error.message, "pass --model or set VENICE_MODEL")]
         facts = await client.model_facts(model)  # the window as the agent reads it (llama.cpp: /props)
+        account = await _account_checks(client, model)
     calls = ModelFacts.from_listing(models, model).function_calling  # what the agent itself reads
     if calls is False:
         advice = "choose a model that supports function calling (--model or VENICE_MODEL)"
-        return [*checks, Check("model", False, f"{model} does not support function calling", advice)]
+        return [
+            *checks,
+            Check("model", False, f"{model} does not support function calling", advice),
+            *account,
+        ]
     said = "supports function calling" if calls else "function calling not stated by the server"
-    checks += [Check("model", True, f"{model}, {said}"), _context_check(facts, settings)]
+    checks += [Check("model", True, f"{model}, {said}"), _context_check(facts, settings), *account]
     if probe:  # what the server really does with a tool (doctor_probe.py)
         from .doctor_probe import probe as run_probe
 
@@ -150,6 +155,39 @@ def _context_check(facts: Any, settings: Any) -> Check:
 
     window, source = choose_window(facts.context_window, facts.context_source, settings.context_tokens)
     return Check("context window", True, window_line(window, source))
+
+
+async def _account_checks(client: Any, model: str) -> list[Check]:
+    """The balance (`GET /billing/balance`) and the key's rate limits (`GET /api_keys/rate_limits`)
+    where the server has them (Venice) and the key may read them; a server without either route
+    gets no line, a key that may not read one gets a line that says so."""
+    from ..core.errors import ModelError
+    from ..core.wording import VENICE_API_SETTINGS
+    from ..model.models import Balance, rate_limit_line
+
+    checks = []
+    for name, path in (("balance", "billing/balance"), ("rate limits", "api_keys/rate_limits")):
+        try:
+            body = await client.read(path)
+        except ModelError as error:
+            if error.status in (401, 403):
+                checks.append(Check(name, True, f"this key may not read it ({error.status})"))
+            else:
+                checks.append(Check(name, False, error.message, "try again later"))
+            continue
+        if body is None:
+            continue  # not Venice: no such route
+        if name == "balance":
+            balance = Balance.from_body(body)
+            if balance is None:
+                continue
+            empty = balance.can_consume is False
+            advice = f"top up at {VENICE_API_SETTINGS}" if empty else None
+            detail = balance.line() + (" · cannot pay for requests" if empty else "")
+            checks.append(Check(name, not empty, detail, advice))
+        elif (line := rate_limit_line(body, model)) is not None:
+            checks.append(Check(name, True, line))
+    return checks
 
 
 async def _mcp_checks(servers: list[Any], settings: Any) -> list[Check]:

@@ -22,6 +22,22 @@ class SearchMode(StrEnum):
     off = "off"
 
 
+class WebSearch(StrEnum):  # venice_parameters.enable_web_search (model/options.py WEB_SEARCH)
+    off = "off"
+    on = "on"
+    auto = "auto"
+
+
+class Effort(StrEnum):  # reasoning_effort's values in Venice's API (model/options.py EFFORTS)
+    none = "none"
+    minimal = "minimal"
+    low = "low"
+    medium = "medium"
+    high = "high"
+    xhigh = "xhigh"
+    max = "max"
+
+
 NoFilesOption = Annotated[
     bool,
     typer.Option(

@@ -22,6 +22,7 @@ from ..core.events import (
     RoundStarted,
     TextDelta,
     TextDiscarded,
+    ThinkingDelta,
     ToolFinished,
     ToolProgress,
     ToolStarted,
@@ -78,9 +79,13 @@ class Renderer:
     them alone and show its progress on stderr.
     """
 
-    def __init__(self, console: Console, out: Console | None = None) -> None:
+    def __init__(self, console: Console, out: Console | None = None, *, quiet_thinking: bool = False) -> None:
         self.console = console
         self.out = out or console
+        # The model's thinking streams dimmed on a terminal; elsewhere, or when asked, one line.
+        self.show_thinking = console.is_terminal and not quiet_thinking
+        self._thinking = False  # thinking text is being shown, its line still open
+        self._thought = 0  # characters of thinking in this question
         self._status: Any = None  # rich Status, created on first use
         self._running = 0  # tools started and not finished yet
         self._at_line_start = True
@@ -91,13 +96,24 @@ class Renderer:
         if isinstance(event, RoundStarted):
             self._streamed = False
             self._spin("thinking…")
+        elif isinstance(event, ThinkingDelta):
+            self._thought += len(event.text)
+            if self.show_thinking and event.text:
+                self._stop_spinner()
+                if not self._thinking:
+                    self._end_line()
+                    self._thinking = True
+                self.console.print(Text(safe(event.text), style="dim"), end="", soft_wrap=True)
+                self.console.file.flush()
         elif isinstance(event, TextDelta):
             self._stop_spinner()
+            self._end_thinking()
             if event.text:
                 self._write(safe(event.text))
                 self._streamed = True
         elif isinstance(event, TextDiscarded):
             self._stop_spinner()
+            self._end_thinking()
             self._end_line()
             self.out.print(Text("(the reply was cut; retrying…)", style="dim"))  # beside the cut text
             self._streamed = False
@@ -106,6 +122,7 @@ class Renderer:
             self._end_line()
         elif isinstance(event, ToolStarted):
             self._stop_spinner()
+            self._end_thinking()
             self._end_line()
             hanging(self.console, "→", call_text(event.call.tool, event.call.arguments), "cyan")
             self._running += 1
@@ -128,13 +145,22 @@ class Renderer:
     def finish(self, receipt: Receipt) -> None:
         """The answer when it was not streamed, the refusal, and the one-line receipt."""
         self._stop_spinner()
+        self._end_thinking()
         self._running = 0
+        if self._thought and not self.show_thinking:
+            self._end_line()
+            self.console.print(Text(thought_line(receipt, self._thought), style="dim"))
         if receipt.answer is not None and not receipt.answer.strip():
             self._end_line()
             self.out.print(Text(EMPTY_RESPONSE, style="dim"))  # never a blank line for an answer
         elif receipt.answer is not None and not self._streamed:
             self._write(safe(receipt.answer))
         self._end_line()
+        if receipt.sources:
+            self.out.print(Text("Sources:", style="bold"))
+            for number, source in enumerate(receipt.sources, 1):
+                title = safe(source.get("title") or source.get("url", ""))
+                self.out.print(Text(f"  [{number}] {title} — {safe(source.get('url', ''))}"), soft_wrap=True)
         if receipt.refusal is not None and receipt.stopped_because is not Exit.ANSWERED:
             # Why it stopped is a warning: on stderr beside the progress (a one-shot's stdout
             # holds the answer and the receipt line alone).
@@ -158,6 +184,11 @@ class Renderer:
         self.out.file.flush()
         self._at_line_start = text.endswith("\n")
 
+    def _end_thinking(self) -> None:
+        if self._thinking:
+            self.console.print()
+            self._thinking = False
+
     def _end_line(self) -> None:
         if not self._at_line_start:
             self.out.print()
@@ -176,6 +207,23 @@ class Renderer:
         if self._status is not None:
             self._status.stop()
             self._status = None
+
+
+def short_count(count: int) -> str:
+    """1234 -> 1.2k, 1500000 -> 1.5M: a count read at a glance."""
+    for size, unit in ((1_000_000, "M"), (1000, "k")):
+        if count >= size:
+            return f"{count / size:.1f}".removesuffix(".0") + unit
+    return str(count)
+
+
+def thought_line(receipt: Receipt, characters: int) -> str:
+    """`thought for 1.2k tokens`: the reasoning tokens the server counted, else the length."""
+    details = (receipt.usage or {}).get("completion_tokens_details")
+    counted = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    if isinstance(counted, int) and counted > 0:
+        return f"thought for {short_count(counted)} tokens"
+    return f"thought for {short_count(characters)} characters"
 
 
 def balance_line(balance: dict[str, str] | None) -> str | None:

@@ -61,6 +61,38 @@ class Flags:
     attach: tuple[Path, ...] = ()  # -a FILE: sent with the (first) question
     schema: str | None = None  # --schema JSON|@FILE: the answer must match it
     tool_search: str | None = None  # --tool-search auto|on|off
+    system: str | None = None  # -s TEXT|@FILE: an instruction added to the system prompt
+    material: str | None = None  # the text piped to a one-shot question (local data)
+    web_search: str | None = None  # --web-search off|on|auto
+    reasoning_effort: str | None = None  # --reasoning-effort LEVEL
+    no_thinking: bool = False  # --no-thinking
+    quiet_thinking: bool = False  # --quiet-thinking: one line instead of the thinking text
+
+    def asking(self) -> Any:
+        """The request options these flags ask for (`model.options.RequestOptions`), or None."""
+        if self.web_search in (None, "off") and self.reasoning_effort is None and not self.no_thinking:
+            return None
+        from ..model.options import RequestOptions
+
+        return RequestOptions(self.web_search or "off", self.reasoning_effort, self.no_thinking)
+
+
+def read_instruction(given: str | None) -> str | None:
+    """-s TEXT, or -s @FILE: the file's text; `ConfigError` for a file that cannot be read or
+    an instruction that is empty."""
+    if given is None:
+        return None
+    text = given
+    if given.startswith("@"):
+        path = Path(given[1:]).expanduser()
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            reason = getattr(error, "strerror", None) or error
+            raise ConfigError(f"-s {given}: cannot read {path}: {reason}") from None
+    if not text.strip():
+        raise ConfigError(f"-s {given}: the instruction is empty")
+    return text.strip()
 
 
 def settings_from(flags: Flags) -> Settings:
@@ -160,10 +192,18 @@ class Runtime:
             self._privacy = (private, refusal)
         return self._privacy
 
-    def agent(self, tools: Any, **options: Any) -> Any:
+    def agent(self, tools: Any, *, instruction: str | None = None, asking: Any = None, **options: Any) -> Any:
         """An `Agent` on this runtime's model with `tools` (a new conversation each time);
-        `options` go to it as they are (schema, attachments)."""
-        from ..agent import Agent, system_prompt
+        `instruction` (-s) goes after our system prompt, whose start stays the same; `asking`
+        (`model.options.RequestOptions`) is checked against the model here, before any
+        request: `ConfigError` for what it cannot take; `options` go to the agent as they are
+        (schema, attachments)."""
+        from ..agent import Agent, system_prompt, with_instruction
+
+        info = self.facts.info if self.facts is not None else None
+        fields = (
+            asking.checked(self.model or "", info, venice=self.client.venice_parameters) if asking else {}
+        )
 
         private, refusal = self.privacy()
         settings = self.settings
@@ -183,10 +223,15 @@ class Runtime:
             context_tokens=settings.context_tokens,
             compact=settings.compact,
             compact_at=settings.compact_at,
-            system_prompt=system_prompt(apify=uses_apify(self.servers, self.mcp.servers))
-            + self.mcp.instructions_prompt(),
+            system_prompt=with_instruction(
+                system_prompt(apify=uses_apify(self.servers, self.mcp.servers))
+                + self.mcp.instructions_prompt(),
+                instruction,
+            ),
             private=private,
             private_refusal=refusal,
+            options=fields,
+            search_usd=asking.search_usd(info) if asking else 0.0,
             **options,
         )
 

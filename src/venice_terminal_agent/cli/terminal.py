@@ -75,6 +75,25 @@ def history_path() -> Path:
     return user_data_path(APP_NAME, appauthor=False) / HISTORY_FILE
 
 
+def piped_material() -> str | None:
+    """All of stdin when it is a pipe or a file (`cat notes.md | venice-agent "…"`, `< notes.md`),
+    else None: a terminal, /dev/null, a socket or no stdin bring nothing (and are not waited on)."""
+    import stat
+
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not (stat.S_ISFIFO(mode) or stat.S_ISREG(mode)):
+        return None
+    return read_stdin()
+
+
+def read_stdin() -> str:
+    """The whole of stdin, as text (bytes that are not UTF-8 become U+FFFD)."""
+    return sys.stdin.buffer.read().decode("utf-8", "replace")
+
+
 def reads_a_pipe() -> bool:
     """Questions come from a pipe or a file (`venice-agent < questions.txt`), not a person."""
     return not (sys.stdin.isatty() and sys.stdout.isatty())

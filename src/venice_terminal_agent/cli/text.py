@@ -81,3 +81,19 @@ def tool_rows(specs: Any, limit: int, *, servers: bool = True) -> list[tuple[str
         mark = "free" if spec.read_only else "asks"
         rows.append((mark, safe(spec.name).ljust(width), where + preview(spec.description or "", limit)))
     return rows
+
+
+def with_material(question: str, material: str | None) -> str:
+    """The question with the text piped to it (`cat notes.md | venice-agent "summarise this"`)
+    after it, marked as what it is; the question alone when nothing was piped."""
+    if not material or not material.strip():
+        return question
+    return f"{question}\n\n<stdin>\n{material.rstrip()}\n</stdin>"
+
+
+def material_note(material: str) -> str:
+    """Under the banner: what came on stdin, and the rule it brings."""
+    return (
+        f"stdin  {len(material):,} characters attached to the question "
+        "(local data: a tool that leaves this machine asks first)"
+    )

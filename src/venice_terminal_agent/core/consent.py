@@ -16,7 +16,9 @@ whether a call may run. The rules, for one proposed call:
    through this wrapper, every call to a tool that leaves the machine (any MCP tool, i.e. a
    tool with a server; the built-ins do not) needs a yes too, read-only or not: a prompt
    injection in a scraped page could otherwise carry a file's contents out in a search query.
-   The rule lasts until `forget_local_data()` (the REPL's /clear).
+   The rule lasts until `forget_local_data()` (the REPL's /clear). Local data that comes with
+   the question itself (text piped to `venice-agent "question"`) counts the same from the
+   start (`local_data_given()`).
 5. A server's sampling request (it asks the model a question, on this question's account) always
    needs a person's yes: `--yes` is not one, since it approves the model's own calls, not a
    prompt a server wrote (`approve_sampling`). Like elicitation, nobody there means no.
@@ -180,6 +182,10 @@ class Consent:
             )
         emit(ConsentGiven(call, verdict is True))
         return verdict
+
+    def local_data_given(self) -> None:
+        """The question brings local data itself (piped text): rule 4 holds from now on."""
+        self.local_data = True
 
     def forget_local_data(self) -> None:
         """The conversation was cleared: no local file contents are in it any more."""

@@ -17,3 +17,8 @@ PAGE_SHARE = 0.1  # a page of a long result takes at most this share of the mode
 TOOL_SEARCH_TOOLS = 40  # more tools than this are searched when the model's window is unknown
 TOOL_SEARCH_SHARE = 0.10  # schemas taking more than this share of a known window are searched
 TOOL_SEARCH_TOP_K = 5  # tools one search_tools call finds at most
+# USD one web search may cost, counted in the money cap before a request that may search
+# (`--web-search on|auto`) when /models gives no price of its own (`pricing.web_search`).
+# Venice's reference states a per-search charge for xAI's native search (~$0.01/search); its
+# own search's price is not in /models, so the same figure is taken, on the safe side.
+WEB_SEARCH_USD = 0.01

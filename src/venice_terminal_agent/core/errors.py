@@ -78,6 +78,16 @@ class ContextFullError(ModelError):
         return EXIT_STATUS[Exit.CONTEXT_FULL]
 
 
+class PaymentError(ModelError):
+    """A 402: the money ran out. `code` says which (Venice's `INSUFFICIENT_BALANCE`,
+    `API_KEY_USD_SPEND_LIMIT_EXCEEDED`, `API_KEY_DIEM_SPEND_LIMIT_EXCEEDED`; None: not said).
+    Never retried; the person's to fix (exit status 2)."""
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message, status=402, retryable=False)
+        self.code = code
+
+
 class NoModelError(ModelError):
     """No model was named and the server suggested none: a setup problem, not a failed run."""
 
@@ -115,6 +125,7 @@ __all__ = [
     "ContextFullError",
     "ModelError",
     "NoModelError",
+    "PaymentError",
     "PlanError",
     "PrivateError",
     "ServerError",

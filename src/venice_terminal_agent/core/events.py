@@ -29,6 +29,14 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class ThinkingDelta:
+    """Part of the model's thinking (`reasoning_content`, or a `<think>` block), as it streams:
+    shown apart from the answer, never part of it."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class TextDiscarded:
     """Text streamed so far in this round is void (the request is being retried)."""
 
@@ -81,6 +89,7 @@ class Finished:
 Event = (
     RoundStarted
     | TextDelta
+    | ThinkingDelta
     | TextDiscarded
     | ConsentAsked
     | ConsentGiven

@@ -238,6 +238,8 @@ class Receipt:
     notes: tuple[str, ...] = ()
     # Every call proposed, in order, with what became of it (`steps` holds those that ran).
     proposed: tuple[Proposed, ...] = ()
+    thinking: str | None = None  # the model's thinking, apart from `answer` (None: it showed none)
+    sources: tuple[dict[str, str], ...] = ()  # web search results the answer drew on (title, url, date)
 
     @property
     def calls(self) -> int:
@@ -282,6 +284,10 @@ class Receipt:
             data["unmeasured_requests"] = self.unmeasured
         if self.notes:
             data["notes"] = list(self.notes)
+        if self.thinking is not None:
+            data["thinking"] = self.thinking
+        if self.sources:
+            data["sources"] = [dict(source) for source in self.sources]
         # Results are JSON-able by contract; anything else is shown as text, never a crash.
         return json.loads(json.dumps(data, ensure_ascii=False, default=str))
 

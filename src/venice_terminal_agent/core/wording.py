@@ -38,3 +38,39 @@ def all_of(count: int, noun: str, nouns: str | None = None) -> str:
 def verb(count: int, singular: str, plural_form: str) -> str:
     """The verb that agrees with `count`: verb(1, "is", "are") -> "is"."""
     return singular if count == 1 else plural_form
+
+
+# A 402 from Venice, told apart by its code: what ran out, and what the person can do.
+VENICE_API_SETTINGS = "https://venice.ai/settings/api"
+PAYMENT_REFUSALS = {
+    "INSUFFICIENT_BALANCE": (
+        "the account's balance is out",
+        f"top up at {VENICE_API_SETTINGS}, or use DIEM",
+    ),
+    "API_KEY_USD_SPEND_LIMIT_EXCEEDED": (
+        "this API key reached its USD spend limit",
+        f"the account itself may still have USD: raise the key's USD limit at {VENICE_API_SETTINGS}, "
+        "or use another key",
+    ),
+    "API_KEY_DIEM_SPEND_LIMIT_EXCEEDED": (
+        "this API key reached its DIEM spend limit",
+        f"the account itself may still have DIEM: raise the key's DIEM limit at {VENICE_API_SETTINGS}, "
+        "or use another key",
+    ),
+}
+PAYMENT_REQUIRED = ("the model server asks for payment", f"check the balance at {VENICE_API_SETTINGS}")
+
+
+def payment_refusal(code: str | None, detail: str) -> str:
+    """A 402 in one line: which money ran out (balance, the key's USD or DIEM limit), the
+    server's words, and what to do. Never retried: waiting does not refill an account."""
+    what, todo = PAYMENT_REFUSALS.get(code or "", PAYMENT_REQUIRED)
+    return f"{what} (402 Payment Required: {detail}); {todo}"
+
+
+def cap_above_balance(cap: float, balance: float) -> str:
+    """Said before the question when a money cap could not be spent anyway."""
+    return (
+        f"--max-usd ${cap:,.2f} is above the account's balance (${balance:,.2f}): "
+        "a question may end on an empty balance (402) before the cap"
+    )

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from ..core.defaults import VENICE_BASE_URL
-from ..core.events import EventSink, Notice, TextDelta, TextDiscarded, ignore
+from ..core.events import EventSink, Notice, TextDelta, TextDiscarded, ThinkingDelta, ignore
 from ..core.scrub import redact
 from .errors import EmptyReply, ModelError, NoModelError, describe, foreign_errors, one_line
 from .models import ModelFacts, is_llama_cpp, props_window, venice_headers
@@ -98,6 +98,9 @@ class VeniceClient:
         self._openai = OpenAIHttp(api_key, self.base_url, limits, http_client)
         self.discovery_timeout = discovery_timeout
         self.answered = False  # a chat request has succeeded
+        # The first chat request was refused 402: the money is the user's setup to fix (exit
+        # 2), as a key refused is (`key_rejected`, 13), whether or not discovery said so.
+        self.payment_refused = False
         self._listing: Any = None  # GET /models, asked at most once per session
         self._listing_error: str | None = None  # why GET /models failed, when it did
         # A model used end-to-end encrypted (`private.E2EE`, set by the agent that uses it):
@@ -158,24 +161,29 @@ class VeniceClient:
         max_completion_tokens: int | None = None,
         prompt_cache_key: str | None = None,
         response_format: dict[str, Any] | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> Completion:
         """One assistant turn, streamed: text goes out as `TextDelta` events while it arrives.
 
+        `options`: more request fields (`reasoning_effort`), and `venice_parameters` entries
+        merged with ours (`enable_web_search`, `disable_thinking`), sent only to a server that
+        takes `venice_parameters` (the checks before the request refuse them elsewhere).
         Raises `ModelError` once retries are spent (or the failure is not worth retrying);
         `PrivateError` at once when the model is used encrypted and that fails."""
         body = self.request(
             model, messages, tools, temperature, max_completion_tokens, prompt_cache_key, response_format
         )
-        extra = (
-            {"venice_parameters": {"include_venice_system_prompt": False}} if self.venice_parameters else None
-        )
+        given = dict(options or {})
+        venice = {"include_venice_system_prompt": False, **given.pop("venice_parameters", {})}
+        body.update(given)
+        extra = {"venice_parameters": venice} if self.venice_parameters else None
         if self.private is not None:
             # Private, or not at all: attested first, then only sealed messages go out.
             if tools:
                 raise self.private.fail("tools were offered, and E2EE does not allow them")
             await self._attest()
             body = {**body, "messages": self.private.seal(list(messages))}
-            extra = {"venice_parameters": {"include_venice_system_prompt": False, "enable_e2ee": True}}
+            extra = {"venice_parameters": {**venice, "enable_e2ee": True}}
         emit = events or ignore
         attempt = 0
         while True:
@@ -187,6 +195,8 @@ class VeniceClient:
                 return completion
             except ModelError as error:  # only failed requests, translated in `_stream`
                 problem = self._masked(error)
+                if problem.status == 402 and not self.answered:
+                    self.payment_refused = True
                 wait = next_wait(self.retry, problem, attempt, self.failures.add())
                 if shown[0]:
                     emit(TextDiscarded())
@@ -237,10 +247,16 @@ class VeniceClient:
         ]
         assembler = Assembler()
         text = assembler.feed({**answer, "choices": choices})
+        if assembler.thinking:
+            shown[0] = True
+            emit(ThinkingDelta(assembler.thinking))
         if text:
             shown[0] = True
             emit(TextDelta(text))
-        if tail := assembler.end():
+        tail = assembler.end()
+        if assembler.thinking:
+            emit(ThinkingDelta(assembler.thinking))
+        if tail:
             emit(TextDelta(tail))
         return self._finished(assembler, response)
 
@@ -272,10 +288,16 @@ class VeniceClient:
                     raise describe(error, self.base_url) from error
                 received += 1
                 text = assembler.feed(private.open(chunk) if private is not None else chunk)
+                if assembler.thinking:
+                    shown[0] = True
+                    emit(ThinkingDelta(assembler.thinking))
                 if text:
                     shown[0] = True
                     emit(TextDelta(text))
-            if tail := assembler.end():
+            tail = assembler.end()
+            if assembler.thinking:
+                emit(ThinkingDelta(assembler.thinking))
+            if tail:
                 emit(TextDelta(tail))
         finally:
             await chunks.aclose()
@@ -391,6 +413,21 @@ class VeniceClient:
         """The server's models (`GET /models`): Venice's carry `model_spec.capabilities`."""
         models = await self._get_data("models", required=True)
         return models if isinstance(models, list) else []
+
+    async def read(self, path: str) -> Any:
+        """The JSON of `GET path` (e.g. `billing/balance`), or None when the server has no such
+        route (404/405) or answers no JSON; a `ModelError` (masked) for any other failure."""
+        try:
+            response = await self._openai.get(path)
+            self.headers.update(venice_headers(response.headers))
+            return response.json()
+        except ValueError:
+            return None
+        except foreign_errors() as error:
+            problem = self._masked(describe(error, self.base_url))
+            if problem.status in (404, 405):
+                return None
+            raise problem from None
 
     async def _get_data(self, path: str, *, required: bool = False) -> Any:
         """`data` of a GET, or None when the server does not have that route (not Venice).

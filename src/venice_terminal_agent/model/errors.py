@@ -19,11 +19,17 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..core.errors import ContextFullError, ModelError
+from ..core.errors import ContextFullError, ModelError, PaymentError
 from ..core.errors import NoModelError as NoModelError  # its old home: still imports from here
+from ..core.wording import VENICE_API_SETTINGS, payment_refusal
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
-TOP_UP = "https://venice.ai/settings/api"
+TOP_UP = VENICE_API_SETTINGS
+PAYMENT_CODES = (
+    "INSUFFICIENT_BALANCE",
+    "API_KEY_USD_SPEND_LIMIT_EXCEEDED",
+    "API_KEY_DIEM_SPEND_LIMIT_EXCEEDED",
+)
 MAX_LINE = 400
 # How servers say a request is longer than the window: OpenAI's and Venice's code, OpenAI's
 # and vLLM's "maximum context length is N tokens", llama.cpp's "exceeds the available context
@@ -81,7 +87,7 @@ def from_response(
     elif status == 401:
         line = f"the model server rejected the API key ({name}: {detail}); check VENICE_API_KEY"
     elif status == 402:
-        line = f"the account balance is out ({name}: {detail}); top up at {TOP_UP}"
+        return _payment(headers, body, detail)
     elif status == 429:
         line = f"rate limited by the model server ({name}: {detail})"
     else:
@@ -97,6 +103,34 @@ def from_response(
     return ModelError(
         one_line(line), status=status, retryable=retryable, retry_after=retry_after(headers, status, clock)
     )
+
+
+def payment_code(body: Any) -> str | None:
+    """Venice's code of a 402 (`{"error": "…", "code": "INSUFFICIENT_BALANCE"}`, or OpenAI's
+    nesting), else the code its words name; None when neither says."""
+    if isinstance(body, dict):
+        for where in (body, body.get("error")):
+            code = where.get("code") if isinstance(where, dict) else None
+            if isinstance(code, str) and code.upper() in PAYMENT_CODES:
+                return code.upper()
+    words = json.dumps(body).upper() if not isinstance(body, str) else body.upper()
+    named = next((code for code in PAYMENT_CODES if code in words), None)
+    if named is not None:
+        return named
+    if "SPEND LIMIT" in words and ("DIEM" in words) != ("USD" in words):
+        return "API_KEY_DIEM_SPEND_LIMIT_EXCEEDED" if "DIEM" in words else "API_KEY_USD_SPEND_LIMIT_EXCEEDED"
+    if "INSUFFICIENT" in words and "BALANCE" in words:  # "Insufficient USD or Diem balance …"
+        return "INSUFFICIENT_BALANCE"
+    return None
+
+
+def _payment(headers: Mapping[str, str], body: Any, detail: str) -> PaymentError:
+    code = payment_code(body)
+    line = payment_refusal(code, detail)
+    request_id = headers.get("cf-ray") or headers.get("x-request-id")
+    if request_id:
+        line += f" [request {request_id}]"
+    return PaymentError(one_line(line), code=code)
 
 
 def body_message(body: Any) -> str:

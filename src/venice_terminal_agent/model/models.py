@@ -11,7 +11,7 @@ not give is None (unknown), never guessed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.costs import Prices
@@ -56,6 +56,8 @@ class ModelFacts:
     max_images: int | None = None  # maxImages (1 without supportsMultipleImages)
     response_schema: bool | None = None  # supportsResponseSchema: takes a json_schema response_format
     listing_error: str | None = None  # GET /models failed: nothing about the model is known
+    # The whole entry, read (capabilities, deprecation); not compared: the facts above decide.
+    info: ModelInfo | None = field(default=None, compare=False)
 
     @classmethod
     def from_listing(cls, models: Any, model: str) -> ModelFacts:
@@ -87,6 +89,7 @@ class ModelFacts:
             response_schema=flag("supportsResponseSchema"),
             context_window=window,
             context_source=source,
+            info=ModelInfo.from_entry(entry) if entry is not None else None,
         )  # fmt: skip
 
 
@@ -144,3 +147,191 @@ def is_llama_cpp(models: Any, model: str) -> bool:
     return isinstance(models, list) and any(
         isinstance(m, Mapping) and m.get("id") == model and m.get("owned_by") == "llamacpp" for m in models
     )
+
+
+def _flag(capabilities: Mapping[str, Any], name: str) -> bool | None:
+    value = capabilities.get(name)
+    return value if isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """One model of `GET /models` as `venice-agent models` lists it (and the checks before a
+    request read it): what it costs, what it can do, whether it goes away. None: not said."""
+
+    id: str
+    name: str | None = None
+    context_tokens: int | None = None  # model_spec.availableContextTokens (or context_length)
+    prices: Prices | None = None
+    function_calling: bool | None = None
+    vision: bool | None = None
+    reasoning: bool | None = None
+    reasoning_efforts: tuple[str, ...] = ()  # capabilities.reasoningEffortOptions
+    default_effort: str | None = None
+    response_schema: bool | None = None
+    web_search: bool | None = None
+    e2ee: bool | None = None
+    tee: bool | None = None
+    privacy: str | None = None  # model_spec.privacy: private | anonymized
+    traits: tuple[str, ...] = ()
+    deprecated_on: str | None = None  # model_spec.deprecation.date
+    removed_on: str | None = None  # model_spec.deprecation.removesAt
+    replacement: str | None = None  # model_spec.deprecation.replacementModelId
+    web_search_usd: float | None = None  # pricing.web_search (per request), when the server says
+
+    @property
+    def private(self) -> bool:
+        """End-to-end encrypted or run in a TEE: what `--private` filters on."""
+        return bool(self.e2ee or self.tee)
+
+    @property
+    def deprecated(self) -> bool:
+        return bool(self.deprecated_on or self.removed_on or self.replacement)
+
+    def deprecation_line(self) -> str | None:
+        """`deprecated since 2026-08-27, removed 2026-08-27; use X instead`, or None."""
+        if not self.deprecated:
+            return None
+        parts = ["deprecated" + (f" since {self.deprecated_on[:10]}" if self.deprecated_on else "")]
+        if self.removed_on:
+            parts.append(f"removed {self.removed_on[:10]}")
+        line = ", ".join(parts)
+        return line + (f"; use {self.replacement} instead" if self.replacement else "")
+
+    @classmethod
+    def from_entry(cls, entry: Mapping[str, Any]) -> ModelInfo:
+        spec = entry.get("model_spec")
+        spec = spec if isinstance(spec, Mapping) else {}
+        caps = spec.get("capabilities")
+        caps = caps if isinstance(caps, Mapping) else {}
+        context = spec.get("availableContextTokens", entry.get("context_length"))
+        efforts = caps.get("reasoningEffortOptions")
+        old = spec.get("deprecation")
+        old = old if isinstance(old, Mapping) else {}
+        pricing = spec.get("pricing")
+        search = pricing.get("web_search") if isinstance(pricing, Mapping) else None
+        search_usd = search.get("usd") if isinstance(search, Mapping) else search
+
+        def text(value: Any) -> str | None:
+            return value if isinstance(value, str) and value else None
+
+        return cls(
+            id=str(entry.get("id") or ""),
+            name=text(spec.get("name")),
+            context_tokens=int(context) if isinstance(context, int | float) and context > 0 else None,
+            prices=Prices.from_pricing(pricing),
+            function_calling=_flag(caps, "supportsFunctionCalling"),
+            vision=_flag(caps, "supportsVision"),
+            reasoning=_flag(caps, "supportsReasoning"),
+            reasoning_efforts=tuple(e for e in efforts if isinstance(e, str))
+            if isinstance(efforts, list)
+            else (),
+            default_effort=text(caps.get("defaultReasoningEffort")),
+            response_schema=_flag(caps, "supportsResponseSchema"),
+            web_search=_flag(caps, "supportsWebSearch"),
+            e2ee=_flag(caps, "supportsE2EE"),
+            tee=_flag(caps, "supportsTeeAttestation"),
+            privacy=text(spec.get("privacy")),
+            traits=tuple(t for t in spec.get("traits") or () if isinstance(t, str)),
+            deprecated_on=text(old.get("date")) or text(old.get("startsAt")),
+            removed_on=text(old.get("removesAt")),
+            replacement=text(old.get("replacementModelId")),
+            web_search_usd=float(search_usd)
+            if isinstance(search_usd, int | float) and search_usd >= 0
+            else None,
+        )
+
+
+def model_infos(models: Any) -> list[ModelInfo]:
+    """Every model of a `GET /models` listing that has an id, in the server's order."""
+    if not isinstance(models, list):
+        return []
+    return [ModelInfo.from_entry(m) for m in models if isinstance(m, Mapping) and m.get("id")]
+
+
+def model_info(models: Any, model: str) -> ModelInfo | None:
+    """`model`'s entry of the listing, or None when the server does not list it."""
+    return next((info for info in model_infos(models) if info.id == model), None)
+
+
+def deprecation_notice(model: str, info: ModelInfo | None, headers: Mapping[str, str]) -> str | None:
+    """One line for the start of a session when `model` goes away: what `/models` says of it
+    (its dates and replacement), else Venice's `x-venice-model-deprecation-warning`; or None."""
+    line = info.deprecation_line() if info is not None else None
+    said = deprecation(headers)
+    if line is None and said is None:
+        return None
+    return f"{model} is {line}" if line is not None else f"{model}: {said}"
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class Balance:
+    """`GET /billing/balance`: what is left (USD, this epoch's DIEM) and what pays next."""
+
+    usd: float | None = None
+    diem: float | None = None
+    diem_epoch: float | None = None  # the epoch's whole DIEM allocation
+    currency: str | None = None  # consumptionCurrency: DIEM or USD
+    can_consume: bool | None = None
+
+    @classmethod
+    def from_body(cls, body: Any) -> Balance | None:
+        if not isinstance(body, Mapping) or not isinstance(body.get("balances"), Mapping):
+            return None
+        balances = body["balances"]
+        can = body.get("canConsume")
+        currency = body.get("consumptionCurrency")
+        return cls(
+            usd=_number(balances.get("usd")),
+            diem=_number(balances.get("diem")),
+            diem_epoch=_number(body.get("diemEpochAllocation")),
+            currency=currency if isinstance(currency, str) else None,
+            can_consume=can if isinstance(can, bool) else None,
+        )
+
+    def line(self) -> str:
+        """`$25.00 · 90.5 of 100 DIEM this epoch · paying in DIEM`."""
+        parts = []
+        if self.usd is not None:
+            parts.append(f"${self.usd:,.2f}")
+        if self.diem is not None:
+            of = f" of {self.diem_epoch:g}" if self.diem_epoch else ""
+            parts.append(f"{self.diem:g}{of} DIEM this epoch")
+        if self.currency:
+            parts.append(f"paying in {self.currency}")
+        return " · ".join(parts) or "no balance given"
+
+
+def _amount(amount: float) -> str:
+    return f"{int(amount):,}" if float(amount).is_integer() else f"{amount:,}"
+
+
+def rate_limit_line(body: Any, model: str | None) -> str | None:
+    """`GET /api_keys/rate_limits` for `model` in one line: `zai-org-glm-5-2: 500 RPM, 1,000,000
+    TPM · tier paid`; None when the body is not that answer."""
+    data = body.get("data") if isinstance(body, Mapping) else None
+    if not isinstance(data, Mapping):
+        return None
+    tier = data.get("apiTier")
+    tier_id = tier.get("id") if isinstance(tier, Mapping) else None
+    limits = [entry for entry in data.get("rateLimits") or () if isinstance(entry, Mapping)]
+    mine = next((entry for entry in limits if entry.get("apiModelId") == model), None)
+    parts = []
+    if mine is not None:
+        each = [
+            f"{_amount(limit['amount'])} {limit['type']}"
+            for limit in mine.get("rateLimits") or ()
+            if isinstance(limit, Mapping) and _number(limit.get("amount")) is not None and limit.get("type")
+        ]
+        parts.append(f"{model}: {', '.join(each) or 'none stated'}")
+    elif limits:
+        parts.append(f"{len(limits)} models limited, {model or 'the model'} not among them")
+    if isinstance(tier_id, str):
+        parts.append(f"tier {tier_id}")
+    if data.get("accessPermitted") is False:
+        parts.append("inference not permitted for this key")
+    return " · ".join(parts) or "no limits given"

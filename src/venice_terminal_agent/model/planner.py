@@ -43,7 +43,7 @@ from ..core.context import (
     marker,
     request_bytes,
 )
-from ..core.costs import Cap, add_usage, measured, round_cost
+from ..core.costs import Cap, add_usage, measured, round_cost, server_cost
 from ..core.errors import ContextFullError, PrivateError
 from ..core.events import EventSink, Notice, RoundStarted
 from ..core.loop import Move, Outcome, Stop
@@ -83,6 +83,7 @@ class ChatModel(Protocol):
         events: EventSink | None = None,
         max_completion_tokens: int | None = None,
         response_format: dict[str, Any] | None = None,
+        options: Any = None,
     ) -> Completion: ...
 
 
@@ -110,6 +111,8 @@ class LLMPlanner:
         cache_key: str | None = None,
         schema: dict[str, Any] | None = None,
         response_format: dict[str, Any] | None = None,
+        options: dict[str, Any] | None = None,
+        search_usd: float = 0.0,
     ) -> None:
         self.client = client
         self.gauge = gauge or Gauge()
@@ -126,6 +129,11 @@ class LLMPlanner:
         self.schema = schema
         self.response_format = response_format
         self.parsed: Any = None
+        # Request fields of the question's own (web search, reasoning), checked before (options.py).
+        self.options = options or {}
+        self.search_usd = search_usd  # the most a request's web search can add to its cost
+        self.thinking: list[str] = []  # each response's thinking, apart from the answers
+        self.sources: dict[str, dict[str, str]] = {}  # web search results by URL, in order
         # Asked before each model request: new specs when the tools changed meanwhile, else None.
         self.refresh = refresh
         self.messages = messages
@@ -234,6 +242,8 @@ class LLMPlanner:
         options.update(self.cache_option())
         if self.response_format is not None:
             options["response_format"] = self.response_format
+        if self.options:
+            options["options"] = self.options
         try:
             turn = await self.client.complete(self.model, messages, tools, **options)
         except ContextFullError as error:  # the server's own "too long": not a model failure
@@ -345,11 +355,23 @@ class LLMPlanner:
         return Stop(Exit.OUTPUT_LIMIT, output_cut(limit, self.max_completion_tokens is not None), turn.text)
 
     def account(self, turn: Completion, worst: float | None = None) -> None:
-        """Add the response's usage and cost to the question's; `worst`: the most it could cost."""
+        """Add the response's usage and cost to the question's (a search that brought results
+        costs its price when the server sent no cost of its own), its thinking and sources;
+        `worst`: the most it could cost."""
         self.usage = add_usage(self.usage, turn.usage)
         if not measured(turn.usage):
             self.unmeasured += 1
-        self.spend(round_cost(turn.usage, self.facts.prices), worst)
+        cost = round_cost(turn.usage, self.facts.prices)
+        if cost is not None and turn.citations and server_cost(turn.usage) is None:
+            cost += self.search_usd  # a search that brought results, when the server sent no cost
+        if turn.thinking:
+            self.thinking.append(turn.thinking)
+        for found in turn.citations:
+            if isinstance(found.get("url"), str) and found["url"] not in self.sources:
+                self.sources[found["url"]] = {
+                    key: str(found[key]) for key in ("title", "url", "date") if found.get(key)
+                }
+        self.spend(cost, worst)
         self.served_by = turn.model or self.served_by
         self.headers.update(turn.headers)
         if turn.note is not None and turn.note not in self.notes:
@@ -382,7 +404,7 @@ class LLMPlanner:
         prices, limit = self.facts.prices, self.output_limit() if limit is None else limit
         if self.cap is None or prices is None or limit is None:
             return None
-        return prices.worst(self.input_bound(messages, tools), limit)
+        return prices.worst(self.input_bound(messages, tools), limit) + self.search_usd
 
     async def sample(
         self,

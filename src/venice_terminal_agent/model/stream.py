@@ -33,6 +33,14 @@ class Completion:
     model: str | None = None
     headers: dict[str, str] = field(default_factory=dict)  # Venice's x-venice-* (balance, deprecation)
     note: str | None = None  # how the reply came, when the receipt should say (not streamed)
+    thought: str = ""  # a `<think>` block the content began with, taken out of it
+    citations: list[dict[str, Any]] = field(default_factory=list)  # Venice's web_search_citations
+
+    @property
+    def thinking(self) -> str:
+        """The turn's thinking: `reasoning_content` (as streamed), and any `<think>` block."""
+        given = self.message.get("reasoning_content")
+        return "".join(part for part in (given if isinstance(given, str) else "", self.thought) if part)
 
     @property
     def tool_calls(self) -> list[dict[str, Any]]:
@@ -57,6 +65,9 @@ class Assembler:
         self.usage: dict[str, Any] = {}
         self.cost: dict[str, Any] | None = None
         self.model: str | None = None
+        self.thinking = ""  # thinking text the last `feed` brought (for the screen)
+        self.citations: list[dict[str, Any]] = []
+        self._think = ThinkSplitter()
 
     def feed(self, chunk: dict[str, Any]) -> str:
         """Take one chunk; return the visible text it adds ("" if none)."""
@@ -66,6 +77,10 @@ class Assembler:
             self.usage = dict(chunk["usage"])
         if isinstance(chunk.get("cost"), dict):  # Venice may send the cost beside the usage
             self.cost = chunk["cost"]
+        venice = chunk.get("venice_parameters")  # web search results come in the first chunk
+        if isinstance(venice, dict) and isinstance(venice.get("web_search_citations"), list):
+            self.citations = [c for c in venice["web_search_citations"] if isinstance(c, dict)]
+        self.thinking = ""
         text = ""
         for choice in chunk.get("choices") or ():
             if choice.get("index", 0) != 0:
@@ -86,12 +101,16 @@ class Assembler:
                 if value and is_high_surrogate(value[-1]):
                     value, self._half = value[:-1], value[-1]
                 value = well_formed(value)
+                thought, value = self._think.feed(value)
+                self.thinking += thought
                 self._text.append(value)
                 text += value
             elif key == "tool_calls":
                 for part in value:
                     self._tool_delta(part)
             else:
+                if key == "reasoning_content" and isinstance(value, str):
+                    self.thinking += well_formed(value)
                 self._extras[key] = merge(self._extras.get(key), value)
         return text
 
@@ -122,6 +141,8 @@ class Assembler:
         """The stream is over: a half still held back stays alone, so it comes out as U+FFFD.
         Returns that text for the screen ("" if none); `finish` calls it too."""
         tail, self._half = well_formed(self._half), ""
+        thought, tail = self._think.feed(tail, end=True)
+        self.thinking = thought
         if tail and self._text is not None:
             self._text.append(tail)
         return tail
@@ -139,7 +160,50 @@ class Assembler:
         if self._calls:
             message["tool_calls"] = well_formed_all(self._calls)
         usage = self.usage if self.cost is None else {"cost": self.cost, **self.usage}
-        return Completion(message, self.finish_reason, usage, self.model)
+        turn = Completion(message, self.finish_reason, usage, self.model)
+        turn.thought, turn.citations = self._think.thought, self.citations
+        return turn
+
+
+OPEN, CLOSE = "<think>", "</think>"
+
+
+class ThinkSplitter:
+    """Takes a `<think>…</think>` block the content begins with (after blanks) out of the
+    visible text, however the stream cuts the tags: `feed(piece)` gives (thinking, visible).
+    Content that does not begin so passes untouched (a `<think>` later on is the answer's)."""
+
+    def __init__(self) -> None:
+        self.state = "start"  # start: undecided; inside: in the block; after: all visible
+        self._held = ""  # text kept back until it can be told apart
+        self.thought = ""
+
+    def feed(self, piece: str, *, end: bool = False) -> tuple[str, str]:
+        held = self._held + piece
+        self._held = ""
+        if self.state == "start":
+            lead = held.lstrip()
+            if lead.startswith(OPEN):
+                self.state, held = "inside", lead[len(OPEN) :]
+            elif OPEN.startswith(lead) and not end:
+                self._held = held  # "<thi": wait for more
+                return "", ""
+            else:
+                self.state = "after"
+                return "", held
+        if self.state == "inside":
+            if CLOSE in held:
+                thought, rest = held.split(CLOSE, 1)
+                self.state = "after"
+                self.thought += thought
+                return thought, rest.lstrip("\n")
+            keep = next((n for n in range(len(CLOSE) - 1, 0, -1) if held.endswith(CLOSE[:n])), 0)
+            if end:
+                keep = 0
+            thought, self._held = held[: len(held) - keep], held[len(held) - keep :]
+            self.thought += thought
+            return thought, ""
+        return "", held
 
 
 def _starts_another(current: dict[str, Any], function: dict[str, Any]) -> bool:

@@ -23,10 +23,41 @@ Problem = tuple[str, str]
 def problem(body: Any) -> Problem | None:
     if not isinstance(body, dict):
         return ("body", "the request body must be a JSON object")
-    for check in (_required, _nulls, _tools, _cache_key, _messages):
+    for check in (_required, _nulls, _tools, _cache_key, _messages, _venice):
         found = check(body)
         if found is not None:
             return found
+    return None
+
+
+EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+WEB_SEARCH = ("off", "on", "auto")
+
+
+def _venice(body: dict[str, Any]) -> Problem | None:
+    """Venice's own fields, as its schema types them."""
+    effort = body.get("reasoning_effort")
+    if effort is not None and effort not in EFFORTS:
+        return (
+            "reasoning_effort",
+            f"Invalid enum value. Expected {' | '.join(EFFORTS)}, received '{effort}'",
+        )
+    venice = body.get("venice_parameters")
+    if venice is None:
+        return None
+    if not isinstance(venice, dict):
+        return ("venice_parameters", "Expected object")
+    search = venice.get("enable_web_search")
+    if search is not None and search not in WEB_SEARCH:
+        return ("venice_parameters.enable_web_search", f"Invalid enum value, received '{search}'")
+    for flag in (
+        "disable_thinking",
+        "strip_thinking_response",
+        "enable_web_citations",
+        "include_venice_system_prompt",
+    ):
+        if flag in venice and not isinstance(venice[flag], bool):
+            return (f"venice_parameters.{flag}", "Expected boolean")
     return None
 
 

@@ -38,12 +38,19 @@ Script: a list of replies, or an object
             e.g. "no_usage", "output_limit", "max_tokens_only", "no_streamed_tools",
             "v1_routes" (its base URL then ends in /v1), or "llama-cpp-python" for all of
             them but output_limit, as that server behaved (issue 22)
+  listing   whole GET /models entries instead of `models`: a list, or "venice" for the
+            bundled sample of Venice's own (testing/venice_models.json: eight text models as
+            Venice listed them); their `model_spec.traits` are /models/traits' defaults
+  balance, rate_limits  the bodies of GET /billing/balance and GET /api_keys/rate_limits
+            ({"status": 401, ...} answers that error); without them both answer 404
 Reply (all keys optional):
   text               the visible answer, streamed a word at a time (or a list of pieces)
   tool_calls         [{"name", "arguments" (object, or a raw string), "id"?, "index"?}]
   same_index         true: all tool calls streamed with index 0, as Venice may do
   reasoning_content  streamed before the text; reasoning_details, thought_signature and
   extra ({field: value}) go in the first delta and must come back in the next request
+  citations          web search results ({title, url, date?, content?}) in the first chunk's
+                     `venice_parameters.web_search_citations`, as Venice sends them
   finish_reason, usage ({"prompt_tokens", "completion_tokens"}, and any other field, sent as is:
                      "prompt_tokens_details", "cost": {"usd": …})
   delay, chunk_delay seconds before the response starts / between chunks (benchmarks only)

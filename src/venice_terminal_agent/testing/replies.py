@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from ..core.errors import ConfigError
@@ -15,7 +16,7 @@ from ..core.errors import ConfigError
 REPLY_KEYS = {
     "text", "tool_calls", "same_index", "reasoning_content", "reasoning_details",
     "thought_signature", "extra", "finish_reason", "usage", "delay", "chunk_delay",
-    "hang", "drop", "cut", "no_choices", "empty", "status", "error", "headers",
+    "hang", "drop", "cut", "no_choices", "empty", "status", "error", "headers", "citations",
 }  # fmt: skip
 SCRIPT_KEYS = {
     "replies",
@@ -30,8 +31,12 @@ SCRIPT_KEYS = {
     "props",
     "tee",
     "profile",
+    "listing",
+    "balance",
+    "rate_limits",
 }
 BYTES_PER_TOKEN = 4  # the fake's tokenizer: a token for every 4 bytes of messages and tools
+VENICE_MODELS = Path(__file__).with_name("venice_models.json")  # real entries of Venice's /models
 CALL_KEYS = {"name", "arguments", "id", "index"}
 
 # How a server other than Venice behaves, one behaviour each (issue 22: what llama.cpp's and
@@ -211,6 +216,8 @@ def chunks(
         return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     out = [chunk({"role": "assistant", **_extras(reply)})]
+    if "citations" in reply:  # Venice: web search results in the first chunk
+        out[0]["venice_parameters"] = {"enable_web_search": "on", "web_search_citations": reply["citations"]}
     out += [chunk({"reasoning_content": p}) for p in _pieces(reply.get("reasoning_content", ""))]
     out += [chunk({"content": p}) for p in _pieces(reply.get("text", ""))]
     for call in _calls(reply, number):
@@ -242,7 +249,11 @@ def completion(
             {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
             for c in calls
         ]
+    extra = (
+        {"venice_parameters": {"web_search_citations": reply["citations"]}} if "citations" in reply else {}
+    )
     whole = {
+        **extra,
         "id": f"chatcmpl-fake-{number}",
         "object": "chat.completion",
         "created": created,
@@ -252,7 +263,21 @@ def completion(
     return {**whole, "usage": _usage(reply)} if usage else whole
 
 
+def listing(script: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The script's whole `/models` entries: its own list, or "venice" for the bundled sample of
+    Venice's (eight text models as Venice listed them, 2026-08-22); None when it names ids only."""
+    given = script.get("listing")
+    if given is None:
+        return None
+    entries = json.loads(VENICE_MODELS.read_text(encoding="utf-8")) if given == "venice" else given
+    extra = script.get("model_spec", {})
+    return [{**entry, "model_spec": {**entry.get("model_spec", {}), **extra}} for entry in entries]
+
+
 def models_body(script: dict[str, Any]) -> dict[str, Any]:
+    entries = listing(script)
+    if entries is not None:
+        return {"object": "list", "type": "text", "data": entries}
     if "v1_routes" in script["profile"]:  # a plain OpenAI listing, as local servers give
         data = [
             {"id": model, "object": "model", "owned_by": "me", "created": 0}
@@ -287,5 +312,12 @@ def models_body(script: dict[str, Any]) -> dict[str, Any]:
 def traits_of(script: dict[str, Any]) -> dict[str, str]:
     if "traits" in script:
         return dict(script["traits"])
+    entries = listing(script)
+    if entries is not None:
+        return {
+            trait: entry["id"]
+            for entry in reversed(entries)
+            for trait in entry["model_spec"].get("traits", [])
+        }
     first = script.get("models", ["fake-model"])[:1]
     return {"default": first[0], "function_calling_default": first[0]} if first else {}

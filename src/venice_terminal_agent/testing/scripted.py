@@ -113,6 +113,8 @@ class Scripted:
             answer = Answer(200, extra, replies.models_body(self.script))
         elif method == "GET" and path == "/props" and "props" in self.script:  # llama-server's, at its root
             answer = Answer(200, [], self.script["props"])
+        elif method == "GET" and path.endswith(("/billing/balance", "/api_keys/rate_limits")):
+            answer = self._account(path)
         elif method == "POST" and path.endswith("/chat/completions"):
             answer = self._chat(body, headers.get("x-venice-tee-client-pub-key"))
         else:
@@ -123,8 +125,18 @@ class Scripted:
                 out.write(json.dumps(_recordable(seen), default=str) + "\n")
         return seen, answer
 
+    def _account(self, path: str) -> Answer:
+        """`GET /billing/balance` or `/api_keys/rate_limits`: the script's body (an object with
+        `status` is that error), or 404 when the script has none (a server that is not Venice)."""
+        given = self.script.get("balance" if path.endswith("/balance") else "rate_limits")
+        if given is None:
+            return Answer(404, [], {"error": f"no route GET {path}"})
+        if "status" in given:
+            return Answer(given["status"], [], replies.error_body(given))
+        return Answer(200, [], given)
+
     def _chat(self, body: Any, client_key: str | None = None) -> Answer:
-        found = checks.problem(body)
+        found = checks.problem(body) or self._unsupported_effort(body)
         if found is not None:
             return Answer(400, [], checks.details(found))
         private = self.tee is not None and client_key is not None
@@ -174,6 +186,21 @@ class Scripted:
             drop=bool(reply.get("drop")),
             cut="cut" in reply,
         )
+
+    def _unsupported_effort(self, body: dict[str, Any]) -> checks.Problem | None:
+        """The upstream's 400 for an effort the model does not take (Venice does not map it)."""
+        effort = body.get("reasoning_effort")
+        entries = replies.listing(self.script)
+        if effort is None or entries is None:
+            return None
+        entry = next((e for e in entries if e.get("id") == body.get("model")), None)
+        takes = ((entry or {}).get("model_spec", {}).get("capabilities") or {}).get("reasoningEffortOptions")
+        if entry is not None and effort not in (takes or ()):
+            return (
+                "reasoning_effort",
+                f"reasoning_effort '{effort}' is not supported by model {body['model']}",
+            )
+        return None
 
     def _take(self) -> dict[str, Any] | None:
         script = self.script["replies"]
