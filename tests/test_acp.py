@@ -1,7 +1,9 @@
 """`venice-agent acp`: the real command as a process, driven by the ACP SDK's client side as an
 editor would, against the fake model server and real stdio MCP servers (a paid one of ours,
 mcp-server-time): a permission granted, one rejected, a cancel that rolls the question back,
-a usage update that matches the receipt, and the editor unable to answer."""
+a usage update that matches the receipt, and the editor unable to answer; with sessions on,
+a conversation saved in the terminal is loaded (replayed, then continued) in the editor and
+the other way round."""
 
 from __future__ import annotations
 
@@ -13,13 +15,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import PROTOCOL_VERSION, text_block
+from acp import PROTOCOL_VERSION, RequestError, text_block
 from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 from acp.stdio import spawn_agent_process
 
-from cli_support import COMMAND, FakeServer, clean_env, fake_venice, mcp_config
+from cli_support import COMMAND, FakeServer, clean_env, fake_venice, mcp_config, run_cli
+from test_sessions_cli import ids, sessions_file, stored
 
 pytestmark = pytest.mark.asyncio
+
+
+SESSIONS = {"VENICE_AGENT_SESSIONS": "1"}
 
 
 def call(name: str, **arguments: Any) -> dict[str, Any]:
@@ -34,6 +40,7 @@ class Editor:
         self.updates: list[Any] = []
         self.asked: list[Any] = []
         self.changed = asyncio.Event()
+        self.started: Any = None  # the initialize response
 
     async def request_permission(self, options: Any, session_id: str, tool_call: Any, **_: Any) -> Any:
         self.asked.append(tool_call)
@@ -72,10 +79,10 @@ async def dismiss(options: Any) -> Any:
 
 @asynccontextmanager
 async def editor_on(
-    tmp_path: Path, fake: FakeServer, answer: Callable[[Any], Any], *args: str
+    tmp_path: Path, fake: FakeServer, answer: Callable[[Any], Any], *args: str, **env_extra: str
 ) -> AsyncIterator[tuple[Editor, Any]]:
     editor = Editor(answer)
-    env = clean_env(tmp_path, fake.base_url, VENICE_MODEL="fake-model")
+    env = clean_env(tmp_path, fake.base_url, VENICE_MODEL="fake-model", **env_extra)
     servers = [] if "--no-mcp" in args else ["--mcp-config", str(mcp_config(tmp_path))]
     with (tmp_path / "acp.stderr").open("w") as log:  # read on failure: stdout is the protocol's
         async with spawn_agent_process(
@@ -88,8 +95,8 @@ async def editor_on(
             cwd=tmp_path,
             transport_kwargs={"stderr": log.fileno()},
         ) as (conn, _process):
-            started = await conn.initialize(protocol_version=PROTOCOL_VERSION)
-            assert started.agent_info.name == "venice-agent"
+            editor.started = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+            assert editor.started.agent_info.name == "venice-agent"
             yield editor, conn
 
 
@@ -213,3 +220,123 @@ async def test_the_editors_mcp_servers_are_added_to_ours_for_that_session(tmp_pa
     assert "on editor-time" in asked.title
     steps = done.field_meta["venice-agent/receipt"]["steps"]
     assert [step["tool"] for step in steps] == ["get_current_time"] and steps[0]["error"] is None
+
+
+def messages_of(tmp_path: Path, session_id: str) -> list[dict[str, Any]]:
+    return [json.loads(text) for text in stored(tmp_path, session_id)]
+
+
+async def test_a_session_saved_in_the_terminal_is_replayed_in_the_editor_and_goes_on_there(
+    tmp_path: Path,
+) -> None:
+    script = [call("charge", amount=5), {"text": "Charged 5."}, {"text": "Charged 5 again."}]
+    with fake_venice(script, tmp_path) as fake:
+        servers = str(mcp_config(tmp_path))
+        asked = run_cli(tmp_path, fake.base_url, "--mcp-config", servers, "--yes", "charge 5", **SESSIONS)
+        assert asked.returncode == 0, asked.stderr
+        (session_id,) = ids(tmp_path)
+        before = messages_of(tmp_path, session_id)
+        async with editor_on(tmp_path, fake, allow, **SESSIONS) as (editor, conn):
+            assert editor.started.agent_capabilities.load_session is True
+            await conn.load_session(cwd=str(tmp_path), session_id=session_id, mcp_servers=[])
+            replayed = list(editor.updates)  # all of it before the load's response
+            again = await conn.prompt(session_id=session_id, prompt=[text_block("charge 5 again")])
+        follow_up = fake.chat_bodies()[-1]
+    kinds = [update.session_update for update in replayed]
+    assert kinds == ["user_message_chunk", "tool_call", "agent_message_chunk", "usage_update"]
+    question, tool, answer, usage = replayed
+    assert question.content.text == "charge 5"
+    assert tool.title == '→ charge({"amount": 5})' and tool.raw_input == {"amount": 5}
+    assert tool.status == "completed" and "charged 5" in tool.content[0].content.text
+    assert answer.content.text == "Charged 5."
+    receipt = json.loads(_receipts(tmp_path, session_id)[0])
+    assert usage.used == receipt["context_tokens"]
+    # The follow-up sends the stored conversation exactly, then the new question.
+    assert follow_up["messages"] == [*before, {"role": "user", "content": "charge 5 again"}]
+    assert again.stop_reason == "end_turn" and editor.text().endswith("Charged 5 again.")
+    # ...and is saved to the same session, as the terminal would have saved it.
+    assert ids(tmp_path) == [session_id]
+    after = messages_of(tmp_path, session_id)
+    assert after[: len(before)] == before
+    assert [m["content"] for m in after[len(before) :]] == ["charge 5 again", "Charged 5 again."]
+    assert len(_receipts(tmp_path, session_id)) == 2
+
+
+async def test_loading_a_session_of_this_process_again_replays_it_as_it_stands(tmp_path: Path) -> None:
+    with fake_venice([{"text": "One."}, {"text": "Two."}], tmp_path) as fake:
+        async with editor_on(tmp_path, fake, allow, "--no-mcp", **SESSIONS) as (editor, conn):
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            for question in ("first", "second"):
+                await conn.prompt(session_id=session.session_id, prompt=[text_block(question)])
+            editor.updates.clear()
+            await conn.load_session(cwd=str(tmp_path), session_id=session.session_id, mcp_servers=[])
+    shown = [(u.session_update, u.content.text) for u in editor.updates if hasattr(u, "content")]
+    assert shown == [
+        ("user_message_chunk", "first"),
+        ("agent_message_chunk", "One."),
+        ("user_message_chunk", "second"),
+        ("agent_message_chunk", "Two."),
+    ]
+
+
+async def test_a_session_another_running_process_holds_is_refused_not_shared(tmp_path: Path) -> None:
+    with fake_venice([{"text": "Mine."}], tmp_path) as fake:
+        async with editor_on(tmp_path, fake, allow, "--no-mcp", **SESSIONS) as (_, first):
+            session = await first.new_session(cwd=str(tmp_path), mcp_servers=[])
+            await first.prompt(session_id=session.session_id, prompt=[text_block("hello")])
+            async with editor_on(tmp_path, fake, allow, "--no-mcp", **SESSIONS) as (_, second):
+                with pytest.raises(RequestError) as held:
+                    await second.load_session(cwd=str(tmp_path), session_id=session.session_id, mcp_servers=[])
+    assert f"session {session.session_id} is open in another venice-agent (process" in str(held.value)
+    assert f"venice-agent --fork {session.session_id}" in str(held.value)
+
+
+async def test_an_editor_session_is_saved_and_goes_on_in_the_terminal(tmp_path: Path) -> None:
+    script = [{"text": "Hello there."}, {"text": "Still here."}, {"text": "Yes."}]
+    with fake_venice(script, tmp_path) as fake:
+        async with editor_on(tmp_path, fake, allow, "--no-mcp", **SESSIONS) as (_, conn):
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("hello")])
+        saved = messages_of(tmp_path, session.session_id)  # the editor's session id is the stored one
+        resumed = run_cli(
+            tmp_path, fake.base_url, "--no-mcp", "--resume", session.session_id, "are you there?", **SESSIONS
+        )
+        follow_up = fake.chat_bodies()[-1]
+        # It was saved as the editor's project's (its cwd): `-c` there finds it.
+        continued = run_cli(tmp_path, fake.base_url, "--no-mcp", "-c", "still?", **SESSIONS)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "Still here." in resumed.stdout and f"resumed {session.session_id}" in resumed.stderr
+    assert [m["content"] for m in saved[1:]] == ["hello", "Hello there."]
+    assert follow_up["messages"] == [*saved, {"role": "user", "content": "are you there?"}]
+    assert continued.returncode == 0 and f"resumed {session.session_id}" in continued.stderr
+    assert ids(tmp_path) == [session.session_id]  # no fork: the editor's process let it go
+
+
+async def test_loading_an_unknown_session_is_a_clear_error(tmp_path: Path) -> None:
+    with fake_venice([], tmp_path) as fake:
+        async with editor_on(tmp_path, fake, allow, "--no-mcp", **SESSIONS) as (editor, conn):
+            with pytest.raises(RequestError) as unknown:
+                await conn.load_session(cwd=str(tmp_path), session_id="deadbeef", mcp_servers=[])
+    assert unknown.value.code == -32602
+    assert "no saved session 'deadbeef'" in str(unknown.value) and "sessions list" in str(unknown.value)
+    assert editor.updates == []
+
+
+async def test_with_sessions_off_nothing_is_saved_and_nothing_can_be_loaded(tmp_path: Path) -> None:
+    with fake_venice([{"text": "Hi."}], tmp_path) as fake:
+        async with editor_on(tmp_path, fake, allow, "--no-mcp") as (editor, conn):
+            assert not editor.started.agent_capabilities.load_session
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("hello")])
+            with pytest.raises(RequestError) as off:
+                await conn.load_session(cwd=str(tmp_path), session_id="deadbeef", mcp_servers=[])
+    assert "sessions are off" in str(off.value) and "config set sessions on" in str(off.value)
+    assert not sessions_file(tmp_path).exists()
+
+
+def _receipts(tmp_path: Path, session_id: str) -> list[str]:
+    import sqlite3
+
+    with sqlite3.connect(sessions_file(tmp_path)) as db:
+        rows = db.execute("SELECT receipt FROM receipts WHERE session = ? ORDER BY n", (session_id,))
+        return [text for (text,) in rows]

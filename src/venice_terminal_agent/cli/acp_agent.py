@@ -14,13 +14,17 @@ SDK's. This module maps that protocol onto our agent and nothing else:
   as everywhere);
 - `session/cancel` cancels the running question, which ends `cancelled` and is rolled back as
   Ctrl+C would; each exit maps onto an ACP stop reason (`STOP_REASONS`) and the whole receipt
-  travels in the response's `_meta`.
+  travels in the response's `_meta`;
+- with sessions on, each ACP session is a saved session under the same id, and `session/load`
+  replays a saved one (`replay`) before it goes on: an editor's conversation can be resumed in
+  the terminal (`venice-agent -r ID`) and the other way round.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +37,7 @@ from acp import (
     tool_content,
     update_agent_message_text,
     update_tool_call,
+    update_user_message_text,
 )
 from acp.schema import (
     AgentCapabilities,
@@ -40,6 +45,7 @@ from acp.schema import (
     Cost,
     Implementation,
     InitializeResponse,
+    LoadSessionResponse,
     McpCapabilities,
     NewSessionResponse,
     PermissionOption,
@@ -51,6 +57,7 @@ from acp.schema import (
 )
 
 from ..core.consent import Why
+from ..core.errors import StoreError
 from ..core.events import (
     ConsentAsked,
     ConsentGiven,
@@ -62,6 +69,7 @@ from ..core.events import (
     ToolStarted,
 )
 from ..core.receipt import Call, CallOutcome, Exit, Receipt
+from .saving import ENABLE
 from .text import call_text, preview
 
 # Our exits as ACP stop reasons: a refusal carries our refusal text in the message before it.
@@ -105,32 +113,105 @@ def text_of(prompt: list[Any]) -> str:
     return "\n\n".join(part for part in parts if part)
 
 
+def replay(record: list[dict[str, Any]], spec_of: Callable[[str], Any]) -> list[Any]:
+    """The `session/update`s that show a stored conversation to an editor (`session/load`),
+    oldest first, as they were shown live: each question a user message chunk, each answer an
+    agent message chunk, each tool call one `tool_call` with its final status and short result.
+    The system prompt and compaction markers are ours, not the conversation's: not shown."""
+    results = {m.get("tool_call_id"): m.get("content") for m in record if m.get("role") == "tool"}
+    updates: list[Any] = []
+    for message in record:
+        role, content = message.get("role"), message.get("content")
+        if role == "user":
+            text = _text(content)
+            if text:
+                updates.append(update_user_message_text(text))
+        elif role == "assistant":
+            text = _text(content)
+            if text:
+                updates.append(update_agent_message_text(text))
+            for tool_call in message.get("tool_calls") or []:
+                updates.append(_replayed_call(tool_call, results, spec_of))
+    return updates
+
+
+def _replayed_call(tool_call: dict[str, Any], results: dict[Any, Any], spec_of: Callable[[str], Any]) -> Any:
+    function = tool_call.get("function") or {}
+    name = str(function.get("name") or "(unnamed)")
+    try:
+        arguments = json.loads(function.get("arguments") or "{}")
+    except ValueError:
+        arguments = function.get("arguments")
+    result = results.get(tool_call.get("id"))
+    error = _error_of(result)
+    if result is None:
+        error = "this call did not run"
+    shown = error if error is not None else preview(result, RESULT_PREVIEW)
+    return start_tool_call(
+        f"saved-{tool_call.get('id')}",  # apart from this process's own `call-N` ids
+        f"→ {call_text(name, arguments)}",
+        kind=tool_kind(spec_of(name)),  # type: ignore[arg-type]
+        status="failed" if error is not None else "completed",
+        content=[tool_content(text_block(shown))],
+        raw_input=arguments,
+        raw_output=error if error is not None else result,
+    )
+
+
+def _error_of(result: Any) -> str | None:
+    """The error a stored tool message holds: the loop writes a failed or declined call as
+    `{"error": why}` (`planner.tool_content`)."""
+    try:
+        parsed = json.loads(result) if isinstance(result, str) else None
+    except ValueError:
+        return None
+    if isinstance(parsed, dict) and set(parsed) == {"error"}:
+        return str(parsed["error"])
+    return None
+
+
+def _text(content: Any) -> str:
+    """A stored message's text: a string, or the text parts of a list (attachments are not replayed)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n\n".join(
+            part["text"] for part in content if isinstance(part, dict) and part.get("type") == "text"
+        )
+    return ""
+
+
 @dataclass
 class Conversation:
     """One ACP session: its agent, and the question running in it (if any)."""
 
     agent: Any
     running: asyncio.Task[Receipt] | None = None
+    last: dict[str, Any] | None = None  # the last question's receipt, for a load's usage update
     ids: dict[int, str] = field(default_factory=dict)  # a call (by identity) -> its toolCallId
 
 
 class EditorAgent:
     """The ACP `Agent`: `acp.run_agent(EditorAgent(make_agent))`.
 
-    `await make_agent(approver, servers)` gives a new conversation's `Agent` (with the MCP
-    servers the editor passed beside ours), its tools behind the one consent wrapper with
-    `approver` asking for a yes; `window` is the model's context window when known.
+    `await make_agent(approver, servers, session_id, cwd, stored)` gives a conversation's
+    `Agent` (with the MCP servers the editor passed beside ours), its tools behind the one
+    consent wrapper with `approver` asking for a yes, going on from `stored` (a saved session
+    `sessions.find` gave, or None for a new one); `window` is the model's context window when
+    known. `sessions`: the saved sessions (`acp_cmd.EditorSessions`), None when sessions are off.
     """
 
     def __init__(
         self,
-        make_agent: Callable[[Any, list[Any]], Awaitable[Any]],
+        make_agent: Callable[[Any, list[Any], str, str, Any], Awaitable[Any]],
         *,
         model: str,
         window: Callable[[], int | None] = lambda: None,
         version: str = "0",
+        sessions: Any = None,
     ) -> None:
         self.make_agent, self.model, self.window, self.version = make_agent, model, window, version
+        self.sessions = sessions
         self.client: Any = None
         self.conversations: dict[str, Conversation] = {}
         self._ids = itertools.count(1)
@@ -145,7 +226,7 @@ class EditorAgent:
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
-                load_session=False,
+                load_session=self.sessions is not None,
                 prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),  # stdio is always taken
             ),
@@ -156,13 +237,46 @@ class EditorAgent:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any
     ) -> NewSessionResponse:
-        session_id = f"s{next(self._ids)}"
+        # With sessions on, the id is the saved session's: the one `venice-agent -r` takes.
+        session_id = self.sessions.new_id() if self.sessions is not None else f"s{next(self._ids)}"
         conversation = Conversation(agent=None)
         conversation.agent = await self.make_agent(
-            self._approver(session_id, conversation), mcp_servers or []
+            self._approver(session_id, conversation), mcp_servers or [], session_id, cwd, None
         )
         self.conversations[session_id] = conversation
         return NewSessionResponse(session_id=session_id)
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+    ) -> LoadSessionResponse:
+        """A saved session (or one of this process's own): its whole conversation replayed as
+        `session/update`s, then the response; later prompts go on with it."""
+        conversation = self.conversations.get(session_id)
+        if conversation is None:
+            if self.sessions is None:
+                raise _invalid(
+                    f"no session {session_id!r}: sessions are off, so none is saved; turn them on with {ENABLE}"
+                )
+            try:
+                stored = await self.sessions.find(session_id)
+            except StoreError as error:
+                raise _invalid(error.message) from None
+            conversation = Conversation(agent=None)
+            conversation.agent = await self.make_agent(
+                self._approver(session_id, conversation), mcp_servers or [], session_id, cwd, stored
+            )
+            receipts = stored.session.receipts
+            conversation.last = receipts[-1]["receipt"] if receipts else None
+            self.conversations[session_id] = conversation
+        elif conversation.running is not None and not conversation.running.done():
+            raise RequestError.invalid_request({"reason": "a question is running in this session"})
+        agent = conversation.agent
+        for update in replay(agent.record, agent.tools.spec):
+            self._sent.put_nowait((session_id, update))
+        if conversation.last is not None:  # the editor's meter shows the session as it stands
+            self._sent.put_nowait((session_id, self._usage_update(agent, conversation.last)))
+        await self._flush()  # all of it before the response, as the protocol asks
+        return LoadSessionResponse()
 
     async def authenticate(self, method_id: str, **_: Any) -> None:
         return None  # the key comes from the environment, as for every command
@@ -185,12 +299,13 @@ class EditorAgent:
             await self._flush()
         if receipt.stopped_because is not Exit.ANSWERED and receipt.refusal and not receipt.partial:
             await self._send(session_id, update_agent_message_text(f"\n\nstopped: {receipt.refusal}"))
-        await self._send(session_id, self._usage_update(conversation.agent, receipt))
+        whole = conversation.last = receipt.to_dict()
+        await self._send(session_id, self._usage_update(conversation.agent, whole))
         await self._flush()
         return PromptResponse(
             stop_reason=stop_reason(receipt.stopped_because),  # type: ignore[arg-type]
             usage=_usage(receipt),
-            field_meta={"venice-agent/receipt": receipt.to_dict()},
+            field_meta={"venice-agent/receipt": whole},
         )
 
     async def cancel(self, session_id: str, **_: Any) -> None:
@@ -250,13 +365,14 @@ class EditorAgent:
             conversation.ids[key] = f"call-{next(self._ids)}"
         return conversation.ids[key]
 
-    def _usage_update(self, agent: Any, receipt: Receipt) -> UsageUpdate:
-        usage = receipt.usage or {}
-        used = getattr(receipt, "context_tokens", None)
+    def _usage_update(self, agent: Any, receipt: dict[str, Any]) -> UsageUpdate:
+        """From a question's receipt (as `Receipt.to_dict` gives it, live or saved)."""
+        usage = receipt.get("usage") or {}
+        used = receipt.get("context_tokens")
         if not isinstance(used, int):
             used = int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0)
-        size = getattr(receipt, "context_window", None) or self.window() or 0
-        cost = Cost(amount=agent.spent, currency="USD") if receipt.cost_usd is not None else None
+        size = receipt.get("context_window") or self.window() or 0
+        cost = Cost(amount=agent.spent, currency="USD") if receipt.get("cost_usd") is not None else None
         return UsageUpdate(
             session_update="usage_update",
             used=max(used, 0),
@@ -328,6 +444,11 @@ class EditorAgent:
         return found
 
 
+def _invalid(reason: str) -> RequestError:
+    """An invalid-params error whose message says why: editors show the message."""
+    return RequestError(-32602, f"Invalid params: {reason}", {"reason": reason})
+
+
 def _usage(receipt: Receipt) -> Usage | None:
     usage = receipt.usage
     if not usage:
@@ -342,4 +463,4 @@ def _usage(receipt: Receipt) -> Usage | None:
     )
 
 
-__all__ = ["STOP_REASONS", "EditorAgent", "stop_reason"]
+__all__ = ["STOP_REASONS", "EditorAgent", "replay", "stop_reason"]

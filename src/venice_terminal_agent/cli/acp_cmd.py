@@ -3,13 +3,15 @@
 The editor starts it; stdout is the protocol's, so everything else (warnings, a server that
 failed) goes to stderr, which editors show in their logs. The parts are the composition root's
 (`runtime.py`) like every other command's: the model, the MCP servers, the caps and the one
-consent wrapper; `acp_agent.py` maps the protocol onto them.
+consent wrapper; `acp_agent.py` maps the protocol onto them. With sessions on, each editor
+session is saved like a terminal's (`saving.py`), under the id the editor knows.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+from pathlib import Path
 from typing import Any, cast
 
 from ..config import ConfigError
@@ -60,20 +62,106 @@ async def _serve(settings: Any, flags: Flags, servers: list[Any]) -> int:
         for failure in runtime.mcp.failures:
             warn(failure)
         editor_servers = EditorServers(runtime, settings, warn)
+        sessions = EditorSessions(runtime, warn) if settings.venice_agent_sessions else None
 
-        async def make_agent(approver: Any, extra: list[Any]) -> Any:
+        async def make_agent(approver: Any, extra: list[Any], session_id: str, cwd: str, stored: Any) -> Any:
             tools = await editor_servers.open(extra)
-            return runtime.recording(runtime.agent(runtime.consented(approver, tools=tools)), warn)
+            base = runtime.agent(runtime.consented(approver, tools=tools))
+            agent = runtime.recording(base, warn)
+            if sessions is None:
+                return agent
+            return sessions.attach(agent, base, session_id, cwd, stored)
 
         window = getattr(runtime.facts, "context_tokens", None)
         editor = EditorAgent(
-            make_agent, model=runtime.model or "", window=lambda: window, version=__version__
+            make_agent,
+            model=runtime.model or "",
+            window=lambda: window,
+            version=__version__,
+            sessions=sessions,
         )
         try:
             await run_agent(cast(Any, editor))  # it implements the methods it offers, not all the Protocol
         finally:
             await editor_servers.close()
+            if sessions is not None:
+                await sessions.close()
     return 0
+
+
+class EditorSessions:
+    """The saved sessions behind `session/new` and `session/load`, when sessions are on.
+
+    An editor session is saved after each question that kept something, as the terminal saves
+    (`saving.SavingAgent`: the same store, rows and receipts), under the id the editor was
+    given; so `venice-agent -r ID` goes on with it, and `session/load ID` with one saved in the
+    terminal. While this process has a session open, a terminal resuming it goes on in a fork
+    (the same mark as between two terminals); one that another running venice-agent holds is
+    refused here, since a load cannot answer with another id.
+    """
+
+    def __init__(self, runtime: Any, warn: Any) -> None:
+        from ..mcp.config import all_secrets
+        from ..store.sessions import SessionStore
+        from .saving import sessions_path
+
+        self.runtime, self.warn = runtime, warn
+        self.store = SessionStore(sessions_path(), secrets=all_secrets(runtime.settings, runtime.servers))
+        self.open: list[Any] = []  # the SavingAgents of this connection
+
+    def new_id(self) -> str:
+        from ..store.sessions import new_id
+
+        return new_id()
+
+    async def find(self, session_id: str) -> Any:
+        """The saved session `session_id`, exactly (an editor gives back the ids it was given),
+        marked open in this process; `StoreError` says why not."""
+        from ..core.errors import StoreError
+        from .saving import Opened
+
+        unknown = f"no saved session {session_id!r} (venice-agent sessions list --all shows them all)"
+        if not self.store.path.exists():
+            raise StoreError(unknown)
+        await self.store.open()
+        try:
+            session = await self.store.load(session_id)
+        except StoreError:
+            raise StoreError(unknown) from None
+        holder = await self.store.claim(session_id)
+        if holder is not None:
+            raise StoreError(
+                f"session {session_id} is open in another venice-agent (process {holder}): close it there first, "
+                f"or go on with a copy of it (venice-agent --fork {session_id})"
+            )
+        return Opened(self.store, session_id, session, claimed=True)
+
+    def attach(self, agent: Any, base: Any, session_id: str, cwd: str, stored: Any) -> Any:
+        """`agent` going on from `stored` (None: a new session) and saved after each question."""
+        from .runtime import Flags
+        from .saving import Opened, attach
+
+        opened = stored if stored is not None else Opened(self.store, session_id)
+        saving, notes = attach(
+            agent, base, opened, self.runtime.settings, Flags(), self.runtime.model or "", self.warn
+        )
+        saving.folder = str(Path(cwd).resolve())  # the editor's project: where `venice-agent -c` finds it
+        for note in notes:
+            self.warn(note)
+        self.open.append(saving)
+        return saving
+
+    async def close(self) -> None:
+        """This process lets go of its sessions (a terminal may resume them as they are)."""
+        from ..core.errors import StoreError
+
+        for saving in self.open:
+            if saving.saved:
+                try:
+                    await self.store.release(saving.id)
+                except StoreError:
+                    pass  # the mark of a process that is gone is ignored by the next one anyway
+        await self.store.close()
 
 
 class EditorServers:

@@ -59,7 +59,10 @@ def acp(
     your editor"). Each editor session is one conversation with the same caps, consent and
     receipts as the terminal: a call that needs a yes is asked in the editor (allow once or
     reject; no answer is no), a cancel ends the question `cancelled` and rolls it back, and
-    each answer carries its receipt (`_meta`) and a usage update. Logs go to stderr.
+    each answer carries its receipt (`_meta`) and a usage update. With sessions on (venice-agent
+    config set sessions on), each editor session is saved like a terminal's and the editor can
+    load a saved one (session/load): `venice-agent --resume ID` goes on with it here, and the
+    other way round. Logs go to stderr.
 
     \b
     venice-agent acp                                 # what an editor runs
