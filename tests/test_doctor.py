@@ -161,6 +161,18 @@ def test_doctor_says_what_an_editor_would_get(tmp_path: Path) -> None:
     assert "at most $0.05 a question" in line and "ask in the editor" in line
 
 
+def test_doctor_says_whether_an_editor_can_load_saved_sessions(tmp_path: Path) -> None:
+    with fake_venice([], tmp_path) as fake:
+        off = doctor(tmp_path, fake.base_url, "--no-mcp")
+        on = doctor(tmp_path, fake.base_url, "--no-mcp", VENICE_AGENT_SESSIONS="1")
+
+    def editor_line(done: subprocess.CompletedProcess[str]) -> str:
+        return next(line for line in done.stdout.splitlines() if "editor (ACP)" in line)
+
+    assert "sessions off: none can be loaded (session/load)" in editor_line(off)
+    assert "each session saved, saved ones can be loaded (session/load)" in editor_line(on)
+
+
 def probed(tmp_path: Path, script: list) -> tuple[subprocess.CompletedProcess[str], dict[str, dict]]:
     with fake_venice(script, tmp_path) as fake:
         done = doctor(tmp_path, fake.base_url, "--no-mcp", "--probe", "--json", VENICE_MODEL="fake-model")

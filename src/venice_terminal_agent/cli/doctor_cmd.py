@@ -280,7 +280,15 @@ def _editor_check(settings: Any, servers: list[Any]) -> Check:
         if settings.auto_approve_tools
         else "calls that need a yes ask in the editor"
     )
-    detail = f"venice-agent acp: this model, {plural(len(servers), 'MCP server')} and the built-in tools; {caps}; {consent}"
+    sessions = (  # session/load (initialize says loadSession) only with sessions on
+        "each session saved, saved ones can be loaded (session/load)"
+        if settings.venice_agent_sessions
+        else "sessions off: none can be loaded (session/load)"
+    )
+    detail = (
+        f"venice-agent acp: this model, {plural(len(servers), 'MCP server')} and the built-in tools; "
+        f"{caps}; {consent}; {sessions}"
+    )
     return Check("editor (ACP)", True, detail)
 
 
