@@ -286,7 +286,9 @@ async def test_a_session_another_running_process_holds_is_refused_not_shared(tmp
             await first.prompt(session_id=session.session_id, prompt=[text_block("hello")])
             async with editor_on(tmp_path, fake, allow, "--no-mcp", **SESSIONS) as (_, second):
                 with pytest.raises(RequestError) as held:
-                    await second.load_session(cwd=str(tmp_path), session_id=session.session_id, mcp_servers=[])
+                    await second.load_session(
+                        cwd=str(tmp_path), session_id=session.session_id, mcp_servers=[]
+                    )
     assert f"session {session.session_id} is open in another venice-agent (process" in str(held.value)
     assert f"venice-agent --fork {session.session_id}" in str(held.value)
 
@@ -340,3 +342,54 @@ def _receipts(tmp_path: Path, session_id: str) -> list[str]:
     with sqlite3.connect(sessions_file(tmp_path)) as db:
         rows = db.execute("SELECT receipt FROM receipts WHERE session = ? ORDER BY n", (session_id,))
         return [text for (text,) in rows]
+
+
+async def test_the_replay_shows_a_declined_call_failed_and_leaves_out_what_is_ours() -> None:
+    from venice_terminal_agent.cli.acp_agent import replay
+
+    def arguments(**given: Any) -> str:
+        return json.dumps(given)
+
+    record = [
+        {"role": "system", "content": "our system prompt"},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {}}],
+        },
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "charge", "arguments": arguments(amount=2)},
+                },
+                {
+                    "id": "c2",
+                    "type": "function",
+                    "function": {"name": "charge", "arguments": arguments(amount=3)},
+                },
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "c1",
+            "content": json.dumps({"error": "the user declined this call"}),
+        },
+        {"role": "compaction", "replaced": [1, 3], "summary": {"role": "user", "content": "(Summary…)"}},
+        {"role": "assistant", "content": "Not charged."},
+    ]
+    updates = replay(record, lambda name: None)
+    assert [u.session_update for u in updates] == [
+        "user_message_chunk",
+        "tool_call",
+        "tool_call",
+        "agent_message_chunk",
+    ]
+    assert updates[0].content.text == "look"  # the text of a question sent with an attachment
+    declined, unanswered = updates[1], updates[2]
+    assert declined.status == "failed" and declined.content[0].content.text == "the user declined this call"
+    assert declined.title == '→ charge({"amount": 2})' and declined.kind == "other"
+    assert unanswered.status == "failed" and unanswered.tool_call_id != declined.tool_call_id
+    assert updates[3].content.text == "Not charged."
