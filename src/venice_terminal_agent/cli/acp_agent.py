@@ -17,7 +17,7 @@ SDK's. This module maps that protocol onto our agent and nothing else:
   travels in the response's `_meta`;
 - with sessions on, each ACP session is a saved session under the same id, and `session/load`
   replays a saved one (`replay`) before it goes on: an editor's conversation can be resumed in
-  the terminal (`venice-agent -r ID`) and the other way round.
+  the terminal (`venice-agent --resume ID`) and the other way round.
 """
 
 from __future__ import annotations
@@ -237,7 +237,7 @@ class EditorAgent:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any
     ) -> NewSessionResponse:
-        # With sessions on, the id is the saved session's: the one `venice-agent -r` takes.
+        # With sessions on, the id is the saved session's: the one `venice-agent --resume` takes.
         session_id = self.sessions.new_id() if self.sessions is not None else f"s{next(self._ids)}"
         conversation = Conversation(agent=None)
         conversation.agent = await self.make_agent(
