@@ -80,8 +80,10 @@ def mcp_front(
 
     The result is the answer as text and the receipt as structured content. The caps the
     server starts with are the most a client gets: a higher value is lowered to them, and the
-    result says so. A paid call asks the client's person through MCP elicitation; a client that
-    cannot be asked gets the call declined (unless --yes). Progress notifications report rounds
+    result says so. A paid call asks the client's person through MCP elicitation (on the
+    2026-07-28 protocol, the input-required round trip: the call returns the question and the
+    client's retry answers it; no retry in 10 minutes is a no); a client that cannot be asked
+    gets the call declined (unless --yes). Progress notifications report rounds
     and calls; a client's cancellation ends the question cancelled. The same conversation id
     continues a conversation while the server runs. Over HTTP, without a token only loopback.
 
