@@ -26,10 +26,16 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
 
 @asynccontextmanager
 async def front(
-    folder: Path, base_url: str, *args: str, mode: str = "legacy", **options: Any
+    folder: Path,
+    base_url: str,
+    *args: str,
+    mode: str = "legacy",
+    env: dict[str, str] | None = None,
+    **options: Any,
 ) -> AsyncIterator[Client]:
-    """A client of `venice-agent mcp` over stdio (the SDK spawns the real command)."""
-    env = clean_env(folder, base_url, VENICE_MODEL="fake-model")
+    """A client of `venice-agent mcp` over stdio (the SDK spawns the real command); `env` adds
+    to its environment."""
+    env = clean_env(folder, base_url, VENICE_MODEL="fake-model", **(env or {}))
     params = StdioServerParameters(
         command=COMMAND,
         args=["mcp", "--mcp-config", str(mcp_config(folder)), *args],
@@ -130,6 +136,32 @@ async def test_a_conversation_id_continues_the_conversation(tmp_path: Path) -> N
         bodies = fake.chat_bodies()
     users = [[m["content"] for m in body["messages"] if m["role"] == "user"] for body in bodies]
     assert users == [["first"], ["first", "second"], ["other"]]
+
+
+async def test_with_sessions_on_a_conversation_survives_a_restart_and_resumes_in_the_terminal(
+    tmp_path: Path,
+) -> None:
+    from cli_support import run_cli
+
+    sessions = {"VENICE_AGENT_SESSIONS": "1"}
+    script = [{"text": "One."}, {"text": "Two."}, {"text": "Three."}]
+    with fake_venice(script, tmp_path) as fake:
+        async with front(tmp_path, fake.base_url, env=sessions) as client:
+            first = await client.call_tool("ask", {"question": "first"})
+            unknown = await client.call_tool("ask", {"question": "x", "conversation": "ffffffff"})
+        conversation = first.structured_content["conversation"]
+        assert conversation  # the id of the session it was saved as
+        async with front(tmp_path, fake.base_url, env=sessions) as client:  # a new server process
+            second = await client.call_tool("ask", {"question": "second", "conversation": conversation})
+        terminal = run_cli(tmp_path, fake.base_url, "--resume", conversation, "third", **sessions)
+        bodies = fake.chat_bodies()
+    assert unknown.is_error and "no session 'ffffffff'" in text_of(unknown)
+    assert text_of(second).startswith("Two.") and second.structured_content["conversation"] == conversation
+    conversation_of = [[(m["role"], m["content"]) for m in body["messages"][1:]] for body in bodies]
+    assert conversation_of[1] == [("user", "first"), ("assistant", "One."), ("user", "second")]
+    assert terminal.returncode == 0, terminal.stderr
+    assert conversation_of[2][-2:] == [("assistant", "Two."), ("user", "third")]
+    assert len(conversation_of[2]) == 5
 
 
 async def test_a_cancel_from_the_client_cancels_the_question_and_rolls_it_back(tmp_path: Path) -> None:

@@ -85,7 +85,9 @@ def mcp_front(
     client's retry answers it; no retry in 10 minutes is a no); a client that cannot be asked
     gets the call declined (unless --yes). Progress notifications report rounds
     and calls; a client's cancellation ends the question cancelled. The same conversation id
-    continues a conversation while the server runs. Over HTTP, without a token only loopback.
+    continues a conversation while the server runs; with sessions on, every conversation is a
+    saved session whose id the result gives: it outlives the server, and venice-agent --resume
+    ID goes on with it in the terminal. Over HTTP, without a token only loopback.
 
     \b
     venice-agent mcp --mcp-config mcp.json --max-usd 0.50

@@ -4,7 +4,9 @@ The parts come from `runtime.py` (model, MCP servers, the one `Consent`, caps, r
 call, the client's caps are the server's or lower (`lowered`); the client's person answers the
 consent questions through elicitation (`ClientApprover`); the loop's events become progress
 notifications; a client's cancellation cancels the question, which the agent rolls back.
-Conversations live in memory for the server's lifetime, one `Agent` per id.
+Conversations live in memory for the server's lifetime, one `Agent` per id; with sessions on,
+each is a saved session (`saving.py`, as the terminal's), so an id outlives the server and
+`venice-agent -r ID` goes on with it.
 
 Each question runs in a task of its own (`Question`): on the 2026-07-28 protocol a server cannot
 send a request mid-call, so a consent question pauses the run and the `tools/call` returns an
@@ -30,7 +32,7 @@ from pydantic import BaseModel, Field
 
 from ..config import ConfigError
 from ..core.consent import Why
-from ..core.errors import VeniceAgentError
+from ..core.errors import StoreError, VeniceAgentError
 from ..core.events import Event, RoundStarted, ToolFinished, ToolStarted
 from ..core.receipt import Call, CallOutcome
 from ..core.toolbox import ToolSpec
@@ -257,12 +259,36 @@ class Front:
         self.deadline, self.sleep = deadline, sleep
         self.chores: set[asyncio.Future[Any]] = set()  # timers and drops, cancelled at the end
 
-    def agent_for(self, conversation: str | None) -> Any:
-        if conversation is None:
-            return self.runtime.agent(self.runtime.consented(self.approver))
-        if conversation not in self.conversations:
-            self.conversations[conversation] = self.runtime.agent(self.runtime.consented(self.approver))
-        return self.conversations[conversation]
+    async def agent_for(self, conversation: str | None) -> tuple[Any, Any, list[str]]:
+        """The agent a question goes to (a `SavingAgent` with sessions on), the `Agent` itself
+        (its caps are set on it), and what to say about the session. `ConfigError` when sessions
+        are on and `conversation` names no saved session."""
+        if not self.runtime.settings.venice_agent_sessions:
+            if conversation is None:
+                agent = self.runtime.agent(self.runtime.consented(self.approver))
+                return agent, agent, []
+            if conversation not in self.conversations:
+                self.conversations[conversation] = self.runtime.agent(self.runtime.consented(self.approver))
+            agent = self.conversations[conversation]
+            return agent, agent, []
+        if conversation is not None and conversation in self.conversations:
+            saving = self.conversations[conversation]
+            return saving, saving.agent, []
+        from ..mcp.config import all_secrets
+        from .saving import attach, open_session
+
+        flags = Flags(resume=conversation)  # the terminal's -r ID: an id or a unique prefix of one
+        settings = self.runtime.settings
+        opened = await open_session(flags, settings, all_secrets(settings, self.runtime.servers))
+        assert opened is not None  # sessions are on
+        if opened.id in self.conversations:  # a prefix of one this server holds
+            await opened.store.close()
+            saving = self.conversations[opened.id]
+            return saving, saving.agent, []
+        base = self.runtime.agent(self.runtime.consented(self.approver))
+        saving, notes = attach(base, base, opened, settings, flags, self.runtime.model or "", warn)
+        self.conversations[saving.id] = saving
+        return saving, base, notes
 
     async def ask(
         self,
@@ -290,16 +316,26 @@ class Front:
         lock = self.locks.setdefault(conversation, asyncio.Lock()) if conversation else asyncio.Lock()
         try:
             async with lock:  # one question at a time per conversation
-                agent = self.agent_for(conversation)
-                agent.max_rounds, agent.max_usd = caps.max_rounds, caps.max_usd
-                if caps.max_usd is not None and (problem := agent.cannot_cap()) is not None:
+                problem: str | None = None
+                try:
+                    agent, base, said = await self.agent_for(conversation)
+                except ConfigError as error:  # no such saved conversation
+                    agent, problem = None, error.message
+                if agent is not None:
+                    base.max_rounds, base.max_usd = caps.max_rounds, caps.max_usd
+                    problem = base.cannot_cap() if caps.max_usd is not None else None
+                if problem is not None:
+                    await running.progress.close()
                     result = CallToolResult(content=[TextContent(type="text", text=problem)], is_error=True)
                 else:
                     try:
                         receipt = await agent.ask(question, events=running.progress, budget=caps.budget)
                     finally:
                         await running.progress.close()
-                    result = self.result(receipt, notes + running.asking.notes, conversation)
+                        if hasattr(agent, "opened"):  # no thread per idle session: opened again to save
+                            await agent.opened.store.close()
+                    kept = getattr(agent, "id", conversation)  # a saved session's, after any fork
+                    result = self.result(receipt, notes + said + running.asking.notes, kept)
         except Exception as error:  # a bug: said to the client as the tool's error, not lost in a task
             result = CallToolResult(
                 content=[TextContent(type="text", text=f"the question failed: {safe(str(error))}")],
@@ -395,12 +431,28 @@ class Front:
         return task
 
     async def close(self) -> None:
-        """The server stops: every question still running is cancelled."""
+        """The server stops: every question still running is cancelled, every session let go."""
         tasks = [running.task for running in self.questions.values() if running.task is not None]
         for task in [*tasks, *self.chores]:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks)
+        for agent in self.conversations.values():
+            if hasattr(agent, "close"):
+                try:
+                    await agent.opened.store.open()  # to let go of its claim on the session
+                except StoreError:
+                    pass
+                await agent.close()
+
+
+def warn(message: str) -> None:
+    """A session that could not be saved (or went on elsewhere): said in the question's result
+    and on stderr (the terminal of the person who started the server)."""
+    print(f"venice-agent mcp: {safe(message)}", file=sys.stderr, flush=True)
+    current = asking.get()
+    if current is not None:
+        current.notes.append(message)
 
 
 class Progress:
