@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ import mcp.types
 import pytest
 from mcp import Client, StdioServerParameters
 
-from cli_support import COMMAND, clean_env, fake_venice, mcp_config
+from cli_support import COMMAND, clean_env, fake_venice, http_front, mcp_config
 
 pytestmark = pytest.mark.anyio
 
@@ -189,35 +189,6 @@ async def test_a_cancel_from_the_client_cancels_the_question_and_rolls_it_back(t
     assert text_of(after) == "After."
     users = [m["content"] for m in bodies[-1]["messages"] if m["role"] == "user"]
     assert users == ["next"]  # the cancelled question left nothing in the conversation
-
-
-def read_address(process: subprocess.Popen[str]) -> str:
-    assert process.stderr is not None
-    for line in process.stderr:
-        if "venice-agent mcp: http://" in line:
-            return line.split()[2]
-    raise AssertionError("the server never said where it listens")
-
-
-@contextmanager
-def http_front(folder: Path, base_url: str, *args: str, **env: str) -> Iterator[str]:
-    """The real `venice-agent mcp --http` on a free loopback port; yields its /mcp address."""
-    process = subprocess.Popen(
-        [COMMAND, "mcp", "--http", "--port", "0", "--mcp-config", str(mcp_config(folder)), *args],
-        env={**clean_env(folder, base_url, VENICE_MODEL="fake-model"), **env},
-        cwd=folder,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        yield read_address(process)
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
-        assert process.stderr is not None
-        process.stderr.close()
 
 
 async def test_over_http_a_question_is_answered_and_a_paid_call_elicited(tmp_path: Path) -> None:
