@@ -407,7 +407,10 @@ def test_doctor_says_what_the_mcp_front_would_expose(tmp_path: Path) -> None:
         done = run_cli(tmp_path, fake.base_url, "doctor", "--no-mcp", MAX_USD="0.5", MAX_ROUNDS="7")
     line = next(line for line in done.stdout.splitlines() if line.startswith("✓ as MCP server"))
     assert "ask(question, budget<=10, max_rounds<=7, max_usd<=0.5, conversation)" in line
-    assert "paid calls ask the client's person (elicitation)" in line
+    assert (
+        "paid calls ask the client's person (elicitation; on 2026-07-28 the input-required round trip)"
+        in line
+    )
 
 
 def test_the_money_cap_is_the_servers_or_lower_whatever_the_client_asks() -> None:

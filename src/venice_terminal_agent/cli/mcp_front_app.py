@@ -20,7 +20,7 @@ def front_line(settings: Any) -> str:
     paid = (
         "run without asking (--yes)"
         if settings.auto_approve_tools
-        else "ask the client's person (elicitation)"
+        else "ask the client's person (elicitation; on 2026-07-28 the input-required round trip)"
     )
     return (
         f"venice-agent mcp would expose ask(question, budget<={QUESTION_BUDGET}, "
