@@ -277,7 +277,7 @@ class Front:
         from ..mcp.config import all_secrets
         from .saving import attach, open_session
 
-        flags = Flags(resume=conversation)  # the terminal's -r ID: an id or a unique prefix of one
+        flags = Flags(resume=conversation)  # as --resume ID: an id or a unique prefix of one
         settings = self.runtime.settings
         opened = await open_session(flags, settings, all_secrets(settings, self.runtime.servers))
         assert opened is not None  # sessions are on
