@@ -164,10 +164,13 @@ async def test_with_sessions_on_a_conversation_survives_a_restart_and_resumes_in
     assert len(conversation_of[2]) == 5
 
 
-async def test_a_cancel_from_the_client_cancels_the_question_and_rolls_it_back(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_cancel_from_the_client_cancels_the_question_and_rolls_it_back(
+    tmp_path: Path, mode: str
+) -> None:
     script = [{"text": "thinking", "hang": True}, {"text": "After."}]
     with fake_venice(script, tmp_path) as fake:
-        async with front(tmp_path, fake.base_url) as client:
+        async with front(tmp_path, fake.base_url, mode=mode) as client:
             started = anyio.Event()
 
             async def progress(value: float, total: float | None, message: str | None) -> None:
