@@ -82,6 +82,37 @@ def mcp_config(folder: Path, *, time_server: bool = True, paid_server: bool = Tr
     return path
 
 
+def read_address(process: subprocess.Popen[str]) -> str:
+    assert process.stderr is not None
+    for line in process.stderr:
+        if "venice-agent mcp: http://" in line:
+            return line.split()[2]
+    raise AssertionError("the server never said where it listens")
+
+
+@contextmanager
+def http_front(folder: Path, base_url: str, *args: str, **env: str) -> Iterator[str]:
+    """The real `venice-agent mcp --http` on a free loopback port, with the MCP servers of
+    `mcp_config` (unless `args` say --no-mcp); yields its /mcp address."""
+    servers = [] if "--no-mcp" in args else ["--mcp-config", str(mcp_config(folder))]
+    process = subprocess.Popen(
+        [COMMAND, "mcp", "--http", "--port", "0", *servers, *args],
+        env={**clean_env(folder, base_url, VENICE_MODEL="fake-model"), **env},
+        cwd=folder,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield read_address(process)
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+        assert process.stderr is not None
+        process.stderr.close()
+
+
 def clean_env(folder: Path, base_url: str, **extra: str) -> dict[str, str]:
     """An environment with only what the command needs: no real keys, no user config or data."""
     keep = {name: os.environ[name] for name in ("PATH", "HOME", "LANG", "SYSTEMROOT") if name in os.environ}

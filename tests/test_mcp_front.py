@@ -3,9 +3,10 @@ the real command (stdio and Streamable HTTP), the fake model server and the paid
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import mcp.types
 import pytest
 from mcp import Client, StdioServerParameters
 
-from cli_support import COMMAND, clean_env, fake_venice, mcp_config
+from cli_support import COMMAND, clean_env, fake_venice, http_front, mcp_config
 
 pytestmark = pytest.mark.anyio
 
@@ -25,10 +26,16 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
 
 @asynccontextmanager
 async def front(
-    folder: Path, base_url: str, *args: str, mode: str = "legacy", **options: Any
+    folder: Path,
+    base_url: str,
+    *args: str,
+    mode: str = "legacy",
+    env: dict[str, str] | None = None,
+    **options: Any,
 ) -> AsyncIterator[Client]:
-    """A client of `venice-agent mcp` over stdio (the SDK spawns the real command)."""
-    env = clean_env(folder, base_url, VENICE_MODEL="fake-model")
+    """A client of `venice-agent mcp` over stdio (the SDK spawns the real command); `env` adds
+    to its environment."""
+    env = clean_env(folder, base_url, VENICE_MODEL="fake-model", **(env or {}))
     params = StdioServerParameters(
         command=COMMAND,
         args=["mcp", "--mcp-config", str(mcp_config(folder)), *args],
@@ -131,10 +138,39 @@ async def test_a_conversation_id_continues_the_conversation(tmp_path: Path) -> N
     assert users == [["first"], ["first", "second"], ["other"]]
 
 
-async def test_a_cancel_from_the_client_cancels_the_question_and_rolls_it_back(tmp_path: Path) -> None:
+async def test_with_sessions_on_a_conversation_survives_a_restart_and_resumes_in_the_terminal(
+    tmp_path: Path,
+) -> None:
+    from cli_support import run_cli
+
+    sessions = {"VENICE_AGENT_SESSIONS": "1"}
+    script = [{"text": "One."}, {"text": "Two."}, {"text": "Three."}]
+    with fake_venice(script, tmp_path) as fake:
+        async with front(tmp_path, fake.base_url, env=sessions) as client:
+            first = await client.call_tool("ask", {"question": "first"})
+            unknown = await client.call_tool("ask", {"question": "x", "conversation": "ffffffff"})
+        conversation = first.structured_content["conversation"]
+        assert conversation  # the id of the session it was saved as
+        async with front(tmp_path, fake.base_url, env=sessions) as client:  # a new server process
+            second = await client.call_tool("ask", {"question": "second", "conversation": conversation})
+        terminal = run_cli(tmp_path, fake.base_url, "--resume", conversation, "third", **sessions)
+        bodies = fake.chat_bodies()
+    assert unknown.is_error and "no session 'ffffffff'" in text_of(unknown)
+    assert text_of(second).startswith("Two.") and second.structured_content["conversation"] == conversation
+    conversation_of = [[(m["role"], m["content"]) for m in body["messages"][1:]] for body in bodies]
+    assert conversation_of[1] == [("user", "first"), ("assistant", "One."), ("user", "second")]
+    assert terminal.returncode == 0, terminal.stderr
+    assert conversation_of[2][-2:] == [("assistant", "Two."), ("user", "third")]
+    assert len(conversation_of[2]) == 5
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_cancel_from_the_client_cancels_the_question_and_rolls_it_back(
+    tmp_path: Path, mode: str
+) -> None:
     script = [{"text": "thinking", "hang": True}, {"text": "After."}]
     with fake_venice(script, tmp_path) as fake:
-        async with front(tmp_path, fake.base_url) as client:
+        async with front(tmp_path, fake.base_url, mode=mode) as client:
             started = anyio.Event()
 
             async def progress(value: float, total: float | None, message: str | None) -> None:
@@ -158,35 +194,6 @@ async def test_a_cancel_from_the_client_cancels_the_question_and_rolls_it_back(t
     assert users == ["next"]  # the cancelled question left nothing in the conversation
 
 
-def read_address(process: subprocess.Popen[str]) -> str:
-    assert process.stderr is not None
-    for line in process.stderr:
-        if "venice-agent mcp: http://" in line:
-            return line.split()[2]
-    raise AssertionError("the server never said where it listens")
-
-
-@contextmanager
-def http_front(folder: Path, base_url: str, *args: str, **env: str) -> Iterator[str]:
-    """The real `venice-agent mcp --http` on a free loopback port; yields its /mcp address."""
-    process = subprocess.Popen(
-        [COMMAND, "mcp", "--http", "--port", "0", "--mcp-config", str(mcp_config(folder)), *args],
-        env={**clean_env(folder, base_url, VENICE_MODEL="fake-model"), **env},
-        cwd=folder,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        yield read_address(process)
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
-        assert process.stderr is not None
-        process.stderr.close()
-
-
 async def test_over_http_a_question_is_answered_and_a_paid_call_elicited(tmp_path: Path) -> None:
     async def elicit(context: Any, params: mcp.types.ElicitRequestParams) -> mcp.types.ElicitResult:
         return mcp.types.ElicitResult(action="accept", content={"run": True})
@@ -201,21 +208,163 @@ async def test_over_http_a_question_is_answered_and_a_paid_call_elicited(tmp_pat
     assert "charged 3" in result.structured_content["receipt"]["steps"][0]["result"]
 
 
-async def test_over_http_on_2026_07_28_a_paid_call_is_declined_and_the_result_says_why(
-    tmp_path: Path,
-) -> None:
-    async def elicit(context: Any, params: mcp.types.ElicitRequestParams) -> mcp.types.ElicitResult:
-        return mcp.types.ElicitResult(action="accept", content={"run": True})
+def answering(yes: bool, asked: list[str]) -> Any:
+    """An elicitation callback that answers the consent question yes or no (and notes it)."""
 
-    with fake_venice([call("charge", amount=3), {"text": "Not done."}], tmp_path) as fake:
+    async def elicit(context: Any, params: mcp.types.ElicitRequestParams) -> mcp.types.ElicitResult:
+        asked.append(params.message)
+        return mcp.types.ElicitResult(action="accept", content={"run": yes})
+
+    return elicit
+
+
+def outcomes(result: mcp.types.CallToolResult) -> list[str]:
+    return [item["outcome"] for item in result.structured_content["receipt"]["proposed"]]
+
+
+@pytest.mark.parametrize("yes", [True, False], ids=["yes", "no"])
+async def test_over_http_on_2026_07_28_a_paid_call_is_asked_through_the_input_required_round_trip(
+    tmp_path: Path, yes: bool
+) -> None:
+    asked: list[str] = []
+    with fake_venice([call("charge", amount=3), {"text": "Done."}], tmp_path) as fake:
         with http_front(tmp_path, fake.base_url) as url:
             async with Client(
-                url, mode="2026-07-28", elicitation_callback=elicit, read_timeout_seconds=60
+                url, mode="2026-07-28", elicitation_callback=answering(yes, asked), read_timeout_seconds=60
             ) as client:
                 result = await client.call_tool("ask", {"question": "charge 3"})
-    notes = result.structured_content["notes"]
-    assert any("cannot ask mid-call" in note or "cannot be asked" in note for note in notes), notes
-    assert "charged" not in str(result.structured_content["receipt"]["steps"])
+        bodies = fake.chat_bodies()
+    assert len(asked) == 1 and asked[0].startswith('Run charge({"amount": 3}) on shop?')
+    tool_message = next(m for m in bodies[1]["messages"] if m["role"] == "tool")
+    if yes:
+        assert outcomes(result) == ["ran"]
+        assert "charged 3" in result.structured_content["receipt"]["steps"][0]["result"]
+    else:
+        assert outcomes(result) == ["declined"]
+        assert result.structured_content["receipt"]["steps"] == []
+        assert "charged" not in tool_message["content"]
+        assert "the client's person declined charge" in result.structured_content["notes"]
+    assert text_of(result).startswith("Done.")
+
+
+class Clock:
+    """The clock a paused question's deadline waits on: time passes when the test says so."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.sleepers: list[tuple[float, asyncio.Future[None]]] = []
+
+    async def sleep(self, seconds: float) -> None:
+        woken = asyncio.get_running_loop().create_future()
+        self.sleepers.append((self.now + seconds, woken))
+        await woken
+
+    async def advance(self, seconds: float) -> None:
+        self.now += seconds
+        for wake, woken in list(self.sleepers):
+            if wake <= self.now:
+                self.sleepers.remove((wake, woken))
+                woken.set_result(None)
+        await asyncio.sleep(0)  # one turn of the loop: the woken sleepers go on before the test
+
+
+@asynccontextmanager
+async def memory_front(
+    folder: Path, base_url: str, monkeypatch: pytest.MonkeyPatch, **timing: Any
+) -> AsyncIterator[Any]:
+    """`venice-agent mcp`'s server in this process (for the SDK's in-memory client), on the
+    same settings and MCP servers as the command; `timing` (deadline, sleep) goes to `Front`."""
+    from venice_terminal_agent.cli.mcp_front_cmd import FrontOptions, open_front
+    from venice_terminal_agent.cli.runtime import Flags, load
+
+    for name, value in clean_env(folder, base_url, VENICE_MODEL="fake-model").items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(folder)
+    options = FrontOptions(mcp_config=mcp_config(folder))
+    settings, servers = load(Flags(mcp_config=options.mcp_config))
+    async with open_front(options, settings, servers, **timing) as server:
+        yield server
+
+
+@pytest.mark.parametrize("yes", [True, False], ids=["yes", "no"])
+async def test_in_memory_on_2026_07_28_the_answer_resumes_the_paused_question(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, yes: bool
+) -> None:
+    asked: list[str] = []
+    script = [call("charge", amount=5), call("refund", amount=5), {"text": "Settled."}]
+    with fake_venice(script, tmp_path) as fake:
+        async with memory_front(tmp_path, fake.base_url, monkeypatch) as server:
+            async with Client(
+                server, mode="2026-07-28", elicitation_callback=answering(yes, asked)
+            ) as client:
+                result = await client.call_tool("ask", {"question": "charge 5, then refund it"})
+        bodies = fake.chat_bodies()
+    # Two paid calls: two rounds trips, one paused question going on after each answer.
+    assert [message.split("(")[0] for message in asked] == ["Run charge", "Run refund"]
+    assert outcomes(result) == (["ran", "ran"] if yes else ["declined", "declined"])
+    assert len(bodies) == 3 and text_of(result).startswith("Settled.")
+    users = [m["content"] for m in bodies[-1]["messages"] if m["role"] == "user"]
+    assert users == ["charge 5, then refund it"]  # the same question, not a new one per round
+
+
+async def test_a_retry_that_never_comes_ends_as_declined_after_the_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    clock = Clock()
+    arguments = {"question": "charge me 5"}
+    with fake_venice([call("charge", amount=5), {"text": "I could not."}], tmp_path) as fake:
+        async with memory_front(
+            tmp_path, fake.base_url, monkeypatch, deadline=60, sleep=clock.sleep
+        ) as server:
+            async with Client(server, mode="2026-07-28", elicitation_callback=answering(True, [])) as client:
+                paused = await client.session.call_tool("ask", arguments, allow_input_required=True)
+                assert isinstance(paused, mcp.types.InputRequiredResult)
+                (request,) = paused.input_requests.values()  # type: ignore[union-attr]
+                assert request.params.message.startswith('Run charge({"amount": 5}) on shop?')
+                await clock.advance(59)
+                assert len(fake.chat_bodies()) == 1  # still waiting for the answer
+                await clock.advance(1)
+                # The client comes back too late: its yes is not taken, the question's end is told.
+                late = await client.session.call_tool(
+                    "ask",
+                    arguments,
+                    request_state=paused.request_state,
+                    input_responses={
+                        "consent": mcp.types.ElicitResult(action="accept", content={"run": True})
+                    },
+                    allow_input_required=True,
+                )
+                with pytest.raises(MCPError, match="not waiting for an answer"):
+                    await client.session.call_tool(
+                        "ask", arguments, request_state=paused.request_state, allow_input_required=True
+                    )
+                with pytest.raises(MCPError, match="Invalid or expired requestState"):
+                    await client.session.call_tool(
+                        "ask", arguments, request_state="v1.forged", allow_input_required=True
+                    )
+        bodies = fake.chat_bodies()
+    assert isinstance(late, mcp.types.CallToolResult)
+    assert outcomes(late) == ["declined"] and late.structured_content["receipt"]["steps"] == []
+    assert "no answer came within 60 s, so charge was declined" in late.structured_content["notes"]
+    tool_message = next(m for m in bodies[1]["messages"] if m["role"] == "tool")
+    assert "charged" not in tool_message["content"]
+
+
+async def test_on_2026_07_28_a_client_without_elicitation_is_not_asked_and_yes_still_approves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = [call("charge", amount=4), {"text": "No."}, call("charge", amount=4), {"text": "Yes."}]
+    with fake_venice(script, tmp_path) as fake:
+        async with memory_front(tmp_path, fake.base_url, monkeypatch) as server:
+            async with Client(server, mode="2026-07-28") as client:
+                nobody = await client.call_tool("ask", {"question": "charge 4"})
+        async with front(tmp_path, fake.base_url, "--yes", mode="2026-07-28") as client:
+            approved = await client.call_tool("ask", {"question": "charge 4"})
+    assert outcomes(nobody) == ["no_one_to_ask"]
+    assert any("cannot be asked" in note for note in nobody.structured_content["notes"])
+    assert outcomes(approved) == ["ran"]
 
 
 async def test_over_http_a_token_is_needed_when_one_is_set(tmp_path: Path) -> None:
@@ -261,7 +410,10 @@ def test_doctor_says_what_the_mcp_front_would_expose(tmp_path: Path) -> None:
         done = run_cli(tmp_path, fake.base_url, "doctor", "--no-mcp", MAX_USD="0.5", MAX_ROUNDS="7")
     line = next(line for line in done.stdout.splitlines() if line.startswith("✓ as MCP server"))
     assert "ask(question, budget<=10, max_rounds<=7, max_usd<=0.5, conversation)" in line
-    assert "paid calls ask the client's person (elicitation)" in line
+    assert (
+        "paid calls ask the client's person (elicitation; on 2026-07-28 the input-required round trip)"
+        in line
+    )
 
 
 def test_the_money_cap_is_the_servers_or_lower_whatever_the_client_asks() -> None:

@@ -18,6 +18,7 @@ def fresh_clone(tmp_path: Path) -> Path:
     """The script and the lock file, as a fresh clone has them, and no `.tools`."""
     (tmp_path / "tests" / "node" / "next").mkdir(parents=True)
     (tmp_path / "tests" / "node" / "filesystem").mkdir()
+    (tmp_path / "tests" / "node" / "inspector").mkdir()
     for name in (
         "install",
         "package.json",
@@ -26,6 +27,8 @@ def fresh_clone(tmp_path: Path) -> Path:
         "next/package-lock.json",
         "filesystem/package.json",
         "filesystem/package-lock.json",
+        "inspector/package.json",
+        "inspector/package-lock.json",
     ):
         shutil.copy2(TESTS / "node" / name, tmp_path / "tests" / "node" / name)
     return tmp_path / "tests" / "node" / "install"
@@ -58,10 +61,11 @@ def test_the_servers_are_installed_once_and_without_npm_it_says_so(tmp_path: Pat
     for _ in range(2):
         done = subprocess.run([str(install)], capture_output=True, text=True, env=env, check=False)
         assert done.returncode == 0, done.stderr
-    assert (tools / "calls").read_text().splitlines() == ["ci --no-audit --no-fund --loglevel=error"] * 3
+    assert (tools / "calls").read_text().splitlines() == ["ci --no-audit --no-fund --loglevel=error"] * 4
     assert (tmp_path / ".tools" / "node" / "node_modules").is_dir()
     assert (tmp_path / ".tools" / "node-next" / "node_modules").is_dir()
     assert (tmp_path / ".tools" / "node-filesystem" / "node_modules").is_dir()
+    assert (tmp_path / ".tools" / "node-inspector" / "node_modules").is_dir()
 
 
 def test_a_first_run_says_on_the_terminal_what_it_installs_and_how_big_before_the_wait(
@@ -78,7 +82,7 @@ def test_a_first_run_says_on_the_terminal_what_it_installs_and_how_big_before_th
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     said = [line for line in done.stderr.splitlines() if line.startswith("venice-agent tests: installing")]
-    assert len(said) == 3, done.stderr  # .tools/node, node-next, node-filesystem
+    assert len(said) == 4, done.stderr  # .tools/node, node-next, node-filesystem, node-inspector
     assert "Node 22 and the npm MCP test servers" in said[0] and "into .tools/node " in said[0]
     assert all(" MB)" in line for line in said)
     again = subprocess.run(

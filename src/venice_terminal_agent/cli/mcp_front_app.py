@@ -20,7 +20,7 @@ def front_line(settings: Any) -> str:
     paid = (
         "run without asking (--yes)"
         if settings.auto_approve_tools
-        else "ask the client's person (elicitation)"
+        else "ask the client's person (elicitation; on 2026-07-28 the input-required round trip)"
     )
     return (
         f"venice-agent mcp would expose ask(question, budget<={QUESTION_BUDGET}, "
@@ -80,10 +80,14 @@ def mcp_front(
 
     The result is the answer as text and the receipt as structured content. The caps the
     server starts with are the most a client gets: a higher value is lowered to them, and the
-    result says so. A paid call asks the client's person through MCP elicitation; a client that
-    cannot be asked gets the call declined (unless --yes). Progress notifications report rounds
+    result says so. A paid call asks the client's person through MCP elicitation (on the
+    2026-07-28 protocol, the input-required round trip: the call returns the question and the
+    client's retry answers it; no retry in 10 minutes is a no); a client that cannot be asked
+    gets the call declined (unless --yes). Progress notifications report rounds
     and calls; a client's cancellation ends the question cancelled. The same conversation id
-    continues a conversation while the server runs. Over HTTP, without a token only loopback.
+    continues a conversation while the server runs; with sessions on, every conversation is a
+    saved session whose id the result gives: it outlives the server, and venice-agent --resume
+    ID goes on with it in the terminal. Over HTTP, without a token only loopback.
 
     \b
     venice-agent mcp --mcp-config mcp.json --max-usd 0.50

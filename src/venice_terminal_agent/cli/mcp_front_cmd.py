@@ -4,7 +4,15 @@ The parts come from `runtime.py` (model, MCP servers, the one `Consent`, caps, r
 call, the client's caps are the server's or lower (`lowered`); the client's person answers the
 consent questions through elicitation (`ClientApprover`); the loop's events become progress
 notifications; a client's cancellation cancels the question, which the agent rolls back.
-Conversations live in memory for the server's lifetime, one `Agent` per id.
+Conversations live in memory for the server's lifetime, one `Agent` per id; with sessions on,
+each is a saved session (`saving.py`, as the terminal's), so an id outlives the server and
+`venice-agent -r ID` goes on with it.
+
+Each question runs in a task of its own (`Question`): on the 2026-07-28 protocol a server cannot
+send a request mid-call, so a consent question pauses the run and the `tools/call` returns an
+input-required result (SEP-2322) naming the paused question in its `requestState` (sealed by the
+SDK); the client's retry carries the answer, which resumes that same run. A retry that never
+comes is a no after `DEADLINE` seconds.
 """
 
 # No `from __future__ import annotations`: the SDK reads the `ask` tool's annotations at run time,
@@ -14,6 +22,8 @@ import asyncio
 import contextvars
 import hmac
 import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -22,7 +32,7 @@ from pydantic import BaseModel, Field
 
 from ..config import ConfigError
 from ..core.consent import Why
-from ..core.errors import VeniceAgentError
+from ..core.errors import StoreError, VeniceAgentError
 from ..core.events import Event, RoundStarted, ToolFinished, ToolStarted
 from ..core.receipt import Call, CallOutcome
 from ..core.toolbox import ToolSpec
@@ -32,6 +42,13 @@ from .text import ARGS_PREVIEW, call_text, safe
 
 NAME = "venice-agent"
 NOBODY = "this MCP client cannot be asked (no elicitation), so {tool} was declined; start the server with --yes to run paid tools"
+CONSENT = "consent"  # the key of the one input request a paused question carries
+DEADLINE = 600.0  # seconds a paused question waits for the client's retry before it is a no
+NO_ANSWER = "no answer came within {seconds:g} s, so {tool} was declined"
+NOT_WAITING = (
+    "this question is not waiting for an answer (it ended, it was answered already, "
+    "or the server restarted): ask again"
+)
 NO_BACK_CHANNEL = (
     "this client speaks MCP {version}, where a server cannot ask mid-call, so {tool} was declined; "
     "start the server with --yes to run paid tools"
@@ -100,10 +117,19 @@ def lowered(
 
 @dataclass
 class Asking:
-    """The call being served: its MCP context and what the consent step had to say."""
+    """The call being served: its MCP context (the latest round's) and what the consent step
+    had to say; `question` is the run that can pause for an answer (the 2026-07-28 protocol)."""
 
     ctx: Any
     notes: list[str] = field(default_factory=list)
+    question: "Question | None" = None
+
+
+def input_required(protocol_version: str | None) -> bool:
+    """The client speaks a revision where a server asks by returning an input-required result."""
+    from mcp_types.version import is_version_at_least
+
+    return protocol_version is not None and is_version_at_least(protocol_version, "2026-07-28")
 
 
 asking: contextvars.ContextVar[Asking | None] = contextvars.ContextVar("asking", default=None)
@@ -138,6 +164,8 @@ class ClientApprover:
             else ("it is not known to be free: it may spend money or change things")
         )
         message = f"Run {call_text(call.tool, call.arguments, ARGS_PREVIEW)}{where}? ({reason}) yes/no"
+        if current.question is not None and input_required(current.ctx.protocol_version):
+            return await current.question.ask_client(message, name)
         try:
             answer = await current.ctx.elicit(message, schema=Approve)
         except NoBackChannelError:
@@ -149,22 +177,118 @@ class ClientApprover:
         return approved
 
 
-class Front:
-    """The `ask` tool's state: the runtime, the server's caps, the conversations."""
+@dataclass
+class Pause:
+    """A consent question waiting for the client's retry: its number in the run, and the answer."""
 
-    def __init__(self, runtime: Any, caps: Caps) -> None:
+    number: int
+    tool: str
+    request: Any  # mcp.types.ElicitRequest
+    answer: "asyncio.Future[bool]"
+
+
+class Question:
+    """One `ask`, run in a task of its own so that it can outlive a `tools/call` round: paused on
+    a consent question (`ask_client`), it hands the round a `Pause`; at the end, its result."""
+
+    def __init__(self, front: "Front", ctx: Any) -> None:
+        import secrets
+
+        self.front = front
+        self.id = secrets.token_hex(8)
+        self.asking = Asking(ctx, question=self)
+        self.progress = Progress(ctx)
+        self.signals: asyncio.Queue[Any] = asyncio.Queue()  # Pause, or the final CallToolResult
+        self.pause: Pause | None = None
+        self.expired: int | None = None  # the pause that ran out of time: its retry gets the result
+        self.asks = 0
+        self.driven = False  # a round is waiting on `signals`
+        self.task: asyncio.Task[None] | None = None
+        self.timer: asyncio.Future[None] | None = None
+
+    async def ask_client(self, message: str, tool: str) -> bool:
+        """Pause until the client's retry answers `message` (False when none comes in time)."""
+        from mcp.server.elicitation import render_elicitation_schema
+        from mcp.types import ElicitRequest, ElicitRequestFormParams
+
+        self.asks += 1
+        params = ElicitRequestFormParams(message=message, requested_schema=render_elicitation_schema(Approve))
+        pause = Pause(
+            self.asks, tool, ElicitRequest(params=params), asyncio.get_running_loop().create_future()
+        )
+        self.pause = pause
+        self.timer = self.front.chore(self.front.expire(self, pause))
+        self.signals.put_nowait(pause)
+        return await pause.answer
+
+    def settle(self, pause: Pause, approved: bool) -> None:
+        if self.pause is pause:
+            self.pause = None
+        if self.timer is not None:
+            self.timer.cancel()
+        if not pause.answer.done():
+            pause.answer.set_result(approved)
+
+    def waiting(self, pause: Pause) -> Any:
+        from mcp.types import InputRequiredResult
+
+        return InputRequiredResult(
+            input_requests={CONSENT: pause.request}, request_state=f"{self.id}.{pause.number}"
+        )
+
+
+class Front:
+    """The `ask` tool's state: the runtime, the server's caps, the conversations, and the
+    questions running (those paused for an answer among them). `sleep` is the clock the
+    deadline of a pause waits on (a test gives its own)."""
+
+    def __init__(
+        self,
+        runtime: Any,
+        caps: Caps,
+        *,
+        deadline: float = DEADLINE,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    ) -> None:
         self.runtime = runtime
         self.caps = caps
         self.approver = ClientApprover()
         self.conversations: dict[str, Any] = {}
         self.locks: dict[str, asyncio.Lock] = {}
+        self.questions: dict[str, Question] = {}
+        self.deadline, self.sleep = deadline, sleep
+        self.chores: set[asyncio.Future[Any]] = set()  # timers and drops, cancelled at the end
 
-    def agent_for(self, conversation: str | None) -> Any:
-        if conversation is None:
-            return self.runtime.agent(self.runtime.consented(self.approver))
-        if conversation not in self.conversations:
-            self.conversations[conversation] = self.runtime.agent(self.runtime.consented(self.approver))
-        return self.conversations[conversation]
+    async def agent_for(self, conversation: str | None) -> tuple[Any, Any, list[str]]:
+        """The agent a question goes to (a `SavingAgent` with sessions on), the `Agent` itself
+        (its caps are set on it), and what to say about the session. `ConfigError` when sessions
+        are on and `conversation` names no saved session."""
+        if not self.runtime.settings.venice_agent_sessions:
+            if conversation is None:
+                agent = self.runtime.agent(self.runtime.consented(self.approver))
+                return agent, agent, []
+            if conversation not in self.conversations:
+                self.conversations[conversation] = self.runtime.agent(self.runtime.consented(self.approver))
+            agent = self.conversations[conversation]
+            return agent, agent, []
+        if conversation is not None and conversation in self.conversations:
+            saving = self.conversations[conversation]
+            return saving, saving.agent, []
+        from ..mcp.config import all_secrets
+        from .saving import attach, open_session
+
+        flags = Flags(resume=conversation)  # as --resume ID: an id or a unique prefix of one
+        settings = self.runtime.settings
+        opened = await open_session(flags, settings, all_secrets(settings, self.runtime.servers))
+        assert opened is not None  # sessions are on
+        if opened.id in self.conversations:  # a prefix of one this server holds
+            await opened.store.close()
+            saving = self.conversations[opened.id]
+            return saving, saving.agent, []
+        base = self.runtime.agent(self.runtime.consented(self.approver))
+        saving, notes = attach(base, base, opened, settings, flags, self.runtime.model or "", warn)
+        self.conversations[saving.id] = saving
+        return saving, base, notes
 
     async def ask(
         self,
@@ -175,27 +299,60 @@ class Front:
         max_rounds: int | None,
         conversation: str | None,
     ) -> Any:
+        if ctx.request_state is not None:  # a retry: the answer to a paused question's consent
+            return await self.resume(ctx, ctx.request_state)
+        caps, notes = lowered(self.caps, budget, max_rounds, max_usd)
+        running = Question(self, ctx)
+        self.questions[running.id] = running
+        running.task = asyncio.ensure_future(self.run(running, question, caps, notes, conversation))
+        return await self.drive(running, ctx)
+
+    async def run(
+        self, running: Question, question: str, caps: Caps, notes: list[str], conversation: str | None
+    ) -> None:
         from mcp.types import CallToolResult, TextContent
 
-        caps, notes = lowered(self.caps, budget, max_rounds, max_usd)
-        lock = self.locks.setdefault(conversation or "", asyncio.Lock()) if conversation else asyncio.Lock()
-        async with lock:  # one question at a time per conversation
-            agent = self.agent_for(conversation)
-            agent.max_rounds, agent.max_usd = caps.max_rounds, caps.max_usd
-            if caps.max_usd is not None and (problem := agent.cannot_cap()) is not None:
-                return CallToolResult(content=[TextContent(type="text", text=problem)], is_error=True)
-            current = Asking(ctx)
-            token = asking.set(current)
-            progress = Progress(ctx)
-            try:
-                receipt = await agent.ask(question, events=progress, budget=caps.budget)
-            finally:
-                asking.reset(token)
-                await progress.close()
+        asking.set(running.asking)  # this task's own context: the approver finds its question
+        lock = self.locks.setdefault(conversation, asyncio.Lock()) if conversation else asyncio.Lock()
+        try:
+            async with lock:  # one question at a time per conversation
+                problem: str | None = None
+                try:
+                    agent, base, said = await self.agent_for(conversation)
+                except ConfigError as error:  # no such saved conversation
+                    agent, problem = None, error.message
+                if agent is not None:
+                    base.max_rounds, base.max_usd = caps.max_rounds, caps.max_usd
+                    problem = base.cannot_cap() if caps.max_usd is not None else None
+                if problem is not None:
+                    await running.progress.close()
+                    result = CallToolResult(content=[TextContent(type="text", text=problem)], is_error=True)
+                else:
+                    try:
+                        receipt = await agent.ask(question, events=running.progress, budget=caps.budget)
+                    finally:
+                        await running.progress.close()
+                        if hasattr(agent, "opened"):  # no thread per idle session: opened again to save
+                            await agent.opened.store.close()
+                    kept = getattr(agent, "id", conversation)  # a saved session's, after any fork
+                    result = self.result(receipt, notes + said + running.asking.notes, kept)
+        except Exception as error:  # a bug: said to the client as the tool's error, not lost in a task
+            result = CallToolResult(
+                content=[TextContent(type="text", text=f"the question failed: {safe(str(error))}")],
+                is_error=True,
+            )
+        running.signals.put_nowait(result)
+        if running.expired is not None and not running.driven:
+            # Its client may never come back: the result is kept for one more deadline only.
+            self.chore(self.drop(running))
+
+    def result(self, receipt: Any, notes: list[str], conversation: str | None) -> Any:
+        from mcp.types import CallToolResult, TextContent
+
         result = AskResult(
             answer=receipt.answer,
             stopped_because=str(receipt.stopped_because.value),
-            notes=notes + current.notes,
+            notes=notes,
             conversation=conversation,
             receipt=receipt.to_dict(),
         )
@@ -206,6 +363,96 @@ class Front:
             content=[TextContent(type="text", text=text)],
             structured_content=result.model_dump(mode="json"),
         )
+
+    async def drive(self, running: Question, ctx: Any) -> Any:
+        """This round's outcome: the run's result, or the consent question it paused on."""
+        import anyio
+
+        running.asking.ctx = running.progress.ctx = ctx  # progress and questions go to this round
+        running.driven = True
+        try:
+            signal = await running.signals.get()
+        except BaseException:  # the client cancelled the call (or left): the question is cancelled
+            self.questions.pop(running.id, None)
+            assert running.task is not None
+            running.task.cancel()
+            with anyio.CancelScope(shield=True):  # wait for the agent's rollback
+                await asyncio.wait([running.task])
+            raise
+        finally:
+            running.driven = False
+        if isinstance(signal, Pause):
+            return running.waiting(signal)
+        self.questions.pop(running.id, None)
+        return signal
+
+    async def resume(self, ctx: Any, state: str) -> Any:
+        """A retry: its answer settles the pause its state names, and the run goes on."""
+        from mcp.shared.exceptions import MCPError
+        from mcp.types import INVALID_PARAMS, ElicitResult
+
+        key, _, number = state.partition(".")
+        running = self.questions.get(key)
+        pause = running.pause if running is not None else None
+        if running is None or running.driven:
+            raise MCPError(code=INVALID_PARAMS, message=NOT_WAITING, data={"reason": "not_waiting"})
+        if pause is not None and str(pause.number) == number:
+            answer = (ctx.input_responses or {}).get(CONSENT)
+            if answer is None:  # retried without the answer: asked again
+                return running.waiting(pause)
+            approved = (
+                isinstance(answer, ElicitResult)
+                and answer.action == "accept"
+                and (answer.content or {}).get("run") is True
+            )
+            if not approved:
+                running.asking.notes.append(f"the client's person declined {pause.tool}")
+            running.settle(pause, approved)
+        elif running.expired is None or str(running.expired) != number:
+            raise MCPError(code=INVALID_PARAMS, message=NOT_WAITING, data={"reason": "not_waiting"})
+        return await self.drive(running, ctx)
+
+    async def expire(self, running: Question, pause: Pause) -> None:
+        await self.sleep(self.deadline)
+        if running.pause is pause:
+            running.asking.notes.append(NO_ANSWER.format(seconds=self.deadline, tool=pause.tool))
+            running.expired = pause.number
+            running.settle(pause, False)
+
+    async def drop(self, running: Question) -> None:
+        await self.sleep(self.deadline)
+        if not running.driven:
+            self.questions.pop(running.id, None)
+
+    def chore(self, work: Awaitable[Any]) -> "asyncio.Future[Any]":
+        task = asyncio.ensure_future(work)
+        self.chores.add(task)
+        task.add_done_callback(self.chores.discard)
+        return task
+
+    async def close(self) -> None:
+        """The server stops: every question still running is cancelled, every session let go."""
+        tasks = [running.task for running in self.questions.values() if running.task is not None]
+        for task in [*tasks, *self.chores]:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+        for agent in self.conversations.values():
+            if hasattr(agent, "close"):
+                try:
+                    await agent.opened.store.open()  # to let go of its claim on the session
+                except StoreError:
+                    pass
+                await agent.close()
+
+
+def warn(message: str) -> None:
+    """A session that could not be saved (or went on elsewhere): said in the question's result
+    and on stderr (the terminal of the person who started the server)."""
+    print(f"venice-agent mcp: {safe(message)}", file=sys.stderr, flush=True)
+    current = asking.get()
+    if current is not None:
+        current.notes.append(message)
 
 
 class Progress:
@@ -244,14 +491,17 @@ class Progress:
 
 def build_server(front: Front) -> Any:
     from mcp.server import MCPServer
-    from mcp.server.mcpserver import Context
-    from mcp.types import CallToolResult
+    from mcp.server.mcpserver import Context, RequestStateSecurity
+    from mcp.types import CallToolResult, InputRequiredResult
 
     server = MCPServer(
         NAME,
         instructions="ask(question) runs the venice-agent with its tools, caps and consent; "
         "give a conversation id to ask follow-ups.",
         log_level="WARNING",
+        # The SDK seals each requestState under this process's key; it outlives our deadline,
+        # so a late retry reaches us and gets the question's result (or NOT_WAITING).
+        request_state_security=RequestStateSecurity.ephemeral(ttl=3 * front.deadline),
     )
 
     @server.tool(
@@ -274,7 +524,7 @@ def build_server(front: Front) -> Any:
         conversation: Annotated[
             str | None, Field(description="An id: the same id continues a conversation.")
         ] = None,
-    ) -> Annotated[CallToolResult, AskResult]:
+    ) -> Annotated[CallToolResult, AskResult] | InputRequiredResult:
         return await front.ask(ctx, question, budget, max_usd, max_rounds, conversation)
 
     return server
@@ -322,6 +572,20 @@ def loopback(host: str) -> bool:
 
 
 async def serve(options: FrontOptions, settings: Any, servers: list[Any]) -> int:
+    async with open_front(options, settings, servers) as server:
+        if not options.http:
+            await server.run_stdio_async()
+            return 0
+        await serve_http(server, options)
+    return 0
+
+
+@asynccontextmanager
+async def open_front(
+    options: FrontOptions, settings: Any, servers: list[Any], **timing: Any
+) -> AsyncIterator[Any]:
+    """The MCP server (the SDK's `MCPServer`) on a runtime opened here and closed on the way out;
+    `timing` (deadline, sleep) goes to `Front`."""
     from ..core.defaults import QUESTION_BUDGET
 
     # person=False: nobody at this terminal (stdout may be the protocol): servers get neither
@@ -338,12 +602,11 @@ async def serve(options: FrontOptions, settings: Any, servers: list[Any]) -> int
             problem = runtime.agent(runtime.consented()).cannot_cap()
             if problem is not None:
                 raise ConfigError(problem)
-        server = build_server(Front(runtime, caps))
-        if not options.http:
-            await server.run_stdio_async()
-            return 0
-        await serve_http(server, options)
-    return 0
+        front = Front(runtime, caps, **timing)
+        try:
+            yield build_server(front)
+        finally:
+            await front.close()
 
 
 async def serve_http(server: Any, options: FrontOptions) -> None:
