@@ -19,7 +19,7 @@ from ..core.events import EventSink
 from ..core.receipt import Receipt
 from .render import Renderer, balance_line, receipt_json, tools_table
 from .terminal import PROMPT, ReadLine, cancellable, cancelled_receipt
-from .text import safe
+from .text import safe, server_place
 
 HELP = """\
 /help     this list
@@ -150,6 +150,9 @@ class Repl:
 
     async def _tools(self, _: str) -> bool:
         tools_table(self.console, self.agent.tools.specs())
+        for box in getattr(self.agent.tools, "toolboxes", ()):  # each MCP server, and how it speaks
+            for status in getattr(box, "servers", ()):
+                self.console.print(Text(f"{safe(status.name)}: {server_place(status)}", style="dim"))
         return True
 
     async def _reload(self, _: str) -> bool:
