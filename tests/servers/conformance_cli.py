@@ -14,10 +14,13 @@ which follows the authorisation URL back to the agent's loopback listener. Exit 
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +34,10 @@ from venice_terminal_agent.mcp.config import JWT_BEARER, OAUTH_KEYS  # noqa: E40
 
 # The URL-based client id the suite expects where its server supports client metadata documents.
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
-TIMEOUT = 60  # seconds for one command (a sign-in included)
+TIMEOUT = 240  # seconds for one command (a sign-in included), on a loaded machine
+# The runner starts every scenario of a requirement set at once; with CONFORMANCE_SLOTS (a
+# folder) set, at most SLOTS of our commands run at a time, so a small machine is not swamped.
+SLOTS = 3
 TOOL_FAILED = 5  # `tools call`'s status for a tool that answered with an error: still a call made
 
 
@@ -73,8 +79,32 @@ def arguments(tool: dict[str, Any], tools: dict[str, dict[str, Any]]) -> dict[st
     return {key: example(properties.get(key)) for key in schema.get("required") or []}
 
 
+@contextmanager
+def slot() -> Iterator[None]:
+    folder = os.environ.get("CONFORMANCE_SLOTS")
+    if not folder:
+        yield
+        return
+    while True:
+        for number in range(SLOTS):
+            with open(Path(folder) / f"slot{number}", "w") as lock:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue
+                yield
+                return
+        with open(Path(folder) / "slot0", "w") as lock:  # wait for the first, then look again
+            fcntl.flock(lock, fcntl.LOCK_EX)
+
+
 def run(folder: Path, env: dict[str, str], *args: str, stdout: Path | None = None) -> tuple[int, str]:
     """One command on a pseudo-terminal, answered as a person would; its status and what it showed."""
+    with slot():
+        return _run(folder, env, *args, stdout=stdout)
+
+
+def _run(folder: Path, env: dict[str, str], *args: str, stdout: Path | None = None) -> tuple[int, str]:
     command = [COMMAND, *args]
     if stdout is not None:  # the document to a file, the questions to the terminal
         command = ["sh", "-c", 'exec "$@" > "$0"', str(stdout), *command]
