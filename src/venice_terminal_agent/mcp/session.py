@@ -305,7 +305,7 @@ class ServerSession:
             raise ToolError(self.masked(error.message)) from None
 
     async def _call(self, tool: str, arguments: Mapping[str, Any]) -> str:
-        from mcp import MCPError
+        from mcp import InputRequiredRoundsExceededError, MCPError
         from pydantic import ValidationError
 
         from .tasks import call_as_task, needs_task
@@ -331,6 +331,11 @@ class ServerSession:
                 )
         except ToolError:
             raise
+        except InputRequiredRoundsExceededError as error:  # MRTR (2026-07-28): the SDK's cap
+            raise ToolError(
+                f"{self.name} asked for more input {error.max_rounds} times during one call to {tool} "
+                "without finishing it, so the call was stopped"
+            ) from None
         except MCPError as error:
             reason = error_reason(error, server=self.name, tool=tool, timeout=self.call_timeout)
             if error.code == CONNECTION_CLOSED:
