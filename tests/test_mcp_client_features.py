@@ -195,3 +195,92 @@ async def test_escape_sequences_in_a_forms_choices_are_shown_never_obeyed():
     assert "one of: \\x1b]0;pwned\\x07, \\x1b[5mblink\\x1b[0m" in screen.getvalue()
     assert "(\\x1b]0;pwned\\x07 / \\x1b[5mblink\\x1b[0m)" in asked[1]
     assert TITLE not in shown and "\x1b[5m" not in shown and "\x07" not in shown
+
+
+def asking_server(rounds_before_done: int | None):
+    """An MCP server on 2026-07-28 whose `confirm` tool answers "input required" (MRTR,
+    SEP-2322) with a yes/no form until it has had `rounds_before_done` answers (None: never
+    done); `seen` keeps each round's echoed request state and answers."""
+    from mcp.server import MCPServer
+    from mcp.server.mcpserver import Context
+    from mcp.types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
+
+    server, seen = MCPServer("nagging"), []
+    form = {"type": "object", "properties": {"sure": {"type": "boolean"}}, "required": ["sure"]}
+
+    @server.tool()
+    def confirm(ctx: Context) -> str | InputRequiredResult:
+        """Asks before it does anything."""
+        answers = ctx.input_responses or {}
+        seen.append((ctx.request_state, {key: (a.action, a.content) for key, a in answers.items()}))
+        if rounds_before_done is not None and len(seen) > rounds_before_done:
+            return f"done after {rounds_before_done} answers"
+        question = ElicitRequest(params=ElicitRequestFormParams(message="Sure?", requested_schema=form))
+        return InputRequiredResult(input_requests={"ok": question}, request_state=f"state-{len(seen)}")
+
+    return server, seen
+
+
+async def answered_on_a_terminal(server, typed: str | None):
+    """Call `confirm` through McpToolbox with the terminal form, a person typing `typed`
+    (None: no terminal, so nobody to ask)."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from venice_terminal_agent.cli.elicit_form import terminal_elicitor
+    from venice_terminal_agent.core.errors import ToolError
+    from venice_terminal_agent.mcp.config import ServerConfig
+    from venice_terminal_agent.mcp.session import SessionHooks
+    from venice_terminal_agent.mcp.toolbox import McpToolbox
+    from venice_terminal_agent.mcp.features import ClientFeatures
+
+    screen = StringIO()
+
+    async def ask(question: str) -> str:
+        return typed
+
+    elicitor = None if typed is None else terminal_elicitor(Console(file=screen, force_terminal=True), ask)
+    features = ClientFeatures(elicitor=elicitor)
+    async with McpToolbox.open(
+        [ServerConfig("nagging", in_memory=server)], hooks=SessionHooks(client_options=features.client_options)
+    ) as box:
+        assert [status.protocol for status in box.servers] == ["2026-07-28"]
+        try:
+            return await box.call("confirm", {}), screen.getvalue()
+        except ToolError as error:
+            return error, screen.getvalue()
+
+
+async def test_an_input_required_result_is_asked_on_the_terminal_form_and_its_state_echoed():
+    """MRTR goes through the same form as elicitation: the person answers, and the retry
+    carries the answer and the server's request state unchanged."""
+    server, seen = asking_server(rounds_before_done=1)
+    result, screen = await answered_on_a_terminal(server, "y")
+    assert json.loads(result) == {"result": "done after 1 answers"}
+    assert "nagging asks: Sure?" in screen
+    assert seen == [(None, {}), ("state-1", {"ok": ("accept", {"sure": True})})]
+
+
+async def test_an_input_required_result_with_nobody_to_ask_is_declined():
+    """The same rule as elicitation: without a terminal (or under --yes, or in serve) the
+    server is told the input was declined, and the call goes on to the server's answer."""
+    server, seen = asking_server(rounds_before_done=1)
+    result, screen = await answered_on_a_terminal(server, None)
+    assert json.loads(result) == {"result": "done after 1 answers"}
+    assert seen == [(None, {}), ("state-1", {"ok": ("decline", None)})]
+
+
+async def test_a_server_that_keeps_asking_for_input_ends_the_call_with_a_readable_error():
+    """Past the SDK's ten rounds the call stops, said in our words (not the SDK's advice to
+    raise `input_required_max_rounds` on a Client the person never sees)."""
+    from venice_terminal_agent.core.errors import ToolError
+
+    server, seen = asking_server(rounds_before_done=None)
+    error, _ = await answered_on_a_terminal(server, "y")
+    assert isinstance(error, ToolError)
+    assert str(error) == (
+        "nagging asked for more input 10 times during one call to confirm without finishing it, "
+        "so the call was stopped"
+    )
+    assert len(seen) == 11  # the first call and its ten retries, then no more

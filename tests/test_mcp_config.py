@@ -8,7 +8,7 @@ import pytest
 from venice_terminal_agent.config import ConfigError, Settings
 from venice_terminal_agent.mcp import config as mcp_config
 from venice_terminal_agent.mcp.apify import apify_server, with_query
-from venice_terminal_agent.mcp.config import load_servers, parse_servers
+from venice_terminal_agent.mcp.config import JWT_BEARER, load_servers, parse_servers
 
 
 def settings(**values) -> Settings:
@@ -136,12 +136,47 @@ def test_apify_entries_get_the_apify_token_and_no_one_else_does():
         ({"mcpServers": {"a": {"command": "x", "args": "--flag"}}}, "'args' is a list of strings"),
         ({"mcpServers": {"a": {"url": "http://h", "type": "sse"}}}, "SSE transport is not supported"),
         ({"mcpServers": {"a": {"command": "x", "trusted": "yes"}}}, "'trusted' is true or false"),
+        (
+            {"mcpServers": {"a": {"command": "x", "protocol": "2024"}}},
+            "'protocol' is auto, 2025-11-25 or 2026-07-28",
+        ),
+        (
+            {"mcpServers": {"a": {"command": "x", "startup_timeout": 0}}},
+            "'startup_timeout' is a number of seconds",
+        ),
+        (
+            {"mcpServers": {"a": {"url": "http://h", "oauth": {"grant_type": JWT_BEARER, "client_id": "w"}}}},
+            "JWT-bearer grant needs client_id and assertion",
+        ),
     ],
 )
 def test_a_bad_file_is_one_readable_line(data, message):
     with pytest.raises(ConfigError) as caught:
         parse_servers(data, "mcp.json", settings(), {})
     assert message in str(caught.value) and str(caught.value).startswith("mcp.json")
+
+
+def test_stdio_servers_keep_the_2025_handshake_http_ones_negotiate_and_an_entry_chooses():
+    entries = {
+        "local": {"command": "x"},
+        "remote": {"url": "http://h/mcp"},
+        "modern": {"command": "x", "protocol": "2026-07-28", "startup_timeout": 90},
+        "pinned": {"url": "http://h/mcp", "protocol": "2025-11-25"},
+    }
+    local, remote, modern, pinned = parse_servers({"mcpServers": entries}, "f", settings(), {})
+    assert [s.wanted_protocol for s in (local, remote, modern, pinned)] == [
+        "2025-11-25", "auto", "2026-07-28", "2025-11-25",
+    ]  # fmt: skip
+    assert modern.startup_timeout == 90
+
+
+def test_oauth_takes_the_issuer_of_a_pre_registered_client_and_a_workload_identity():
+    oauth = {"client_id": "c", "client_secret": "s", "issuer": "https://as.example"}
+    workload = {"grant_type": JWT_BEARER, "client_id": "w", "assertion": "${WORKLOAD_TOKEN}"}
+    entries = {"a": {"url": "http://h/mcp", "oauth": oauth}, "b": {"url": "http://h/mcp", "oauth": workload}}
+    a, b = parse_servers({"mcpServers": entries}, "f", settings(), {"WORKLOAD_TOKEN": "eyJ.w.t"})
+    assert a.oauth["issuer"] == "https://as.example"
+    assert b.oauth["assertion"] == "eyJ.w.t" and "eyJ.w.t" in b.secret_values()  # never shown
 
 
 def test_an_empty_list_or_every_entry_disabled_means_no_mcp_server():

@@ -1,11 +1,12 @@
-"""The MCP conformance suite's client scenarios, run by its own runner against our session code
-(`servers/conformance_client.py` opens an McpToolbox on the URL the runner gives it), in a
+"""The MCP conformance suite's client scenarios, run by its own runner against the real CLI
+(`servers/conformance_cli.py`: `venice-agent tools list --json`, then `tools call` for each
+tool on a pseudo-terminal, a person answering y and keeping a form's defaults), in a
 loopback-only network namespace where `unshare -n` works.
 
-Every scenario runs once per test session, four at a time (each is a Node runner and a Python
-client: run one by one they would take most of a minute); each test then reads its checks.
-Under xdist all of them go to one worker (ONE_WORKER in conftest.py), so they run once.
-One scenario also runs from the suite's next release, where upstream fixed its mock (BACKCOMPAT).
+Two releases are pinned: 0.1.16 (tests/node) and 0.2.0-alpha.12 (tests/node/next). Each
+scenario is its own test (xdist spreads them over its workers); the next release's two frozen
+requirement sets (`--requirements 2025-11-25`, `--requirements 2026-07-28`, each run at its
+own wire) are run whole, as the runner runs them, and so are the scenarios outside both.
 """
 
 import json
@@ -13,7 +14,6 @@ import os
 import re
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 import pytest
@@ -39,42 +39,57 @@ SCENARIOS = [
     "auth/offline-access-not-supported", "auth/client-credentials-jwt", "auth/client-credentials-basic",
     "auth/cross-app-access-complete-flow",
 ]  # fmt: skip
+# The next release's 48 client scenarios, with the revisions (or extension) each belongs to.
+NEXT_SCENARIOS = {
+    "initialize": "2025-06-18,2025-11-25", "tools_call": "2025-06-18,2025-11-25,2026-07-28",
+    "elicitation-sep1034-client-defaults": "2025-11-25", "sse-retry": "2025-11-25",
+    "request-metadata": "2026-07-28",
+    **{f"auth/{name}": "2025-11-25,2026-07-28" for name in (
+        "metadata-default", "metadata-var1", "metadata-var2", "metadata-var3", "basic-cimd",
+        "scope-from-www-authenticate", "scope-from-scopes-supported", "scope-omitted-when-undefined",
+        "scope-step-up", "scope-retry-limit")},
+    **{f"auth/token-endpoint-auth-{how}": "2025-06-18,2025-11-25,2026-07-28" for how in ("basic", "post", "none")},
+    "auth/pre-registration": "2025-11-25,2026-07-28",
+    "auth/2025-03-26-oauth-metadata-backcompat": "2025-03-26", "auth/2025-03-26-oauth-endpoint-fallback": "2025-03-26",
+    **{f"auth/{name}": "2026-07-28" for name in (
+        "resource-mismatch", "offline-access-scope", "offline-access-not-supported",
+        "authorization-server-migration", "iss-supported", "iss-not-advertised", "iss-supported-missing",
+        "iss-wrong-issuer", "iss-unexpected", "iss-normalized", "metadata-issuer-mismatch")},
+    **{f"auth/{name}": "extension" for name in (
+        "client-credentials-jwt", "client-credentials-basic", "enterprise-managed-authorization",
+        "dpop", "dpop-nonce", "wif-jwt-bearer")},
+    "sep-2322-client-request-state": "2026-07-28", "http-standard-headers": "2026-07-28",
+    "http-custom-headers": "2026-07-28", "http-invalid-tool-headers": "2026-07-28",
+    "json-schema-ref-no-deref": "2026-07-28", "json-schema-2020-12-preservation": "2025-11-25,2026-07-28",
+    **{f"sep-2640-client-{name}": "extension" for name in (
+        "no-prefetch", "verify-digest", "verify-size", "verify-frontmatter")},
+}  # fmt: skip
+REVISIONS = ("2025-11-25", "2026-07-28")
+# Every scenario of the next release runs: the requirement sets whole (they run the extensions
+# too, unscored), and the rest one by one.
+OUTSIDE = [s for s, revs in NEXT_SCENARIOS.items() if not set(revs.split(",")) & {*REVISIONS, "extension"}]
 # 0.1.16's back-compat mock serves its metadata at the origin's well-known URL naming
 # `<origin>/oauth` as issuer; RFC 8414 §3.3 says such a document "MUST NOT be used", and the client
 # refuses it (test_mcp_oauth.py shows the refusal). Upstream fixed the mock (conformance PR #359,
-# issuer = origin), so far only in 0.2.0 pre-releases: the fixed scenario runs from the next
-# release (tests/node/next), and the pinned one is run too, to fail exactly at the issuer check.
+# issuer = origin) in the 0.2.0 pre-releases, where the fixed scenario passes (OUTSIDE); the
+# pinned one is run too, to fail exactly at the issuer check.
 BACKCOMPAT = "auth/2025-03-26-oauth-metadata-backcompat"
-NEXT = "next:"  # prefix of a scenario run from the next release
+CLIENT = f"{sys.executable} {SERVERS / 'conformance_cli.py'}"
 
 
 def env() -> dict[str, str]:
     return {**os.environ, "PATH": f"{node22().parent}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
-def run(scenario: str, out: Path) -> tuple[subprocess.CompletedProcess, Path]:
-    modules = NEXT_MODULES if scenario.startswith(NEXT) else MODULES
-    scenario = scenario.removeprefix(NEXT)
+def conformance(modules: Path, *args: str, out: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+    """The suite's runner of `modules` driving our CLI, its results in `out`."""
     command = [
         str(node22()), str(bin_path("conformance", modules).resolve()), "client",
-        "--command", f"{sys.executable} {SERVERS / 'conformance_client.py'}",
-        "--scenario", scenario, "--timeout", "120000", "-o", str(out),
+        "--command", CLIENT, *args, "--timeout", f"{int(timeout * 1000) - 30000}", "-o", str(out),
     ]  # fmt: skip
     if loopback_only_works():  # its test servers listen on every interface: keep them to ourselves
         command = in_loopback_namespace(command)
-    done = subprocess.run(command, capture_output=True, text=True, timeout=180, env=env(), check=False)
-    return done, out
-
-
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    """Each scenario's run (a future: a suite not installed fails or skips only its own tests)."""
-    root = tmp_path_factory.mktemp("conformance")
-    with ThreadPoolExecutor(4) as pool:
-        runs = [*SCENARIOS, NEXT + BACKCOMPAT]
-        futures = {s: pool.submit(run, s, root / str(i)) for i, s in enumerate(runs)}
-        wait(futures.values())
-        return futures
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env(), check=False)
 
 
 def checks_of(out: Path) -> tuple[list[dict], str]:
@@ -84,34 +99,62 @@ def checks_of(out: Path) -> tuple[list[dict], str]:
 
 
 def failed(checks: list[dict]) -> set[str]:
-    return {check["id"] for check in checks if check["status"] not in ("SUCCESS", "INFO")}
+    return {check["id"] for check in checks if check["status"] not in ("SUCCESS", "INFO", "SKIPPED")}
 
 
-def test_the_pinned_suite_has_these_client_scenarios():
+def listed(modules: Path, *args: str) -> list[str]:
     done = subprocess.run(
-        [str(node22()), str(bin_path("conformance").resolve()), "list", "--client"],
+        [str(node22()), str(bin_path("conformance", modules).resolve()), "list", "--client", *args],
         capture_output=True, text=True, timeout=60, env=env(), check=True,
     )  # fmt: skip
-    listed = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("  - ")]
-    assert listed == SCENARIOS
+    return [line.split()[1] for line in done.stdout.splitlines() if line.startswith("  - ")]
 
 
-@pytest.mark.parametrize("scenario", [s for s in SCENARIOS if s != BACKCOMPAT] + [NEXT + BACKCOMPAT])
-def test_conformance_client_scenario(scenario, results):
-    done, out = results[scenario].result()
+def test_the_pinned_suites_have_these_client_scenarios():
+    assert listed(MODULES) == SCENARIOS
+    assert listed(NEXT_MODULES) == list(NEXT_SCENARIOS)
+
+
+@pytest.mark.parametrize(
+    ("modules", "scenario"),
+    [pytest.param(MODULES, s, id=f"0.1.16:{s}") for s in SCENARIOS if s != BACKCOMPAT]
+    + [pytest.param(NEXT_MODULES, s, id=f"next:{s}") for s in OUTSIDE],
+)
+def test_conformance_client_scenario(modules, scenario, tmp_path):
+    done = conformance(modules, "--scenario", scenario, out=tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    checks, _ = checks_of(out)
+    checks, _ = checks_of(tmp_path)
     assert failed(checks) == set()
     assert any(check["status"] == "SUCCESS" for check in checks)
 
 
-def test_the_pinned_backcompat_mock_is_refused_at_its_issuer(results):
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_a_requirement_set_passes_whole(revision, tmp_path, monkeypatch):
+    """`conformance client --requirements REV`: every scenario the revision requires, at its
+    wire (and the extensions, which it runs unscored), passes: none is an expected failure."""
+    required = listed(NEXT_MODULES, "--requirements", revision)
+    slots = tmp_path / "slots"  # its scenarios start at once: a few of our commands at a time
+    slots.mkdir()
+    monkeypatch.setenv("CONFORMANCE_SLOTS", str(slots))
+    done = conformance(NEXT_MODULES, "--requirements", revision, out=tmp_path / "out", timeout=900)
+    tmp_path = tmp_path / "out"
+    ran = {path.parent for path in tmp_path.glob("**/checks.json")}
+    problems = {
+        str(run.relative_to(tmp_path)): sorted(failed(json.loads((run / "checks.json").read_text())))
+        for run in ran
+    }
+    assert {name: ids for name, ids in problems.items() if ids} == {}, done.stdout[-3000:]
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert len(ran) >= len([s for s in required if s in NEXT_SCENARIOS])
+
+
+def test_the_pinned_backcompat_mock_is_refused_at_its_issuer(tmp_path):
     """Signing in stops right after the metadata is read, on its issuer, and nowhere else: if the
     pinned mock (or our client) changes, this says so."""
-    done, out = results[BACKCOMPAT].result()
-    checks, stderr = checks_of(out)
+    done = conformance(MODULES, "--scenario", BACKCOMPAT, out=tmp_path)
+    checks, stderr = checks_of(tmp_path)
     assert done.returncode != 0
     assert ("authorization-server-metadata", "SUCCESS") in {(c["id"], c["status"]) for c in checks}
     assert failed(checks) == {"client-registration", "authorization-request", "token-request"}
-    issuer = r"issuer mismatch: (http://localhost:\d+)/oauth != \1$"
-    assert re.search(r"^conformance: sign-in failed: .*" + issuer, stderr, re.M), stderr
+    issuer = r"issuer mismatch: (http://localhost:\d+)/oauth != \1"
+    assert re.search(r"conformance: sign-in failed: .*" + issuer, stderr), stderr

@@ -165,3 +165,38 @@ async def test_cancelling_while_servers_start_leaves_no_process(tmp_path):
     with pytest.raises(asyncio.CancelledError):
         await task
     assert children() == before
+
+
+def left_in_group(group: int) -> list[int]:
+    """Processes still running (not zombies) in the process group `group`, from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == group and fields[0] not in ("Z", "X"):
+                found.append(int(entry.name))
+    return found
+
+
+STARTS = 20
+
+
+async def test_no_child_of_a_stdio_server_outlives_it_after_many_starts_and_stops(tmp_path):
+    """A server that leaves politely when its stdin closes, leaving a child of its own behind;
+    and one that fails at start after starting a child: after each stop (the end of a session,
+    a failed start) nothing of their process groups is left."""
+    raw = str(SERVERS / "raw_mcp.py")
+    groups = []
+    for round in range(STARTS):
+        record = tmp_path / f"record{round}"
+        polite = ServerConfig("raw", command=sys.executable, args=(raw, "--child", "--record", str(record)))
+        failing = ServerConfig("broken", command="sh", args=("-c", "sleep 600 & exit 3"))
+        async with McpToolbox.open([polite, failing], startup_timeout=30) as box:
+            assert [s.state for s in box.servers] == ["ready", "failed"]
+            groups += [session._process.process.pid for session in box._sessions.values()]
+        assert "eof" in record.read_text()  # it left because its stdin closed, not by a signal
+    assert {group: left_in_group(group) for group in groups if left_in_group(group)} == {}
+    assert children() == set()

@@ -59,7 +59,9 @@ async def no_wait(seconds: float) -> None:
     pass
 
 
-async def test_a_certificate_nobody_trusts_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_certificate_nobody_trusts_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
     async with tls_server(*certificate(tmp_path)) as url:

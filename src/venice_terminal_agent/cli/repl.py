@@ -19,7 +19,7 @@ from ..core.events import EventSink
 from ..core.receipt import Receipt
 from .render import Renderer, balance_line, receipt_json, tools_table
 from .terminal import PROMPT, ReadLine, cancellable, cancelled_receipt
-from .text import catalogue_searched, safe
+from .text import catalogue_searched, safe, server_place
 
 HELP = """\
 /help     this list
@@ -155,6 +155,9 @@ class Repl:
         tools_table(self.console, self.agent.tools.specs())
         if searched := catalogue_searched(self.agent.tools):
             self.console.print(Text(searched, style="dim"), soft_wrap=True)
+        for box in getattr(self.agent.tools, "toolboxes", ()):  # each MCP server, and how it speaks
+            for status in getattr(box, "servers", ()):
+                self.console.print(Text(f"{safe(status.name)}: {server_place(status)}", style="dim"))
         return True
 
     async def _reload(self, _: str) -> bool:

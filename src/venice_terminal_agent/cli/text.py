@@ -35,8 +35,10 @@ def files_line(enabled: bool, root: Path | None) -> str:
 
 def server_place(status: Any) -> str:
     """`http, http://127.0.0.1:8000/mcp`: how and where a server runs (its command line or URL,
-    without secrets), as `tools list` and `doctor` both name it beside the server."""
-    return f"{status.transport}, {safe(status.where)}"
+    without secrets), and the MCP revision it speaks once it started (`MCP 2025-11-25`), as
+    `tools list`, `doctor` and `/tools` name it beside the server."""
+    protocol = getattr(status, "protocol", None)
+    return f"{status.transport}, {safe(status.where)}" + (f", MCP {safe(protocol)}" if protocol else "")
 
 
 ARGS_PREVIEW = 200  # a call's arguments as it starts; the consent question shows more

@@ -79,12 +79,13 @@ async def _list(servers: list[Any], settings: Any, json_output: bool) -> int:
         document = {
             "servers": [
                 {"name": s.name, "transport": s.transport, "where": s.where, "state": s.state,
-                 "tools": s.tools, "error": s.error}
+                 "tools": s.tools, "error": s.error, "protocol": s.protocol}
                 for s in statuses
             ],
             "tools": [
                 {"name": spec.name, "original_name": originals[spec.name], "server": spec.server,
-                 "needs_consent": not spec.read_only, "description": spec.description}
+                 "needs_consent": not spec.read_only, "description": spec.description,
+                 "input_schema": spec.parameters}
                 for spec in specs
             ],
         }  # fmt: skip

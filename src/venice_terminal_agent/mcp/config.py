@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import ConfigError
 from .apify import apify_server, is_apify_command, is_apify_url
-from .server_config import DOWNLOAD_STARTUP_TIMEOUT, ServerConfig
+from .server_config import DOWNLOAD_STARTUP_TIMEOUT, PROTOCOLS, ServerConfig
 
 if TYPE_CHECKING:  # the fronts read the settings and hand them down; mcp never loads them
     from ..config import Settings
@@ -43,7 +43,9 @@ DOWNLOADERS = {"npx", "uvx", "bunx", "pnpx"}  # their first run downloads the se
 OAUTH_KEYS = {
     "grant_type", "client_id", "client_secret", "private_key_pem", "signing_algorithm", "scope",
     "client_metadata_url", "idp_issuer", "idp_client_id", "idp_id_token", "idp_token_endpoint",
+    "issuer", "assertion",
 }  # fmt: skip
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"  # RFC 7523, workload identity (SEP-1933)
 _PLACEHOLDER = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -134,8 +136,17 @@ def _server(
         if not isinstance(roots, list) or not all(isinstance(root, str) and root.strip() for root in roots):
             raise ConfigError(f"{where}: 'roots' is a list of folders (an empty list: none)")
         roots = tuple(_expand(root, "roots", where, environ) for root in roots)
+    protocol = entry.get("protocol")
+    if protocol is not None and protocol not in PROTOCOLS:
+        raise ConfigError(f"{where}: 'protocol' is {', '.join(PROTOCOLS[:-1])} or {PROTOCOLS[-1]}")
+    timeout = entry.get("startup_timeout")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+    ):
+        raise ConfigError(f"{where}: 'startup_timeout' is a number of seconds above 0")
     server = _entry(name, entry, where, settings, environ, trusted)
-    return dataclasses.replace(server, sampling=sampling, roots=roots)
+    server = dataclasses.replace(server, sampling=sampling, roots=roots, protocol=protocol)
+    return dataclasses.replace(server, startup_timeout=float(timeout)) if timeout is not None else server
 
 
 def _entry(
@@ -198,8 +209,13 @@ def _oauth(value: Any, where: str, environ: Mapping[str, str]) -> dict[str, str]
         raise ConfigError(
             f"{where}: 'oauth' does not know {', '.join(unknown)} (known: {', '.join(sorted(OAUTH_KEYS))})"
         )
-    if oauth.get("grant_type", "authorization_code") not in ("authorization_code", "client_credentials"):
-        raise ConfigError(f"{where}: 'oauth' grant_type is authorization_code or client_credentials")
+    grants = ("authorization_code", "client_credentials", JWT_BEARER)
+    if oauth.get("grant_type", "authorization_code") not in grants:
+        raise ConfigError(f"{where}: 'oauth' grant_type is {', '.join(grants[:-1])} or {grants[-1]}")
+    if oauth.get("grant_type") == JWT_BEARER and not (oauth.get("client_id") and oauth.get("assertion")):
+        raise ConfigError(
+            f"{where}: 'oauth' with the JWT-bearer grant needs client_id and assertion (the workload's token)"
+        )
     if oauth.get("grant_type") == "client_credentials" and not oauth.get("client_id"):
         raise ConfigError(
             f"{where}: 'oauth' with client_credentials needs client_id and client_secret or private_key_pem"

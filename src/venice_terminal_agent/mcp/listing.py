@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from ..core.errors import ToolListError
@@ -11,9 +14,42 @@ from .results import SDK_STAND_INS, describe_error, http_status_reason
 MAX_PAGES = 1000  # a server paging forever with fresh cursors is a server gone wrong
 
 
-async def list_all_tools(client: Any, server: str) -> list[Any]:
-    """Every tool, following `next_cursor`; a repeated cursor fails rather than keep part of a list."""
-    return await list_all(client.list_tools, "tools", server)
+def invalid_header_notice(server: str, tool: str, reason: str) -> str:
+    """The one line said when a 2026-07-28 server's tool is left out for its header mapping."""
+    return f"{server}: tool {tool!r} is left out: its x-mcp-header mapping is invalid ({reason})"
+
+
+# Who hears of a tool the SDK leaves out while a server's tools are listed (this task's).
+_dropped: ContextVar[Callable[[str, str], None] | None] = ContextVar("dropped tools", default=None)
+
+
+def _say_dropped(record: logging.LogRecord) -> bool:
+    """The SDK drops a tool whose `x-mcp-header` mapping is invalid (the 2026-07-28 MUST) and
+    says so in a log warning: it becomes one notice naming the server instead."""
+    told = _dropped.get()
+    if told is None or not record.msg.startswith("dropping tool ") or len(record.args or ()) != 2:
+        return True
+    tool, reason = record.args  # type: ignore[misc]
+    told(str(tool), str(reason))
+    return False
+
+
+logging.getLogger("client").addFilter(_say_dropped)  # the mcp SDK's client session logger
+
+
+async def list_all_tools(client: Any, server: str, notice: Callable[[str], None] | None = None) -> list[Any]:
+    """Every tool, following `next_cursor`; a repeated cursor fails rather than keep part of a list.
+    A tool the SDK leaves out (invalid header mapping) is one line to `notice`."""
+
+    def dropped(tool: str, reason: str) -> None:
+        if notice is not None:
+            notice(invalid_header_notice(server, tool, reason))
+
+    token = _dropped.set(dropped)
+    try:
+        return await list_all(client.list_tools, "tools", server)
+    finally:
+        _dropped.reset(token)
 
 
 async def list_all(fetch: Any, what: str, server: str) -> list[Any]:

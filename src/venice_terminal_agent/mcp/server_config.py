@@ -11,7 +11,15 @@ from urllib.parse import parse_qsl, urlsplit
 from .results import redact
 
 DOWNLOAD_STARTUP_TIMEOUT = 120.0  # a first `npx`/`uvx` run downloads the server: give it time
-OAUTH_SECRETS = {"client_secret", "private_key_pem", "idp_id_token"}  # `oauth` values never shown
+LEGACY_PROTOCOL = "2025-11-25"  # the last revision with the `initialize` handshake
+MODERN_PROTOCOL = "2026-07-28"
+PROTOCOLS = ("auto", LEGACY_PROTOCOL, MODERN_PROTOCOL)  # what `"protocol"` in mcp.json takes
+OAUTH_SECRETS = {
+    "client_secret",
+    "private_key_pem",
+    "idp_id_token",
+    "assertion",
+}  # `oauth` values never shown
 
 
 @dataclass(frozen=True)
@@ -34,6 +42,10 @@ class ServerConfig:
     apify: bool = False
     needs_node: int | None = None  # the least Node.js major version the command needs
     startup_timeout: float | None = None  # overrides the session's (a first `npx` run downloads)
+    # `"protocol"`: which MCP revision to speak. "auto" negotiates the newest both sides speak
+    # (`server/discover`, else the 2025 handshake); a revision pins it. None: the transport's
+    # default (`default_protocol`).
+    protocol: str | None = None
     hidden: tuple[str, ...] = field(default=(), repr=False)  # values read from `${NAME}`: secrets
     in_memory: Any = field(default=None, repr=False)  # an MCP server object, run in this process
     # A stdio server the caller already spawned (cli/head_start.py): a Transport over its pipes.
@@ -47,6 +59,15 @@ class ServerConfig:
         if self.in_memory is not None:
             return "memory"
         return "http" if self.url else "stdio"
+
+    @property
+    def wanted_protocol(self) -> str:
+        """ "auto", "2025-11-25" or "2026-07-28": the entry's choice, else the transport's.
+        Stdio servers keep the 2025 handshake: a `server/discover` probe makes some of them
+        start their back ends, and the ones that answer it with an error cost a round trip."""
+        if self.protocol is not None:
+            return self.protocol
+        return LEGACY_PROTOCOL if self.transport == "stdio" else "auto"
 
     @property
     def where(self) -> str:

@@ -52,6 +52,10 @@ PING_TIMEOUT = 3.0  # seconds a running server has to answer a ping (serve's /he
 MAX_INSTRUCTIONS = 2000  # characters of a server's instructions that reach the system prompt
 
 
+# `"protocol"` in mcp.json as the SDK's `Client(mode=...)`.
+_MODES = {"auto": "auto", "2025-11-25": "legacy", "2026-07-28": "2026-07-28"}
+
+
 def _to_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
@@ -80,6 +84,7 @@ class ServerStatus:
     state: State
     tools: int
     error: str | None = None
+    protocol: str | None = None  # the MCP revision the server and the agent agreed on
 
 
 class ServerSession:
@@ -104,6 +109,7 @@ class ServerSession:
         self.error: str | None = None
         self.tools: list[Any] = []
         self.instructions: str | None = None
+        self.protocol: str | None = None  # negotiated at start-up
         self.tools_changed = False  # the server said its tool list changed; not yet reloaded
         self.client: Any = None
         self._ready = asyncio.Event()
@@ -119,8 +125,9 @@ class ServerSession:
 
     def status(self) -> ServerStatus:
         return ServerStatus(
-            self.name, self.config.transport, self.config.where, self.state, len(self.tools), self.error
-        )
+            self.name, self.config.transport, self.config.where, self.state, len(self.tools), self.error,
+            self.protocol,
+        )  # fmt: skip
 
     def secrets(self) -> list[str]:
         """What this server's texts must never show: the entry's secrets (headers, env,
@@ -173,11 +180,12 @@ class ServerSession:
             async with contextlib.AsyncExitStack() as stack:
                 try:
                     client = await self._connect(stack)
-                    self.tools = await list_all_tools(client, self.name)
+                    self.tools = await list_all_tools(client, self.name, self.hooks.notice)
                 except Exception as error:  # inside the client's context: a plain exception
                     self._set("failed", self._startup_reason(leaf_error(error)))
                     return
                 self.client = client
+                self.protocol = getattr(client, "protocol_version", None)
                 self.instructions = (client.instructions or "").strip()[:MAX_INSTRUCTIONS] or None
                 self._set("ready")
                 self._ready.set()
@@ -224,11 +232,13 @@ class ServerSession:
                     transport=redirecting_transport(config),
                 )
             )
-            target, mode = streamable_http_client(config.url or "", http_client=http), "auto"
+            target = streamable_http_client(config.url or "", http_client=http)
+            mode = _MODES[config.wanted_protocol]
         else:
-            target, mode = await self._stdio(stack), "legacy"
-            # "legacy" skips the `server/discover` probe most stdio servers answer with an error,
-            # and its 10 s wait on a slow starter.
+            target = await self._stdio(stack)
+            # By default "legacy": no `server/discover` probe, which most stdio servers answer
+            # with an error (and a slow starter with a 10 s wait); the entry may choose.
+            mode = _MODES[config.wanted_protocol]
         options: dict[str, Any] = {
             "logging_callback": self._log,
             "message_handler": self._notified,
@@ -275,7 +285,7 @@ class ServerSession:
             raise ToolListError(f"{self.name} is not running" + (f": {self.error}" if self.error else ""))
         self.tools_changed = False
         try:
-            self.tools = await list_all_tools(self.client, self.name)
+            self.tools = await list_all_tools(self.client, self.name, self.hooks.notice)
         except ToolListError:
             raise
         except Exception as error:
@@ -295,7 +305,7 @@ class ServerSession:
             raise ToolError(self.masked(error.message)) from None
 
     async def _call(self, tool: str, arguments: Mapping[str, Any]) -> str:
-        from mcp import MCPError
+        from mcp import InputRequiredRoundsExceededError, MCPError
         from pydantic import ValidationError
 
         from .tasks import call_as_task, needs_task
@@ -321,6 +331,11 @@ class ServerSession:
                 )
         except ToolError:
             raise
+        except InputRequiredRoundsExceededError as error:  # MRTR (2026-07-28): the SDK's cap
+            raise ToolError(
+                f"{self.name} asked for more input {error.max_rounds} times during one call to {tool} "
+                "without finishing it, so the call was stopped"
+            ) from None
         except MCPError as error:
             reason = error_reason(error, server=self.name, tool=tool, timeout=self.call_timeout)
             if error.code == CONNECTION_CLOSED:

@@ -96,7 +96,7 @@ class StdioServer:
     def discard(self) -> None:
         """Stop a server that was never handed to a session (start-up failed elsewhere)."""
         if not self._entered:  # else the session's streams closed the pipes and saw it leave
-            _end(self.process, signal.SIGKILL)
+            _end(self.process, signal.SIGKILL)  # the whole group, the server's children too
             self.process.wait()
             for pipe in (self.process.stdin, self.process.stdout):
                 if pipe is not None:
@@ -195,10 +195,51 @@ async def _stop(process: subprocess.Popen[bytes]) -> None:
     for then in (signal.SIGTERM, signal.SIGKILL, None):
         for _ in range(int(EXIT_GRACE / 0.01)):
             if process.poll() is not None:
+                break
+            await asyncio.sleep(0.01)
+        else:
+            if then is not None:
+                _end(process, then)
+            continue
+        break
+    # The server is gone; what it started may not be (a child it never waited for, a daemon
+    # it forked): its process group goes the same way, so nothing outlives the agent.
+    for then in (signal.SIGTERM, signal.SIGKILL):
+        if not _group_left(process.pid):
+            return
+        _end(process, then)
+        for _ in range(int(EXIT_GRACE / 0.01)):
+            if not _group_left(process.pid):
                 return
             await asyncio.sleep(0.01)
-        if then is not None:
-            _end(process, then)
+
+
+def _group_left(group: int) -> bool:
+    """A process of the group `group` is still running (not merely waiting to be reaped)."""
+    try:
+        os.killpg(group, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return any(_state(pid, group) not in ("Z", "X", None) for pid in _pids())
+
+
+def _pids() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:  # no /proc (not Linux): trust the signal's answer above
+        return [-1]
+
+
+def _state(pid: int, group: int) -> str | None:
+    """The state letter of `pid` when it belongs to `group`, else None (`/proc/PID/stat`)."""
+    if pid == -1:
+        return "R"
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields[0].decode() if int(fields[2]) == group else None
 
 
 def _end(process: subprocess.Popen[bytes], sig: signal.Signals) -> None:

@@ -26,6 +26,8 @@ from .redirect import LoopbackRedirect, SignInRefused
 from .tokens import TokenFile
 
 CLIENT_NAME = "venice-agent"
+CLIENT_CREDENTIALS = "client_credentials"
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"  # RFC 7523: workload identity (SEP-1933)
 SIGN_IN_TIMEOUT = 300.0  # how long a browser sign-in may take before the server is given up
 # The SDK logs a failed flow with its traceback; the one-line reason reaches the user instead.
 logging.getLogger("mcp.client.auth").addHandler(logging.NullHandler())
@@ -67,7 +69,9 @@ class ServerAuth:
         self.problem: str | None = None
         self.waiting = False
         oauth = config.oauth or {}
-        browser = oauth.get("grant_type") != "client_credentials" and not oauth.get("idp_id_token")
+        browser = oauth.get("grant_type") not in (CLIENT_CREDENTIALS, JWT_BEARER) and not oauth.get(
+            "idp_id_token"
+        )
         storage = self.storage = _Remembered(sign_in.storage(config))
         self._remembered: Any = None  # the server metadata last written beside the tokens
         # Bound now (the redirect URI goes into the registration), listened on only when needed;
@@ -75,6 +79,9 @@ class ServerAuth:
         port = getattr(storage, "registered_port", lambda: None)()
         self._redirect = LoopbackRedirect(port) if browser else None
         self.provider = _provider(config, storage, self)
+        from .dpop import Dpop
+
+        self._dpop = Dpop(self.provider, storage)
 
     def secrets(self) -> list[str]:
         """Every token obtained, refreshed or loaded for this server (and a client secret a
@@ -96,11 +103,16 @@ class ServerAuth:
 
     async def flow(self, request: Any) -> AsyncGenerator[Any, Any]:
         flow = self.provider.async_auth_flow(request)
+        dpop = self._dpop
         try:
             outgoing = await flow.__anext__()
             while True:
+                dpop.prepare(outgoing)
                 response = yield outgoing
-                outgoing = await flow.asend(response)
+                if await dpop.wants_nonce(outgoing, response):  # once, with the nonce it sent
+                    dpop.prepare(outgoing)
+                    response = yield outgoing
+                outgoing = await flow.asend(await dpop.received(outgoing, response))
         except StopAsyncIteration:
             self._remember_metadata()
             return
@@ -173,8 +185,12 @@ def _provider(config: ServerConfig, storage: Any, auth: ServerAuth) -> Any:
     url = config.url or ""
     client_id, secret = oauth.get("client_id"), oauth.get("client_secret")
     scope = oauth.get("scope")
-    if oauth.get("grant_type") == "client_credentials":
+    if oauth.get("grant_type") == CLIENT_CREDENTIALS:
         return _client_credentials(url, storage, oauth)
+    if oauth.get("grant_type") == JWT_BEARER:  # a workload's own identity token: no browser
+        from .grants import WorkloadIdentityAuth
+
+        return WorkloadIdentityAuth(url, storage, oauth)
     if oauth.get("idp_id_token"):  # cross-app access: an identity provider vouches, no browser
         from .grants import CrossAppAuth
 
@@ -186,6 +202,9 @@ def _provider(config: ServerConfig, storage: Any, auth: ServerAuth) -> Any:
             client_secret=secret,
             redirect_uris=None,
             token_endpoint_auth_method="client_secret_basic" if secret else "none",
+            # The authorisation server it was registered with: the SDK presents it there only
+            # (SEP-2352), and registers afresh with any other.
+            issuer=oauth.get("issuer"),
         )
     # With nobody to sign in, the stored registration is kept whatever its port: a refresh
     # needs no redirect, and a browser flow could not happen anyway.

@@ -117,3 +117,67 @@ class CrossAppAuth:
         if answer.status_code != 200:
             raise RuntimeError(f"the identity provider refused the token exchange ({answer.status_code})")
         return str(answer.json()["access_token"])
+
+
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+
+class WorkloadIdentityAuth:
+    """The workload-identity grant (RFC 7523 JWT bearer, SEP-1933): the workload's own token
+    (`assertion` in the entry, e.g. `${WORKLOAD_TOKEN}`) exchanged for an access token at the
+    MCP server's authorisation server. The SDK has no provider for it (its identity-assertion
+    one needs a client secret). A refusal is said once, as the server said it: it is not
+    retried, nor tried with another grant."""
+
+    requires_response_body = True
+
+    def __init__(self, url: str, storage: Any, oauth: Mapping[str, str]) -> None:
+        self.url, self.storage, self.oauth = url, storage, dict(oauth)
+        self._token: str | None = None
+        self._loaded = False
+
+    async def async_auth_flow(self, request: Any) -> AsyncGenerator[Any, Any]:
+        if not self._loaded:
+            self._loaded = True
+            stored = await self.storage.get_tokens()
+            self._token = stored.access_token if stored is not None else None
+        if self._token:
+            request.headers["Authorization"] = f"Bearer {self._token}"
+        response = yield request
+        if response.status_code != 401:
+            return
+        self._token = await self._exchange(response)
+        request.headers["Authorization"] = f"Bearer {self._token}"
+        yield request
+
+    async def _exchange(self, challenge: Any) -> str:
+        import httpx2
+        from mcp.client.auth.utils import extract_scope_from_www_auth
+        from mcp.shared.auth import OAuthToken
+        from mcp.shared.auth_utils import resource_url_from_server_url
+
+        async with httpx2.AsyncClient(timeout=httpx2.Timeout(20)) as http:
+            _, metadata = await discover(http, self.url)
+            if metadata is None:
+                raise RuntimeError(f"{self.url} names no authorisation server for the workload identity")
+            form = {
+                "grant_type": JWT_BEARER, "assertion": self.oauth.get("assertion") or "",
+                "client_id": self.oauth.get("client_id") or "", "resource": resource_url_from_server_url(self.url),
+            }  # fmt: skip
+            scope = self.oauth.get("scope") or extract_scope_from_www_auth(challenge)
+            if scope:
+                form["scope"] = scope
+            answer = await http.post(str(metadata.token_endpoint), data=form)
+        if answer.status_code != 200:
+            try:
+                said = answer.json()
+                reason = " ".join(str(said.get(k) or "") for k in ("error", "error_description")).strip()
+            except ValueError:
+                reason = ""
+            raise RuntimeError(
+                f"the authorisation server refused the workload identity ({answer.status_code}"
+                + (f": {reason})" if reason else ")")
+            )
+        tokens = OAuthToken.model_validate_json(answer.content)
+        await self.storage.set_tokens(tokens)
+        return tokens.access_token

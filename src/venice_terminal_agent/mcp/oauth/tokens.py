@@ -49,6 +49,7 @@ def unreadable(server: str, path: Path, why: str) -> str:
 
 _SHAPES: dict[str, type | tuple[type, ...]] = {
     "tokens": dict, "client_info": dict, "server_metadata": dict, "expires_at": (int, float),
+    "dpop_key": str, "token_scheme": str,
 }  # fmt: skip
 
 
@@ -154,6 +155,22 @@ class TokenFile:
         if self._read().get("server_metadata") != metadata:
             self._write(server_metadata=metadata)
 
+    def dpop_key(self) -> str | None:
+        """The private key (PEM) the stored token is bound to (DPoP, dpop.py), if any."""
+        key = self._read().get("dpop_key")
+        return key if isinstance(key, str) else None
+
+    def set_dpop_key(self, pem: str) -> None:
+        self._write(dpop_key=pem)
+
+    def token_scheme(self) -> str | None:
+        """How the stored token is presented: "DPoP" (bound to `dpop_key`) or "Bearer"."""
+        scheme = self._read().get("token_scheme")
+        return scheme if isinstance(scheme, str) else None
+
+    def set_token_scheme(self, scheme: str) -> None:
+        self._write(token_scheme=scheme)
+
     async def get_client_info(self) -> Any:
         from mcp.shared.auth import OAuthClientInformationFull
 
@@ -177,6 +194,20 @@ class MemoryTokens:
     def __init__(self) -> None:
         self.tokens: Any = None
         self.client_info: Any = None
+        self.key: str | None = None
+        self.scheme: str | None = None
+
+    def dpop_key(self) -> str | None:
+        return self.key
+
+    def set_dpop_key(self, pem: str) -> None:
+        self.key = pem
+
+    def token_scheme(self) -> str | None:
+        return self.scheme
+
+    def set_token_scheme(self, scheme: str) -> None:
+        self.scheme = scheme
 
     async def get_tokens(self) -> Any:
         return self.tokens
