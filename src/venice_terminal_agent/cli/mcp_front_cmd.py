@@ -19,39 +19,31 @@ comes is a no after `DEADLINE` seconds.
 # and they name classes imported inside `build_server`.
 
 import asyncio
-import contextvars
-import hmac
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
 from ..config import ConfigError
-from ..core.consent import Why
 from ..core.errors import StoreError, VeniceAgentError
 from ..core.events import Event, RoundStarted, ToolFinished, ToolStarted
-from ..core.receipt import Call, CallOutcome
-from ..core.toolbox import ToolSpec
+from .mcp_front_consent import Approve, Asking, ClientApprover, asking
 from .runtime import Flags, load, open_runtime
+from .serve_cmd import is_loopback
 from .terminal import fail
 from .text import ARGS_PREVIEW, call_text, safe
 
 NAME = "venice-agent"
-NOBODY = "this MCP client cannot be asked (no elicitation), so {tool} was declined; start the server with --yes to run paid tools"
 CONSENT = "consent"  # the key of the one input request a paused question carries
 DEADLINE = 600.0  # seconds a paused question waits for the client's retry before it is a no
 NO_ANSWER = "no answer came within {seconds:g} s, so {tool} was declined"
 NOT_WAITING = (
     "this question is not waiting for an answer (it ended, it was answered already, "
     "or the server restarted): ask again"
-)
-NO_BACK_CHANNEL = (
-    "this client speaks MCP {version}, where a server cannot ask mid-call, so {tool} was declined; "
-    "start the server with --yes to run paid tools"
 )
 
 
@@ -113,68 +105,6 @@ def lowered(
         ),
         notes,
     )
-
-
-@dataclass
-class Asking:
-    """The call being served: its MCP context (the latest round's) and what the consent step
-    had to say; `question` is the run that can pause for an answer (the 2026-07-28 protocol)."""
-
-    ctx: Any
-    notes: list[str] = field(default_factory=list)
-    question: "Question | None" = None
-
-
-def input_required(protocol_version: str | None) -> bool:
-    """The client speaks a revision where a server asks by returning an input-required result."""
-    from mcp_types.version import is_version_at_least
-
-    return protocol_version is not None and is_version_at_least(protocol_version, "2026-07-28")
-
-
-asking: contextvars.ContextVar[Asking | None] = contextvars.ContextVar("asking", default=None)
-
-
-class Approve(BaseModel):
-    run: bool = Field(description="Run this call?")
-
-
-class ClientApprover:
-    """A `consent.Approver` that asks the MCP client's person (elicitation, form mode). Nobody
-    to ask (no elicitation, or the 2026-07-28 protocol with no back channel) is a no, said in
-    the result."""
-
-    async def __call__(
-        self, call: Call, spec: ToolSpec | None = None, why: Why = Why.PAID
-    ) -> bool | CallOutcome:
-        from mcp.shared.exceptions import NoBackChannelError
-
-        current = asking.get()
-        if current is None or why is Why.SAMPLING:
-            return CallOutcome.NO_ONE_TO_ASK
-        name = safe(call.tool)
-        capabilities = current.ctx.client_capabilities
-        if capabilities is None or capabilities.elicitation is None:
-            current.notes.append(NOBODY.format(tool=name))
-            return CallOutcome.NO_ONE_TO_ASK  # the model is told so, not that someone said no
-        where = f" on {safe(spec.server)}" if spec is not None and spec.server else ""
-        reason = (
-            "it may send local file contents off this machine"
-            if why is Why.LOCAL_DATA
-            else ("it is not known to be free: it may spend money or change things")
-        )
-        message = f"Run {call_text(call.tool, call.arguments, ARGS_PREVIEW)}{where}? ({reason}) yes/no"
-        if current.question is not None and input_required(current.ctx.protocol_version):
-            return await current.question.ask_client(message, name)
-        try:
-            answer = await current.ctx.elicit(message, schema=Approve)
-        except NoBackChannelError:
-            current.notes.append(NO_BACK_CHANNEL.format(version=current.ctx.protocol_version, tool=name))
-            return CallOutcome.NO_ONE_TO_ASK
-        approved = answer.action == "accept" and bool(getattr(answer.data, "run", False))
-        if not approved:
-            current.notes.append(f"the client's person declined {name}")
-        return approved
 
 
 @dataclass
@@ -532,7 +462,7 @@ def build_server(front: Front) -> Any:
 
 def mcp_front_main(options: FrontOptions) -> int:
     """The whole command; returns the exit status."""
-    if options.http and options.token is None and not loopback(options.host):
+    if options.http and options.token is None and not is_loopback(options.host):
         return fail(f"--host {options.host} is not loopback: give --token (or VENICE_AGENT_MCP_TOKEN)")
     if options.mcp_config is not None and not options.mcp_config.is_file():
         return fail(f"--mcp-config {options.mcp_config}: no such file")
@@ -560,23 +490,14 @@ def mcp_front_main(options: FrontOptions) -> int:
         return 0
 
 
-def loopback(host: str) -> bool:
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 async def serve(options: FrontOptions, settings: Any, servers: list[Any]) -> int:
     async with open_front(options, settings, servers) as server:
         if not options.http:
             await server.run_stdio_async()
             return 0
-        await serve_http(server, options)
+        from .mcp_front_http import serve_http
+
+        await serve_http(server, options.host, options.port, options.token)
     return 0
 
 
@@ -607,54 +528,6 @@ async def open_front(
             yield build_server(front)
         finally:
             await front.close()
-
-
-async def serve_http(server: Any, options: FrontOptions) -> None:
-    import uvicorn
-    from mcp.server.transport_security import TransportSecuritySettings
-
-    from ..serve.edge import EdgeRules
-    from ..serve.server import listening_socket
-    from .serve_cmd import hosts_for
-
-    sock = listening_socket(options.host, options.port)
-    port = sock.getsockname()[1]
-    # One rule for Host and Origin, serve's (EdgeRules); the SDK's own copy of it is off.
-    app = server.streamable_http_app(
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False), host=options.host
-    )
-    guarded: Any = EdgeRules(Bearer(app, options.token), hosts_for(options.host, port, []))
-    shown = f"[{options.host}]" if ":" in options.host else options.host
-    who = "bearer token" if options.token else "loopback, no token"
-    print(f"venice-agent mcp: http://{shown}:{port}/mcp ({who})", file=sys.stderr, flush=True)
-    config = uvicorn.Config(guarded, log_level="warning", access_log=False, lifespan="on")
-    await uvicorn.Server(config).serve(sockets=[sock])
-
-
-class Bearer:
-    """ASGI middleware: with a token, every request carries `Authorization: Bearer TOKEN`."""
-
-    def __init__(self, app: Any, token: str | None) -> None:
-        self.app, self.token = app, token
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and self.token is not None:
-            from starlette.datastructures import Headers
-            from starlette.responses import JSONResponse
-
-            given = Headers(scope=scope).get("authorization", "")
-            scheme, _, value = given.partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(
-                value.strip().encode(), self.token.encode()
-            ):
-                response = JSONResponse(
-                    {"error": "this server needs 'Authorization: Bearer TOKEN'"},
-                    status_code=401,
-                    headers={"WWW-Authenticate": "Bearer"},
-                )
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
 
 
 __all__ = ["AskResult", "FrontOptions", "mcp_front_main"]

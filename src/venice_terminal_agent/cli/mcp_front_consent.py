@@ -1,0 +1,90 @@
+"""Consent for `venice-agent mcp`: the MCP client's person answers (`ClientApprover`).
+
+On the 2025 revisions the question goes out as elicitation mid-call; on 2026-07-28, where a
+server cannot send a request mid-call, the running `Question` (mcp_front_cmd.py) pauses and the
+`tools/call` returns an input-required result instead. A client that can do neither gets the
+call declined as `no_one_to_ask`, said in the result's notes. Kept apart from the front's
+question machinery so the one rule of who is asked reads in one place.
+"""
+
+import contextvars
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from ..core.consent import Why
+from ..core.receipt import Call, CallOutcome
+from ..core.toolbox import ToolSpec
+from .text import ARGS_PREVIEW, call_text, safe
+
+if TYPE_CHECKING:
+    from .mcp_front_cmd import Question
+
+NOBODY = "this MCP client cannot be asked (no elicitation), so {tool} was declined; start the server with --yes to run paid tools"
+NO_BACK_CHANNEL = (
+    "this client speaks MCP {version}, where a server cannot ask mid-call, so {tool} was declined; "
+    "start the server with --yes to run paid tools"
+)
+
+
+@dataclass
+class Asking:
+    """The call being served: its MCP context (the latest round's) and what the consent step
+    had to say; `question` is the run that can pause for an answer (the 2026-07-28 protocol)."""
+
+    ctx: Any
+    notes: list[str] = field(default_factory=list)
+    question: "Question | None" = None
+
+
+def input_required(protocol_version: str | None) -> bool:
+    """The client speaks a revision where a server asks by returning an input-required result."""
+    from mcp_types.version import is_version_at_least
+
+    return protocol_version is not None and is_version_at_least(protocol_version, "2026-07-28")
+
+
+asking: contextvars.ContextVar[Asking | None] = contextvars.ContextVar("asking", default=None)
+
+
+class Approve(BaseModel):
+    run: bool = Field(description="Run this call?")
+
+
+class ClientApprover:
+    """A `consent.Approver` that asks the MCP client's person (elicitation, form mode). Nobody
+    to ask (no elicitation, or the 2026-07-28 protocol with no back channel) is a no, said in
+    the result."""
+
+    async def __call__(
+        self, call: Call, spec: ToolSpec | None = None, why: Why = Why.PAID
+    ) -> bool | CallOutcome:
+        from mcp.shared.exceptions import NoBackChannelError
+
+        current = asking.get()
+        if current is None or why is Why.SAMPLING:
+            return CallOutcome.NO_ONE_TO_ASK
+        name = safe(call.tool)
+        capabilities = current.ctx.client_capabilities
+        if capabilities is None or capabilities.elicitation is None:
+            current.notes.append(NOBODY.format(tool=name))
+            return CallOutcome.NO_ONE_TO_ASK  # the model is told so, not that someone said no
+        where = f" on {safe(spec.server)}" if spec is not None and spec.server else ""
+        reason = (
+            "it may send local file contents off this machine"
+            if why is Why.LOCAL_DATA
+            else ("it is not known to be free: it may spend money or change things")
+        )
+        message = f"Run {call_text(call.tool, call.arguments, ARGS_PREVIEW)}{where}? ({reason}) yes/no"
+        if current.question is not None and input_required(current.ctx.protocol_version):
+            return await current.question.ask_client(message, name)
+        try:
+            answer = await current.ctx.elicit(message, schema=Approve)
+        except NoBackChannelError:
+            current.notes.append(NO_BACK_CHANNEL.format(version=current.ctx.protocol_version, tool=name))
+            return CallOutcome.NO_ONE_TO_ASK
+        approved = answer.action == "accept" and bool(getattr(answer.data, "run", False))
+        if not approved:
+            current.notes.append(f"the client's person declined {name}")
+        return approved
