@@ -120,6 +120,10 @@ def test_a_session_on_a_server_without_prices_says_its_cost_is_unknown_not_zero(
         assert entry["cost_unknown"] is True and entry["cost"] == 0  # 0 known, the rest unknown
         exported = run("sessions", "export", entry["id"], "--format", "md")
         assert "$0.00" not in exported.stdout and "· cost unknown ·" in exported.stdout
+        in_repl = run("-c", stdin="/sessions\n")  # the REPL's own list
+        assert in_repl.returncode == 0, in_repl.stderr
+        assert f"* {entry['id']}  first  · 2 q · " in in_repl.stdout and "$0.00" not in in_repl.stdout
+        assert in_repl.stdout.rstrip().endswith("· cost unknown")
 
 
 def test_a_session_of_known_and_unknown_costs_says_at_least_what_is_known(tmp_path: Path) -> None:
