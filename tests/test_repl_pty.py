@@ -4,6 +4,7 @@ real stdio MCP servers (mcp-server-time, and a small server of ours with paid to
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 import pexpect
 import pytest
 
-from cli_support import COMMAND, FakeServer, clean_env, fake_venice, mcp_config
+from cli_support import COMMAND, PAID_SERVER, FakeServer, clean_env, fake_venice, mcp_config
 
 PROMPT = "›"  # prompt_toolkit draws the space after it with a cursor move
 ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\r")
@@ -26,11 +27,17 @@ class Terminal:
     """The real command in a pseudo-terminal: the REPL, or a one-shot question in a terminal."""
 
     def __init__(
-        self, tmp_path: Path, fake: FakeServer, *args: str, config: Path | None = None, **env: str
+        self,
+        tmp_path: Path,
+        fake: FakeServer,
+        *args: str,
+        config: Path | None = None,
+        command: tuple[str, ...] = (),  # ("chat",): another command than the REPL's
+        **env: str,
     ) -> None:
         self.child = pexpect.spawn(
             COMMAND,
-            ["--mcp-config", str(config or mcp_config(tmp_path)), *args],
+            [*command, "--mcp-config", str(config or mcp_config(tmp_path)), *args],
             cwd=str(tmp_path),
             env=clean_env(tmp_path, fake.base_url, **env),
             encoding="utf-8",
@@ -266,3 +273,92 @@ def test_json_output_is_not_for_the_repl(tmp_path: Path) -> None:
         term = Terminal(tmp_path, fake, "--json")
         term.expect("--json needs a question")
         assert term.finish() == 2
+
+
+def gated_config(tmp_path: Path) -> tuple[Path, Path]:
+    """An MCP config with the shop, and a server that starts when the test opens the returned
+    FIFO for writing."""
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    config = tmp_path / "gated.json"
+    server = {
+        "command": sys.executable,
+        "args": [str(Path(__file__).parent / "servers" / "gated.py"), str(gate)],
+    }
+    shop = {"command": sys.executable, "args": [str(PAID_SERVER)]}
+    config.write_text(json.dumps({"mcpServers": {"gated": server, "shop": shop}}))
+    return config, gate
+
+
+def type_ahead(term: Terminal, gate: Path, keys: str) -> None:
+    """Type `keys` while start-up still waits for the gated server, then let it start."""
+    term.expect("starting gated")
+    term.child.send(keys)
+    with open(gate, "w"):
+        pass
+
+
+# Typed ahead (while the agent starts, or while a question runs), keys wait in the terminal and
+# the next prompt reads them: a person expects them once, as the start of what they are typing
+# at that prompt, not echoed by the terminal wherever the cursor was and then shown again.
+
+
+def test_text_typed_while_the_repl_starts_is_shown_once_as_the_prompts_input(tmp_path: Path) -> None:
+    config, gate = gated_config(tmp_path)
+    with fake_venice([{"text": "Noon."}], tmp_path) as fake:
+        term = Terminal(tmp_path, fake, config=config)
+        type_ahead(term, gate, "what time is it")
+        before_prompt = term.expect(PROMPT)
+        assert "what time" not in before_prompt  # the terminal did not echo it by itself
+        term.expect("what time is it")  # the prompt shows it, ready to edit or send
+        term.child.send("?\r")
+        term.expect("Noon.")
+        term.ask("/quit")
+        assert term.finish() == 0
+        assert [m["content"] for m in fake.chat_bodies()[0]["messages"] if m["role"] == "user"] == [
+            "what time is it?"
+        ]
+
+
+def test_a_yes_typed_ahead_of_a_consent_question_is_its_answer_shown_once(tmp_path: Path) -> None:
+    config, gate = gated_config(tmp_path)
+    with fake_venice([call("charge", amount=5), {"text": "Charged."}], tmp_path) as fake:
+        term = Terminal(tmp_path, fake, "charge 5", config=config)
+        type_ahead(term, gate, "YES\r")  # Enter too: the question is answered as it comes
+        assert "YES" not in term.expect("[y/N]")
+        term.expect("YES")
+        term.expect("charged 5")
+        term.expect("Charged.")
+        assert term.finish() == 0
+
+
+def test_text_typed_while_chat_starts_is_shown_once_as_the_prompts_input(tmp_path: Path) -> None:
+    config, gate = gated_config(tmp_path)
+    with fake_venice([{"text": "Hello to you."}], tmp_path) as fake:
+        term = Terminal(tmp_path, fake, config=config, command=("chat",), VENICE_MODEL="fake-model")
+        type_ahead(term, gate, "hello bot")
+        assert "hello bot" not in term.expect(PROMPT)
+        term.expect("hello bot")
+        term.child.send("\r")
+        term.expect("Hello to you.")
+        term.prompt()
+        term.child.sendeof()
+        assert term.finish() == 0
+        assert [m["content"] for m in fake.chat_bodies()[0]["messages"] if m["role"] == "user"] == [
+            "hello bot"
+        ]
+
+
+def test_the_terminal_echoes_again_once_the_repl_has_left(tmp_path: Path) -> None:
+    with fake_venice([], tmp_path) as fake:
+        shell = f'"{COMMAND}" --mcp-config "{mcp_config(tmp_path)}"; stty -a'
+        child = pexpect.spawn(
+            "sh", ["-c", shell], cwd=str(tmp_path), env=clean_env(tmp_path, fake.base_url),
+            encoding="utf-8", dimensions=(40, 160), timeout=30,
+        )  # fmt: skip
+        child.expect_exact(PROMPT)
+        child.sendline("/quit")
+        child.expect(pexpect.EOF)
+        modes = child.before  # stty -a: the terminal's modes as the shell gets them back
+        child.close()
+    assert re.search(r"(?<![-\w])echo\b", modes), modes

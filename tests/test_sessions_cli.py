@@ -237,7 +237,7 @@ def test_continue_in_the_repl_in_a_terminal_restores_this_folders_latest(tmp_pat
         kept = stored(tmp_path)
         term = Terminal(tmp_path, fake, "-c", config=run.servers)
         term.expect("/help for commands")
-        screen = term.expect("so far")  # the line under the banner
+        screen = term.expect("cost unknown")  # the line under the banner (the fake lists no prices)
         assert "resumed " in screen and "· 1 question ·" in screen
         term.ask("and the second?")
         term.expect("second answer")

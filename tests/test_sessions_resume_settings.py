@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from cli_support import fake_venice
 from test_sessions_cli import Cli, call, sent, stored
@@ -92,3 +93,54 @@ def test_another_server_is_said_in_one_line_and_the_conversation_goes_there_whol
         same = run("-c", "third", VENICE_BASE_URL=second.base_url)
         assert same.returncode == 0, same.stderr
         assert "this session was with the server at" not in same.stderr  # said once, at the move
+
+
+def listed(run: Cli) -> tuple[str, dict[str, Any]]:
+    """`sessions list`'s line for the one session, and its `--json` entry."""
+    text, as_json = run("sessions", "list"), run("sessions", "list", "--json")
+    assert text.returncode == 0 and as_json.returncode == 0, text.stderr + as_json.stderr
+    (line,) = text.stdout.splitlines()
+    (entry,) = json.loads(as_json.stdout)
+    return line, entry
+
+
+def test_a_session_on_a_server_without_prices_says_its_cost_is_unknown_not_zero(tmp_path: Path) -> None:
+    # The fake lists no prices and sends no cost: each receipt says "cost unknown", and so does
+    # the session's total, on the resume line, in the lists and in the export.
+    with fake_venice([{"text": "one"}, {"text": "two"}], tmp_path) as fake:
+        run = Cli(tmp_path, fake.base_url, VENICE_AGENT_SESSIONS="1")
+        first = run("first")
+        assert first.returncode == 0 and "cost unknown" in first.stdout, first.stderr
+        resumed = run("-c", "second")
+        assert resumed.returncode == 0, resumed.stderr
+        assert "$0.00" not in resumed.stderr
+        assert "· 1 question · " in resumed.stderr and " · cost unknown" in resumed.stderr
+        line, entry = listed(run)
+        assert "$0.00" not in line and "· cost unknown ·" in line
+        assert entry["cost_unknown"] is True and entry["cost"] == 0  # 0 known, the rest unknown
+        exported = run("sessions", "export", entry["id"], "--format", "md")
+        assert "$0.00" not in exported.stdout and "· cost unknown ·" in exported.stdout
+        in_repl = run("-c", stdin="/sessions\n")  # the REPL's own list
+        assert in_repl.returncode == 0, in_repl.stderr
+        assert f"* {entry['id']}  first  · 2 q · " in in_repl.stdout and "$0.00" not in in_repl.stdout
+        assert in_repl.stdout.rstrip().endswith("· cost unknown")
+
+
+def test_a_session_of_known_and_unknown_costs_says_at_least_what_is_known(tmp_path: Path) -> None:
+    # A priced server; the second question's reply is cut before its usage came (its cost is
+    # unknown, and it is rolled back: only its money is kept).
+    cut = {"text": "Cut before the usage", "cut": 2}
+    script = {
+        "replies": [{"text": "one", "usage": SPENT}, cut, cut, cut, cut, {"text": "three"}],
+        "model_spec": PRICED,
+    }
+    with fake_venice(script, tmp_path) as fake:
+        run = Cli(tmp_path, fake.base_url, VENICE_AGENT_SESSIONS="1")
+        assert run("first").returncode == 0
+        failed = run("-c", "second")
+        assert "cost unknown" in failed.stdout + failed.stderr, failed.stdout + failed.stderr
+        line, entry = listed(run)
+        assert "· at least $0.03 ·" in line
+        assert entry["cost_unknown"] is True and entry["cost"] == 0.03
+        resumed = run("-c", "--json", "third")
+        assert "at least $0.03 so far" in resumed.stderr

@@ -177,3 +177,38 @@ async def test_a_resumed_conversation_saved_apart_keeps_the_receipts_it_went_on_
     assert [item["question"] for item in theirs.receipts] == ["zero", "from B"]
     assert theirs.info.questions == 2 and theirs.info.forked_from == "shared"
     assert theirs.info.tokens >= 10  # the earlier receipt's 10 tokens, and this question's
+
+
+async def test_a_file_from_before_unknown_costs_were_kept_is_read_and_says_them_unknown(
+    tmp_path: Path,
+) -> None:
+    """A sessions file of the first schema (cost a number, 0 when it was not known) opens, and a
+    session whose receipts said `cost_usd: null` is one of unknown cost from then on."""
+    import json
+    import sqlite3
+
+    from venice_terminal_agent.store.schema import Schema, connect
+    from venice_terminal_agent.store.sessions import SESSIONS_ID, _m1_sessions
+
+    path = tmp_path / "sessions.db"
+    connect(str(path), schema=Schema(SESSIONS_ID, [_m1_sessions])).close()  # as the first version made it
+    with sqlite3.connect(path) as db:
+        for session, cost, receipt in (
+            ("unpriced", 0.0, {"cost_usd": None}),
+            ("priced", 0.02, {"cost_usd": 0.02}),
+        ):
+            db.execute(
+                "INSERT INTO sessions (id, folder, title, created, updated, questions, cost)"
+                " VALUES (?, '/f', ?, 1, 1, 1, ?)",
+                (session, session, cost),
+            )
+            db.execute(
+                "INSERT INTO receipts (session, n, at, question, receipt) VALUES (?, 0, 1, 'q', ?)",
+                (session, json.dumps({"stopped_because": "answered", **receipt})),
+            )
+    async with SessionStore(path) as store:
+        found = {info.id: info for info in await store.listing()}
+        assert found["unpriced"].cost_unknown and not found["priced"].cost_unknown
+        assert found["priced"].cost == 0.02
+        await store.save("unpriced", Save(conversation("one"), 0, cost=0.01, cost_unknown=True, folder="/f"))
+        assert (await store.find("unpriced")).cost == 0.01  # written to as any other

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from contextlib import asynccontextmanager
 
+import pytest
+
 from cli_support import PYTHON, TESTS, fake_venice, run_cli
 from servers.catalogue import build_server
 from venice_terminal_agent import Exit
@@ -218,10 +220,46 @@ def test_without_a_yes_the_found_tool_is_declined_and_tools_says_the_catalogue_i
     assert (
         f"skipped github_create_issue: it needs your consent, and {NO_TERMINAL}" in done.stdout + done.stderr
     )
-    assert "  tools  read_file, list_files, page, search_tools\n" in done.stderr  # the banner: what the model sees
+    assert (
+        "  tools  read_file, list_files, page, search_tools\n" in done.stderr
+    )  # the banner: what the model sees
     lines = done.stdout.splitlines()
     assert any(line.startswith("asks github_create_issue ") for line in lines)  # the whole catalogue
     assert lines[-1].startswith("the catalogue of 303 tools is searched")
+
+
+LISTED = {"model_spec": {"availableContextTokens": 2_000_000}}
+
+
+@pytest.mark.parametrize(
+    ("window", "env", "searched"),
+    [
+        (LISTED, {}, False),
+        ({"props": {"n_ctx": 2_000_000}, "entry": {"owned_by": "llamacpp"}}, {}, False),  # llama-server's
+        (LISTED, {"CONTEXT_TOKENS": "100000"}, True),  # less of the window used: the schemas fill 55% of it
+    ],
+    ids=["model list", "llama.cpp /props", "CONTEXT_TOKENS under it"],
+)
+def test_doctor_counts_a_known_window_as_a_question_does(tmp_path, window, env, searched):
+    # 303 schemas are far more than 40 tools but 3% of a 2M-token window: a question sends them
+    # whole, and doctor must say so, not count tools as if the window were unknown.
+    config = catalogue_config(tmp_path)
+    with fake_venice({"replies": [{"text": "Hi."}], **window}, tmp_path) as fake:
+        done = run_cli(tmp_path, fake.base_url, "doctor", "--mcp-config", config, "--json", **env)
+        asked = run_cli(tmp_path, fake.base_url, "--mcp-config", config, "hi", **env)
+        requests = fake.chat_bodies()
+    assert asked.returncode == 0, asked.stderr
+    sent = names(requests[0])
+    assert (sent == [*BUILTINS, SEARCH_TOOL]) if searched else (len(sent) == 303 and SEARCH_TOOL not in sent)
+    detail = {check["name"]: check for check in json.loads(done.stdout)["checks"]}["tools"]["detail"]
+    said = (
+        "the catalogue of 303 tools is searched: "
+        if searched
+        else "303 tools, sent whole with each request; "
+    )
+    assert detail.startswith(said), detail
+    size = "100000" if searched else "2000000"
+    assert f"% of the {size}-token window (the limit is 10%)" in detail, detail
 
 
 def test_doctor_says_whether_the_catalogue_would_be_searched(tmp_path):

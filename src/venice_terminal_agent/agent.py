@@ -154,6 +154,7 @@ class Agent:
         # Each request's own fields (web search, reasoning: model/options.py, checked before).
         self.options, self.search_usd = options or {}, search_usd
         self.spent = 0.0  # USD this session, as the receipts say
+        self.spent_unknown = False  # some of its requests cost what cannot be known: `spent` is a floor
         # The most the session's requests of unknown cost could have cost: the session cap
         # counts them so (a server that sent no usage).
         self.unknown_worst = 0.0
@@ -231,13 +232,20 @@ class Agent:
         search = find_search(self.tools)
         return search.offered(messages) if search is not None else list(self.tools.specs())
 
-    def resume(self, messages: list[dict[str, Any]], *, spent: float = 0.0, local_data: bool = False) -> None:
+    def resume(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        spent: float = 0.0,
+        local_data: bool = False,
+        spent_unknown: bool = False,
+    ) -> None:
         """Go on from a stored conversation: the history is `messages` exactly (their system
         prompt included), the session cap counts what it spent, and local file contents read
         then still make every server's tool ask."""
         self.record[:] = messages
         self.history[:] = replay(messages)
-        self.spent = spent
+        self.spent, self.spent_unknown = spent, spent_unknown
         self.tools.local_data = local_data
 
     def clear(self) -> None:
@@ -265,7 +273,8 @@ class Agent:
             gauge=self.gauge,
         )
         problem = await planner.compact(focus)
-        self.spent += planner.cost or 0.0
+        self.spent += planner.known_cost
+        self.spent_unknown |= planner.cost_unknown
         if problem is not None:
             return f"not compacted: {problem}"
         self.history[:] = working
@@ -390,6 +399,7 @@ class Agent:
             sources=tuple(planner.sources.values()),
         )
         self.spent += planner.known_cost
+        self.spent_unknown |= planner.cost_unknown
         self.unknown_worst += planner.unknown_worst
         warning = deprecation(planner.headers)
         if warning is not None and warning not in self.notices and not self.deprecation_said:

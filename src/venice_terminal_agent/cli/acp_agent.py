@@ -372,7 +372,8 @@ class EditorAgent:
         if not isinstance(used, int):
             used = int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0)
         size = receipt.get("context_window") or self.window() or 0
-        cost = Cost(amount=agent.spent, currency="USD") if receipt.get("cost_usd") is not None else None
+        # The session's total; none when any of its requests' cost is unknown (no floor in ACP).
+        cost = None if agent.spent_unknown else Cost(amount=agent.spent, currency="USD")
         return UsageUpdate(
             session_update="usage_update",
             used=max(used, 0),

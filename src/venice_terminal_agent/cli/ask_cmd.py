@@ -15,7 +15,7 @@ from ..config import ConfigError, Settings
 from ..core.errors import VeniceAgentError
 from ..core.receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Exit
 from .runtime import Flags, load, read_instruction, settings_from
-from .terminal import cancellable, cancelled_receipt, fail
+from .terminal import cancellable, cancelled_receipt, fail, quiet_type_ahead
 
 __all__ = ["Flags", "ask_main", "settings_from"]
 
@@ -65,6 +65,11 @@ def ask_main(question: str | None, flags: Flags) -> int:
 
         return fail(sessions_off())
 
+    with quiet_type_ahead():  # from the first moment: keys typed now are read by the first prompt
+        return _start(settings, flags, question, servers, extras)
+
+
+def _start(settings: Settings, flags: Flags, question: str | None, servers: list[Any], extras: Any) -> int:
     from .head_start import head_start
     from .render import make_console
     from .waiting import StartupSpinner

@@ -19,7 +19,7 @@ from ..core.defaults import CALLS_PER_WINDOW
 from ..core.errors import VeniceAgentError
 from ..core.receipt import USAGE_ERROR_STATUS
 from .runtime import Flags, settings_from
-from .terminal import ReadLine, cancellable, fail
+from .terminal import ReadLine, cancellable, fail, quiet_type_ahead
 from .text import files_line, safe, tool_line
 
 QUIT_WORDS = frozenset({"/quit", "/exit", "quit", "exit"})
@@ -66,7 +66,8 @@ def chat_main(options: ChatOptions) -> int:
             path.parent.mkdir(parents=True, exist_ok=True)  # the default folder is ours to make
         key = settings.venice_api_key.get_secret_value().strip() if settings.venice_api_key else ""
         use_model = bool(key) and not options.offline
-        return asyncio.run(_session(options, path, settings if use_model else None, settings.file_tools))
+        with quiet_type_ahead():  # keys typed while it starts are read by the first prompt, once
+            return asyncio.run(_session(options, path, settings if use_model else None, settings.file_tools))
     except VeniceAgentError as error:
         return _fail(error.message, error.exit_status)
     except KeyboardInterrupt:

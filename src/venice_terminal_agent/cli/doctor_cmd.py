@@ -69,9 +69,11 @@ async def run_checks(flags: Any, *, probe: bool = False) -> list[Check]:
         else Check("key", False, "VENICE_API_KEY is not set", VENICE_KEY_HELP)
     )
     model_checks = _model_checks(settings, key, probe) if key else _no_model()
-    mcp_checks = _mcp_checks(servers, settings)
-    found = await asyncio.gather(model_checks, mcp_checks)
-    checks += found[0] + found[1] + _node_checks(servers) + await _store_check(settings)
+    (said, facts), (started, catalogue) = await asyncio.gather(model_checks, _mcp_checks(servers, settings))
+    checks += said + started
+    if catalogue is not None:  # as a question would decide it, with the model's window when known
+        checks.append(_search_check(catalogue, settings, getattr(facts, "context_window", None)))
+    checks += _node_checks(servers) + await _store_check(settings)
     checks.append(_editor_check(settings, servers))
     checks.append(await _sessions_check(settings))
     from .mcp_front_app import front_line
@@ -108,11 +110,12 @@ def _settings_files(flags: Any, user_config: Path) -> Check:
     return Check("settings", True, " · ".join(parts))
 
 
-async def _no_model() -> list[Check]:
-    return [Check("model", False, "not checked: no key", "set VENICE_API_KEY first")]
+async def _no_model() -> tuple[list[Check], None]:
+    return [Check("model", False, "not checked: no key", "set VENICE_API_KEY first")], None
 
 
-async def _model_checks(settings: Any, key: str, probe: bool = False) -> list[Check]:
+async def _model_checks(settings: Any, key: str, probe: bool = False) -> tuple[list[Check], Any]:
+    """The model's checks, and its facts (its window, as a question reads it) when it was found."""
     from ..core.errors import ModelError
     from ..model.client import VeniceClient
     from ..model.models import ModelFacts
@@ -123,13 +126,13 @@ async def _model_checks(settings: Any, key: str, probe: bool = False) -> list[Ch
             models = await client.list_models()
         except ModelError as error:
             advice = "check VENICE_API_KEY" if error.status in (401, 403) else "check VENICE_BASE_URL"
-            return [Check("model server", False, f"{where}: {error.message}", advice)]
+            return [Check("model server", False, f"{where}: {error.message}", advice)], None
         served = plural(len(models), "model") if models else "no model list"
         checks = [Check("model server", True, f"{where} answers ({served})")]
         try:
             model = await client.resolve_model(settings.venice_model)
         except ModelError as error:
-            return [*checks, Check("model", False, error.message, "pass --model or set VENICE_MODEL")]
+            return [*checks, Check("model", False, error.message, "pass --model or set VENICE_MODEL")], None
         facts = await client.model_facts(model)  # the window as the agent reads it (llama.cpp: /props)
         account = await _account_checks(client, model)
     calls = ModelFacts.from_listing(models, model).function_calling  # what the agent itself reads
@@ -139,14 +142,14 @@ async def _model_checks(settings: Any, key: str, probe: bool = False) -> list[Ch
             *checks,
             Check("model", False, f"{model} does not support function calling", advice),
             *account,
-        ]
+        ], facts
     said = "supports function calling" if calls else "function calling not stated by the server"
     checks += [Check("model", True, f"{model}, {said}"), _context_check(facts, settings), *account]
     if probe:  # what the server really does with a tool (doctor_probe.py)
         from .doctor_probe import probe as run_probe
 
         checks += [Check(*found) for found in await run_probe(where, key, model)]
-    return checks
+    return checks, facts
 
 
 def _context_check(facts: Any, settings: Any) -> Check:
@@ -190,12 +193,17 @@ async def _account_checks(client: Any, model: str) -> list[Check]:
     return checks
 
 
-async def _mcp_checks(servers: list[Any], settings: Any) -> list[Check]:
+async def _mcp_checks(servers: list[Any], settings: Any) -> tuple[list[Check], list[Any] | None]:
+    """A check per server, and the catalogue a question would have (the built-ins and these
+    servers' tools); None without servers."""
     if not servers:
-        return []
+        return [], None
     import mcp.client.stdio  # noqa: F401 - imported before the clock starts: times are the servers'
 
+    from ..core.toolbox import CombinedToolbox
     from ..mcp.toolbox import McpToolbox
+    from ..tools.builtin import builtin_toolbox
+    from ..tools.search import ToolSearch
 
     started = time.monotonic()
     took: dict[str, float] = {}
@@ -218,24 +226,19 @@ async def _mcp_checks(servers: list[Any], settings: Any) -> list[Check]:
                 reason, _, hint = (status.error or "did not start").partition("; ")
                 detail = f"{reason} ({place}; {seconds})"
                 checks.append(Check(f"mcp {status.name}", False, detail, hint or None))
-        checks.append(_search_check(box, settings))
-    return checks
+        catalogue = ToolSearch(CombinedToolbox(builtin_toolbox(files=settings.file_tools), box)).catalogue()
+    return checks, catalogue
 
 
-def _search_check(box: Any, settings: Any) -> Check:
-    """Whether asking would search the catalogue (the built-ins and these servers' tools), and why."""
-    from ..core.toolbox import CombinedToolbox
-    from ..tools.builtin import builtin_toolbox
-    from ..tools.search import ToolSearch
+def _search_check(catalogue: list[Any], settings: Any, window: int | None) -> Check:
+    """Whether asking would search `catalogue`, and why: the rule a question uses, on the
+    model's window (`window`, from its model list or /props) when known."""
     from .runtime import search_rule
     from .text import searched_line
 
-    search = ToolSearch(
-        CombinedToolbox(builtin_toolbox(files=settings.file_tools), box), search_rule(settings)
-    )
-    catalogue = search.catalogue()
-    why = search.rule.why(catalogue)
-    if search.searched():
+    rule = search_rule(settings, window)
+    why = rule.why(catalogue)
+    if rule.searched(catalogue):
         return Check("tools", True, f"{searched_line(len(catalogue))}; {why}")
     return Check("tools", True, f"{plural(len(catalogue), 'tool')}, sent whole with each request; {why}")
 

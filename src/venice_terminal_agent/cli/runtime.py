@@ -245,16 +245,20 @@ class Runtime:
 
 
 def search_rule(settings: Settings, window: int | None = None) -> Any:
-    """When the catalogue is searched, from the settings. `window`: the model's context window
-    in tokens when known; else CONTEXT_TOKENS; else unknown (the tool count decides)."""
+    """When the catalogue is searched, from the settings; the one rule of a question and of
+    `doctor`. `window`: the model's context window in tokens when the server says it; the one
+    counted against is the agent's (`choose_window`: CONTEXT_TOKENS when unknown or smaller);
+    unknown, the tool count decides."""
+    from ..core.context import choose_window
     from ..tools.search import SearchRule
 
+    window, _ = choose_window(window, None, settings.context_tokens)
     return SearchRule(
         settings.tool_search,
         max_tools=settings.tool_search_tools,
         share=settings.tool_search_share,
         top_k=settings.tool_search_top_k,
-        window=window if window is not None else settings.context_tokens,
+        window=window,
     )
 
 

@@ -97,14 +97,16 @@ async def open_session(flags: Any, settings: Any, secrets: list[str]) -> Opened 
 
 
 def resumed_line(opened: Opened) -> str:
-    """`resumed a1b2c3 · 12 questions · 48k tokens · $0.031 so far`."""
-    from ..core.costs import usd
+    """`resumed a1b2c3 · 12 questions · 48k tokens · $0.031 so far` (`at least $0.031 so far`,
+    or `cost unknown`, on a server that does not always say it)."""
+    from ..core.costs import spent
     from ..core.wording import plural
 
     info = opened.session.info
+    so_far = "" if info.cost_unknown and not info.cost else " so far"  # not "cost unknown so far"
     return (
         f"resumed {opened.id} · {plural(info.questions, 'question')} · {short_tokens(info.tokens)} · "
-        f"{usd(info.cost)} so far"
+        f"{spent(info.cost, info.cost_unknown)}{so_far}"
     )
 
 
@@ -157,7 +159,7 @@ class SavingAgent:
             await self.opened.store.open()
             if len(history) <= self.base:  # rolled back (or nothing asked): only the money counts
                 if self.saved:
-                    await self.opened.store.spent(self.id, self.agent.spent)
+                    await self.opened.store.spent(self.id, self.agent.spent, self.agent.spent_unknown)
                 return False
             first = next((m.get("content") for m in history if m.get("role") == "user"), None)
             save = Save(
@@ -169,6 +171,7 @@ class SavingAgent:
                 base_url=self.base_url,
                 folder=self.folder,
                 cost=self.agent.spent,
+                cost_unknown=self.agent.spent_unknown,
                 tokens=tokens(receipt.usage or {}) if receipt is not None else 0,
                 local_data=bool(self.agent.tools.local_data),
                 pages=self.agent.pager.next_id,
@@ -232,7 +235,7 @@ class SavingAgent:
 
     async def sessions_command(self) -> list[str]:
         """`/sessions`: this folder's saved sessions, one line each (this one marked)."""
-        from ..core.costs import usd
+        from ..core.costs import spent
 
         if not self.opened.store.path.exists():
             return [f"no saved sessions yet (/save saves this one in {self.opened.store.path})"]
@@ -245,7 +248,7 @@ class SavingAgent:
             return ["no saved sessions in this folder yet (/save saves this one)"]
         return [
             f"{'*' if info.id == self.id else ' '} {info.id}  {info.title}  · {info.questions} q · "
-            f"{short_tokens(info.tokens)} · {usd(info.cost)}"
+            f"{short_tokens(info.tokens)} · {spent(info.cost, info.cost_unknown)}"
             for info in found
         ]
 
@@ -304,7 +307,7 @@ def attach(
             notes.append(  # another server may hold other models and prices: said, not refused
                 f"this session was with the server at {info.base_url}; it goes on with {settings.venice_base_url}"
             )
-        base.resume(messages, spent=info.cost, local_data=info.local_data)
+        base.resume(messages, spent=info.cost, spent_unknown=info.cost_unknown, local_data=info.local_data)
         base.pager.expire_until(info.pages)  # their pages were not kept: asking says they expired
         notes.insert(0, resumed_line(opened))
     if flags.private:

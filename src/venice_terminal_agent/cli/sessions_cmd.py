@@ -160,7 +160,7 @@ def _none_yet() -> int:
 async def _list(all_folders: bool, json_output: bool) -> int:
     import json
 
-    from ..core.costs import usd
+    from ..core.costs import spent
     from .saving import folder, short_tokens
     from .text import safe
 
@@ -182,7 +182,7 @@ async def _list(all_folders: bool, json_output: bool) -> int:
         where = f" · {safe(info.folder)}" if all_folders else ""
         print(
             f"{info.id}  {safe(info.title)}  · {safe(info.model or '?')} · {info.questions} q · "
-            f"{short_tokens(info.tokens)} · {usd(info.cost)} · {_when(info.updated)}{where}"
+            f"{short_tokens(info.tokens)} · {spent(info.cost, info.cost_unknown)} · {_when(info.updated)}{where}"
         )
     return 0
 
@@ -298,7 +298,7 @@ def markdown(session: Any) -> str:
     import json
 
     from ..core.context import MARKER, compacted_line
-    from ..core.costs import usd
+    from ..core.costs import spent
     from ..core.wording import plural
 
     info = session.info
@@ -306,7 +306,7 @@ def markdown(session: Any) -> str:
         f"# {info.title}",
         "",
         f"session {info.id} · {info.folder} · model {info.model or '?'} · {plural(info.questions, 'question')} · "
-        f"{info.tokens:,} tokens · {usd(info.cost)} · last used {_when(info.updated)}",
+        f"{info.tokens:,} tokens · {spent(info.cost, info.cost_unknown)} · last used {_when(info.updated)}",
         "",
     ]
     receipts = iter(session.receipts)
@@ -354,4 +354,6 @@ def _receipt_line(item: Any) -> list[str]:
         from ..core.costs import usd
 
         parts.append(usd(receipt["cost_usd"]))
+    elif "cost_usd" in receipt:  # the model was asked, and what it cost is not known
+        parts.append("cost unknown")
     return ["_" + " · ".join(parts) + "_", ""]

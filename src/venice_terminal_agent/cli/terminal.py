@@ -8,7 +8,8 @@ import signal
 import sys
 import threading
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -97,6 +98,36 @@ def read_stdin() -> str:
 def reads_a_pipe() -> bool:
     """Questions come from a pipe or a file (`venice-agent < questions.txt`), not a person."""
     return not (sys.stdin.isatty() and sys.stdout.isatty())
+
+
+@contextmanager
+def quiet_type_ahead() -> Iterator[None]:
+    """The terminal does not echo keys itself while the command runs; prompts still show them.
+
+    Keys typed while no prompt reads (start-up, a question running) wait in the terminal, and
+    the next prompt_toolkit prompt (the REPL's, `chat`'s, a consent question) reads them and
+    shows them as its input. Echoed by the terminal as well, over a spinner or an answer, they
+    would be on the screen twice. Only when stdin and stdout are the terminal: behind a pipe
+    (`| less`) a pager may own the terminal's modes. They come back as they were at the end."""
+    if reads_a_pipe() or sys.platform == "win32":
+        yield
+        return
+    import termios
+
+    fd = sys.stdin.fileno()
+    try:
+        saved = termios.tcgetattr(fd)
+        quiet = list(saved)
+        quiet[3] &= ~termios.ECHO  # the local modes; ICANON and ISIG stay: Ctrl+C still interrupts
+        termios.tcsetattr(fd, termios.TCSANOW, quiet)  # not TCSAFLUSH: keys typed so far are kept
+    except termios.error:
+        yield
+        return
+    try:
+        yield
+    finally:
+        with suppress(termios.error):
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
 
 
 def terminal_reader(*, save_history: bool) -> ReadLine:

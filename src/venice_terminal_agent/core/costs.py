@@ -128,6 +128,14 @@ def usd(amount: float) -> str:
     return f"${format(Decimal(f'{amount:.2g}'), 'f')}"
 
 
+def spent(known: float, unknown: bool) -> str:
+    """What a session spent: `$0.031`; `at least $0.031` when some requests' cost is unknown
+    (a server without prices, a reply cut before its usage); `cost unknown` when all are."""
+    if not unknown:
+        return usd(known)
+    return f"at least {usd(known)}" if known > 0 else "cost unknown"
+
+
 def _usd(price: Any) -> float | None:
     value = price.get("usd") if isinstance(price, Mapping) else price
     return float(value) if isinstance(value, int | float) and _number(value) and value >= 0 else None

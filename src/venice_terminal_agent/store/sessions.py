@@ -62,7 +62,18 @@ def _m1_sessions(db: sqlite3.Connection) -> None:
     )
 
 
-SESSIONS_SCHEMA = Schema(SESSIONS_ID, [_m1_sessions], "choose another sessions file")
+def _m2_cost_unknown(db: sqlite3.Connection) -> None:
+    # `cost` is what is known; this says some of it is not (a server without prices). An older
+    # file's sessions are marked from their receipts: one that said its cost was unknown.
+    db.execute("ALTER TABLE sessions ADD COLUMN cost_unknown INTEGER NOT NULL DEFAULT 0")
+    db.execute(
+        "UPDATE sessions SET cost_unknown = 1 WHERE id IN (SELECT session FROM receipts"
+        " WHERE json_type(receipt, '$.cost_usd') = 'null')"
+    )
+
+
+# Append only: never edit a migration that shipped, add the next one.
+SESSIONS_SCHEMA = Schema(SESSIONS_ID, [_m1_sessions, _m2_cost_unknown], "choose another sessions file")
 
 
 class Conflict(StoreError):
@@ -80,11 +91,12 @@ class SessionInfo:
     updated: float
     questions: int
     tokens: int
-    cost: float
+    cost: float  # USD, of the requests whose cost is known
     local_data: bool
     forked_from: str | None
     pages: int = 1  # the id the next page of a long result gets (those below are not kept)
     owner: int | None = None
+    cost_unknown: bool = False  # some requests' cost is unknown: `cost` is a floor
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -111,6 +123,7 @@ class Save:
     base_url: str | None = None
     folder: str = ""
     cost: float = 0.0  # the session's whole spend, rolled-back questions included
+    cost_unknown: bool = False  # some of it cannot be known (`SessionInfo.cost_unknown`)
     tokens: int = 0  # this question's
     local_data: bool = False
     pages: int = 1  # the pager's next id
@@ -118,7 +131,7 @@ class Save:
 
 _COLUMNS = (
     "id, folder, title, model, base_url, created, updated, questions, tokens, cost, local_data,"
-    " forked_from, pages, owner"
+    " forked_from, pages, owner, cost_unknown"
 )
 
 
@@ -137,6 +150,8 @@ def _info(row: Sequence[Any]) -> SessionInfo:
         bool(row[10]),
         row[11],
         row[12],
+        row[13],
+        bool(row[14]),
     )
 
 
@@ -298,7 +313,8 @@ class SessionStore:
                 asked = 1
             db.execute(
                 "UPDATE sessions SET updated = ?, model = coalesce(?, model), base_url = coalesce(?, base_url),"
-                " questions = questions + ?, tokens = tokens + ?, cost = ?, local_data = ?, pages = ? WHERE id = ?",
+                " questions = questions + ?, tokens = tokens + ?, cost = ?, cost_unknown = ?, local_data = ?, pages = ?"
+                " WHERE id = ?",
                 (
                     at,
                     save.model,
@@ -306,6 +322,7 @@ class SessionStore:
                     asked,
                     save.tokens,
                     save.cost,
+                    int(save.cost_unknown),
                     int(save.local_data),
                     save.pages,
                     session_id,
@@ -314,11 +331,14 @@ class SessionStore:
 
         await self._worker.write(work)
 
-    async def spent(self, session_id: str, cost: float) -> None:
+    async def spent(self, session_id: str, cost: float, unknown: bool = False) -> None:
         """The session's whole spend (a rolled-back question spent money too; nothing else of it
-        is kept)."""
+        is kept); `unknown`: some of it cannot be known."""
         await self._worker.write(
-            lambda db: db.execute("UPDATE sessions SET cost = ? WHERE id = ?", (cost, session_id))
+            lambda db: db.execute(
+                "UPDATE sessions SET cost = ?, cost_unknown = ? WHERE id = ?",
+                (cost, int(unknown), session_id),
+            )
         )
 
     async def claim(self, session_id: str) -> int | None:
@@ -363,8 +383,9 @@ class SessionStore:
                 raise StoreError(f"no session {session_id!r}")
             db.execute(
                 "INSERT INTO sessions (id, folder, title, model, base_url, created, updated, questions, tokens,"
-                " cost, local_data, pages, forked_from) SELECT ?, coalesce(?, folder), title, model, base_url, ?, ?,"
-                " questions, tokens, cost, local_data, pages, id FROM sessions WHERE id = ?",
+                " cost, cost_unknown, local_data, pages, forked_from) SELECT ?, coalesce(?, folder), title,"
+                " model, base_url, ?, ?, questions, tokens, cost, cost_unknown, local_data, pages, id"
+                " FROM sessions WHERE id = ?",
                 (fork_id, folder, at, at, session_id),
             )
             db.execute(  # a limit of -1 is none
@@ -427,7 +448,7 @@ class SessionStore:
         def work(db: sqlite3.Connection) -> None:
             db.execute(
                 "INSERT INTO sessions (id, folder, title, model, base_url, created, updated, questions, tokens, cost,"
-                " local_data, forked_from, pages) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " cost_unknown, local_data, forked_from, pages) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     session_id,
                     str(info.get("folder") or ""),
@@ -439,6 +460,7 @@ class SessionStore:
                     len(kept),
                     int(info.get("tokens") or 0),
                     float(info.get("cost") or 0.0),
+                    int(bool(info.get("cost_unknown")) or any(_unknown_cost(item) for item in receipts)),
                     int(bool(info.get("local_data"))),
                     info.get("id"),
                     int(info.get("pages") or 1),
@@ -455,6 +477,12 @@ class SessionStore:
 
         await self._worker.write(work)
         return session_id
+
+
+def _unknown_cost(item: Any) -> bool:
+    """A stored receipt that said its cost was unknown (an export older than `cost_unknown`)."""
+    receipt = item.get("receipt") if isinstance(item, dict) else None
+    return isinstance(receipt, dict) and "cost_usd" in receipt and receipt["cost_usd"] is None
 
 
 EXPORT_TYPE = "venice-agent session"
