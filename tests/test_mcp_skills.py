@@ -101,3 +101,16 @@ def test_front_matter_reads_what_skills_write_and_refuses_the_rest():
     ):
         with pytest.raises(FrontmatterError):
             parse_frontmatter(bad)
+
+
+async def test_two_servers_skills_of_one_name_are_told_apart_by_server():
+    """A skill's identity is (server, uri): neither server's skill hides the other's."""
+    (one, one_reads), (two, two_reads) = skills_server(), skills_server()
+    configs = [ServerConfig("docs", in_memory=one), ServerConfig("wiki", in_memory=two)]
+    async with McpToolbox.open(configs) as box:
+        load = next(spec for spec in box.specs() if spec.name == "load_skill")
+        labels = load.parameters["properties"]["skill"]["enum"]
+        assert "docs:release-notes" in labels and "wiki:release-notes" in labels
+        assert load.server == "docs, wiki"
+        await box.call_whole("load_skill", {"skill": "wiki:release-notes"})
+    assert (one_reads, two_reads) == ([], ["skill://release-notes/SKILL.md"])

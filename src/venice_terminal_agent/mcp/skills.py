@@ -182,15 +182,15 @@ class SkillShelf:
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> str:
         label = arguments.get("skill")
-        skill = self._by_label.get(label) if isinstance(label, str) else None
-        if skill is None:
+        if not isinstance(label, str) or label not in self._by_label:
             raise ToolError(f"skill must be one of {', '.join(self._by_label)}")
+        skill = self._by_label[label]
         if name == LOAD_SKILL:
-            return await self._load(label, skill)  # type: ignore[arg-type]
+            return await self._load(label, skill)
         path = arguments.get("path")
         if not isinstance(path, str) or not path:
             raise ToolError("path must be a file's path in the skill, as load_skill lists it")
-        return await self._read(label, skill, path)  # type: ignore[arg-type]
+        return await self._read(label, skill, path)
 
     async def _load(self, label: str, skill: Skill) -> str:
         key = (skill.server, skill.uri)
