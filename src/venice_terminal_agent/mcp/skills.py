@@ -260,7 +260,7 @@ def _check_entry(skill: Skill) -> SkillFile:
     if skill.files is None:  # the spec lets a host decline these; we cannot verify them
         raise SkillRefused('its server publishes no digests for it ("dynamic"), so it cannot be verified')
     if len(skill.files) > MAX_FILES or sum(f.size for f in skill.files) > MAX_BYTES:
-        raise SkillRefused(f"it is larger than {MAX_FILES} files or {MAX_BYTES} bytes")
+        raise SkillRefused(f"it has more than {MAX_FILES} files or 16 MiB, the limits of a skill")
     own = next((f for f in skill.files if f.uri == skill.uri), None)
     if own is None:
         raise SkillRefused(f"its listing gives no digest for its {SKILL_MD}")
@@ -311,9 +311,14 @@ def check_frontmatter(text: str, listed: Mapping[str, Any]) -> None:
     for key in sorted(set(found) | set(listed), key=str):
         if not same(found.get(key), listed.get(key)):
             raise SkillRefused(
-                f"front matter check failed: {key} is {json.dumps(found.get(key))} in SKILL.md "
-                f"but {json.dumps(listed.get(key))} in the listing"
+                f"front matter check failed: {key} is {_shown(found.get(key))} in SKILL.md "
+                f"but {_shown(listed.get(key))} in the listing"
             )
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= DESCRIPTION_CHARS else text[: DESCRIPTION_CHARS - 1] + "…"
 
 
 def same(a: Any, b: Any) -> bool:
