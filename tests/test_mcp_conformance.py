@@ -74,6 +74,9 @@ OUTSIDE = [s for s, revs in NEXT_SCENARIOS.items() if not set(revs.split(",")) &
 # issuer = origin) in the 0.2.0 pre-releases, where the fixed scenario passes (OUTSIDE); the
 # pinned one is run too, to fail exactly at the issuer check.
 BACKCOMPAT = "auth/2025-03-26-oauth-metadata-backcompat"
+# The SEP-2640 skills scenarios are extensions: the requirement sets run them unscored, where a
+# client without skills passes as SKIPPED. Run here one by one, each must end in SUCCESS.
+SKILLS = [s for s in NEXT_SCENARIOS if s.startswith("sep-2640-client-")]
 CLIENT = f"{sys.executable} {SERVERS / 'conformance_cli.py'}"
 
 
@@ -126,6 +129,25 @@ def test_conformance_client_scenario(modules, scenario, tmp_path):
     checks, _ = checks_of(tmp_path)
     assert failed(checks) == set()
     assert any(check["status"] == "SUCCESS" for check in checks)
+
+
+@pytest.mark.parametrize("scenario", SKILLS)
+def test_a_skills_scenario_succeeds(scenario, tmp_path):
+    """Listing reads no skill file; a tampered SKILL.md (digest, size, front matter) is read
+    when the skill is loaded, refused, and its supporting file never read."""
+    done = conformance(NEXT_MODULES, "--scenario", scenario, out=tmp_path)
+    checks, stderr = checks_of(tmp_path)
+    assert [check["status"] for check in checks] == ["SUCCESS"], checks
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    # `tools list --json` shows the skill tool like any other: read-only, the skill to choose.
+    assert re.search(
+        r'"name": "load_skill",\s+"original_name": "load_skill",\s+"server": "conformance",'
+        r'\s+"needs_consent": false',
+        stderr,
+    ), stderr[-3000:]
+    assert re.search(r'"enum": \[\s+"pdf-processing"\s+\]', stderr), stderr[-3000:]
+    if scenario != "sep-2640-client-no-prefetch":
+        assert "load_skill: skill pdf-processing was not loaded: " in stderr, stderr[-3000:]
 
 
 @pytest.mark.parametrize("revision", REVISIONS)

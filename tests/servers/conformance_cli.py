@@ -7,8 +7,9 @@ The runner appends the test server's URL and sets MCP_CONFORMANCE_SCENARIO, and 
 scenarios MCP_CONFORMANCE_CONTEXT (JSON: client credentials, keys), which becomes the entry's
 `oauth` object in an `mcp.json` as a user would write it. Then, each on a pseudo-terminal:
 `venice-agent tools list --json`, and `venice-agent tools call` for each tool listed, with
-arguments a person would type from the tool's schema; the person answers y to every
-question and keeps each form's defaults. A sign-in's "browser" is `browser.py` (via $BROWSER),
+arguments a person would type from the tool's schema (a skill: the first one listed; in
+the no-prefetch scenario the person loads none); the person answers y to every question and
+keeps each form's defaults. A sign-in's "browser" is `browser.py` (via $BROWSER),
 which follows the authorisation URL back to the agent's loopback listener. Exit 0 is a pass.
 """
 
@@ -31,6 +32,7 @@ sys.path.insert(0, str(HERE.parent))  # tests/: the CLI helpers
 
 from cli_support import COMMAND, PYTHON, clean_env  # noqa: E402
 from venice_terminal_agent.mcp.config import JWT_BEARER, OAUTH_KEYS  # noqa: E402
+from venice_terminal_agent.mcp.skills import TOOLS as SKILL_TOOLS  # noqa: E402
 
 # The URL-based client id the suite expects where its server supports client metadata documents.
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
@@ -157,6 +159,8 @@ def main(url: str, scenario: str) -> int:
         return status
     tools = {tool["original_name"]: tool for tool in document["tools"]}
     for tool in document["tools"]:
+        if scenario.endswith("-no-prefetch") and tool["name"] in SKILL_TOOLS:
+            continue  # this person looks at the skills listed and loads none: listing reads nothing
         given = json.dumps(arguments(tool, tools))
         status, _ = run(folder, env, "tools", "call", tool["name"], given, "--mcp-config", str(config))
         if status not in (0, TOOL_FAILED):

@@ -108,6 +108,7 @@ class ServerSession:
         self.state: State = "starting"
         self.error: str | None = None
         self.tools: list[Any] = []
+        self.skills: list[Any] = []  # its SEP-2640 skills as listed at start-up (mcp/skills.py)
         self.instructions: str | None = None
         self.protocol: str | None = None  # negotiated at start-up
         self.tools_changed = False  # the server said its tool list changed; not yet reloaded
@@ -181,6 +182,7 @@ class ServerSession:
                 try:
                     client = await self._connect(stack)
                     self.tools = await list_all_tools(client, self.name, self.hooks.notice)
+                    await self._list_skills(client)
                 except Exception as error:  # inside the client's context: a plain exception
                     self._set("failed", self._startup_reason(leaf_error(error)))
                     return
@@ -239,7 +241,12 @@ class ServerSession:
             # By default "legacy": no `server/discover` probe, which most stdio servers answer
             # with an error (and a slow starter with a 10 s wait); the entry may choose.
             mode = _MODES[config.wanted_protocol]
+        from mcp.client import advertise
+
+        from .skills import EXTENSION
+
         options: dict[str, Any] = {
+            "extensions": [advertise(EXTENSION)],  # SEP-2640 skills (mcp/skills.py)
             "logging_callback": self._log,
             "message_handler": self._notified,
             **(self.hooks.client_options(config) if self.hooks.client_options else {}),
@@ -248,6 +255,18 @@ class ServerSession:
             target, mode=mode, read_timeout_seconds=self.startup_timeout, client_info=info, **options
         )
         return await stack.enter_async_context(client)
+
+    async def _list_skills(self, client: Any) -> None:
+        """A server that declares the skills extension: its listing (no file is read). A listing
+        that fails is one notice; the server's tools still work."""
+        from .skills import advertises, list_skills
+
+        if not advertises(client):
+            return
+        try:
+            self.skills = await list_skills(client, self.name)
+        except Exception as error:
+            self.hooks.notice(self.masked(f"{self.name}: cannot list skills: {describe_error(error)}"))
 
     async def _stdio(self, stack: contextlib.AsyncExitStack) -> Any:
         """The running server: spawned early by the caller (cli/head_start.py), else now."""

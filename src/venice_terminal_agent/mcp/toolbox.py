@@ -31,6 +31,8 @@ from .resources import (
     read_resource_tool,
 )
 from .session import ServerSession, ServerStatus, SessionHooks, ToolListError
+from .skills import TOOLS as SKILL_TOOLS
+from .skills import SkillShelf
 
 DEFAULT_STARTUP_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = MCP_CALL_TIMEOUT
@@ -46,6 +48,7 @@ class McpToolbox:
         self.pager = pager  # hand it to the built-in `page` tool so the model can read the rest
         self.catalogue = Catalogue()
         self._with_resources: set[str] = set()  # servers that listed a resource at start-up
+        self.skills = SkillShelf()  # the servers' SEP-2640 skills: load_skill, read_skill_file
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -74,7 +77,11 @@ class McpToolbox:
             from ..tools.builtin import builtin_toolbox
             from ..tools.search import SEARCH_TOOL
 
-            reserved = [spec.name for spec in builtin_toolbox().specs()] + [READ_RESOURCE, SEARCH_TOOL]
+            reserved = [spec.name for spec in builtin_toolbox().specs()] + [
+                READ_RESOURCE,
+                SEARCH_TOOL,
+                *SKILL_TOOLS,
+            ]
         names = [server.name for server in servers]
         if len(set(names)) != len(names):
             raise ValueError(f"two MCP servers share a name: {names}")
@@ -135,12 +142,18 @@ class McpToolbox:
         return "".join(parts)
 
     def __contains__(self, name: object) -> bool:
-        return name in self.catalogue or (name == READ_RESOURCE and bool(self.resource_servers()))
+        return (
+            name in self.catalogue
+            or (name == READ_RESOURCE and bool(self.resource_servers()))
+            or (name in SKILL_TOOLS and bool(self.skills))
+        )
 
     def specs(self) -> list[ToolSpec]:
-        """The servers' tools, and `read_resource` while a running server has resources."""
+        """The servers' tools, `read_resource` while a running server has resources, and the
+        skill tools while one listed skills."""
         servers = self.resource_servers()
         extra = [read_resource_spec(servers)] if servers and READ_RESOURCE not in self.catalogue else []
+        extra += [spec for spec in self.skills.specs() if spec.name not in self.catalogue]
         return [*self.catalogue.specs, *extra]
 
     async def _start(self, session: ServerSession) -> None:
@@ -177,6 +190,8 @@ class McpToolbox:
         servers = self.resource_servers() if target is None and name == READ_RESOURCE else []
         if servers:
             return await read_resource_tool({name: self._sessions[name] for name in servers}, arguments)
+        if target is None and name in SKILL_TOOLS and self.skills:
+            return await self.skills.call(name, arguments)
         if target is None:
             raise ToolError(f"there is no MCP tool named {name!r}")
         return await self._sessions[target.server].call(target.tool, arguments)
@@ -231,6 +246,7 @@ class McpToolbox:
             if session.state == "ready"
         ]
         self.catalogue = Catalogue.build(listings, self._reserved)
+        self.skills.rebuild({s.name: s for s in self._sessions.values() if s.state == "ready"})
 
 
 def _difference(before: set[str], tools: Sequence[Any]) -> str:
