@@ -74,3 +74,28 @@ def test_a_plain_one_shot_imports_neither_openai_nor_mcp_nor_prompt_toolkit(
     # cryptography (E2EE models) and jsonschema (--schema) load only when they are used.
     heavy = {"openai", "mcp", "prompt_toolkit", "cryptography", "jsonschema"}
     assert modules.isdisjoint(heavy), modules & heavy
+
+
+@pytest.mark.parametrize(
+    ("argv", "built"),
+    [
+        (["--help"], {"ask"}),  # asking's options head the main help
+        (["doctor", "--help"], {"doctor"}),
+        (["tools", "list", "--help"], {"tools"}),
+        (["run", "examples/none.json"], {"run"}),
+    ],
+    ids=" ".join,
+)
+def test_only_the_command_used_is_built(
+    argv: list[str], built: set[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Typer turns a command's annotations into Click parameters (about 3 ms a command): the
+    group builds the one that runs or shows its help, not all of them before each start."""
+    import typer.main
+
+    from venice_terminal_agent.cli.app import app
+
+    group = typer.main.get_command(app)
+    group.main(args=argv, prog_name="venice-agent", standalone_mode=False)
+    assert "venice-agent" in " ".join(capsys.readouterr())  # it ran: a help, or run's refusal
+    assert set(group.commands) == built  # type: ignore[attr-defined]  # a group's
