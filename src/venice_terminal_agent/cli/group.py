@@ -150,21 +150,24 @@ class _Declared:
 def declare_lazily(app: typer.Typer) -> None:
     """Hand app's commands and groups to DefaultCommandGroup, to build one by one when used,
     with the same Typer functions and settings that would have built them all at start-up."""
-    settings = {
-        "pretty_exceptions_short": app.pretty_exceptions_short,
-        "rich_markup_mode": app.rich_markup_mode,
-    }
+    short, markup = app.pretty_exceptions_short, app.rich_markup_mode
     declared: dict[str, _Declared] = {}
     for info in app.registered_commands:
         assert info.callback is not None
         name = info.name or typer.main.get_command_name(info.callback.__name__)
         help = inspect.getdoc(info.callback) if info.help is None else inspect.cleandoc(info.help)
-        build = partial(typer.main.get_command_from_info, command_info=info, **settings)
+        build: Callable[[], Any] = partial(
+            typer.main.get_command_from_info, info, pretty_exceptions_short=short, rich_markup_mode=markup
+        )
         declared[name] = _Declared(build, help, info)
     for group_info in app.registered_groups:
         solved = typer.main.solve_typer_info_defaults(group_info)
         build = partial(
-            typer.main.get_group_from_info, group_info, suggest_commands=app.suggest_commands, **settings
+            typer.main.get_group_from_info,
+            group_info,
+            pretty_exceptions_short=short,
+            suggest_commands=app.suggest_commands,
+            rich_markup_mode=markup,
         )
         declared[solved.name or ""] = _Declared(build, solved.help, solved)
     app.registered_commands, app.registered_groups = [], []
