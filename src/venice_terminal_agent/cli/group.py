@@ -32,7 +32,8 @@ class DefaultCommandGroup(TyperGroup):
     declared: ClassVar[dict[str, _Declared]] = {}
 
     def list_commands(self, ctx: Context) -> list[str]:
-        return [*self.commands, *(name for name in self.declared if name not in self.commands)]
+        # In the order declared, whichever were built already (`--help` builds `ask` first).
+        return [*(name for name in self.commands if name not in self.declared), *self.declared]
 
     def get_command(self, ctx: Context, cmd_name: str) -> Any:
         if cmd_name not in self.commands and cmd_name in self.declared:
