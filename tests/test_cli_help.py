@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import typer
+from typer._click import Context
 from typer.testing import CliRunner
 
 from venice_terminal_agent.cli.app import app
@@ -21,9 +22,11 @@ def leaf_commands() -> list[tuple[str, ...]]:
     found: list[tuple[str, ...]] = []
 
     def walk(command: Any, path: tuple[str, ...]) -> None:
-        if hasattr(command, "commands"):  # a group (Typer's own click)
-            for name, sub in command.commands.items():
-                walk(sub, (*path, name))
+        # A group (Typer's own click): its commands are built when asked for, so ask for them.
+        if hasattr(command, "list_commands"):
+            context = Context(command)
+            for name in command.list_commands(context):
+                walk(command.get_command(context, name), (*path, name))
         elif not command.hidden:
             found.append(path)
 
@@ -51,3 +54,17 @@ def test_the_main_help_lists_the_crash_status_too(command: list[str]) -> None:
     result = CliRunner().invoke(app, [*command, "--help"])
     assert result.exit_code == 0
     assert f"{CRASHED}." in " ".join(result.stdout.split())
+
+
+def test_the_main_help_lists_the_commands_as_typer_would() -> None:
+    """The list under Commands: is written without building each command: it is Typer's own
+    list (which builds them all) word for word."""
+    from typer.core import TyperGroup
+
+    group = typer.main.get_command(app)
+    context = Context(group, info_name="venice-agent", terminal_width=80)
+    formatter = context.make_formatter()
+    TyperGroup.format_commands(group, context, formatter)  # type: ignore[arg-type]
+    typers = formatter.getvalue()
+    assert "  tools     See and call the MCP tools" in typers  # the list of every command
+    assert typers in CliRunner().invoke(app, ["--help"], terminal_width=80).stdout

@@ -10,16 +10,24 @@ from pathlib import Path
 
 import pytest
 
-from cli_support import clean_env, fake_venice
+from cli_support import clean_env, fake_venice, mcp_config
 
 
-def modules_after_running(*argv: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> set[str]:
+def modules_after_running(
+    *argv: str, env: dict[str, str] | None = None, cwd: Path | None = None, at_first_spawn: bool = False
+) -> set[str]:
+    """The top-level modules loaded when the command ends (or when it first starts a process)."""
     probe = (
         "import sys, json\n"
+        "spawned = []\n"
+        "def hook(event, args):\n"
+        "    if event == 'subprocess.Popen' and not spawned:\n"
+        "        spawned.append(sorted({m.split('.')[0] for m in sys.modules} | {'spawned ' + str(args[1])}))\n"
+        "sys.addaudithook(hook)\n"
         f"sys.argv = {['venice-agent', *argv]!r}\n"
         "from venice_terminal_agent.cli.app import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+        f"print(json.dumps(spawned[0] if {at_first_spawn} else sorted({{m.split('.')[0] for m in sys.modules}})))"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe],
@@ -74,3 +82,42 @@ def test_a_plain_one_shot_imports_neither_openai_nor_mcp_nor_prompt_toolkit(
     # cryptography (E2EE models) and jsonschema (--schema) load only when they are used.
     heavy = {"openai", "mcp", "prompt_toolkit", "cryptography", "jsonschema"}
     assert modules.isdisjoint(heavy), modules & heavy
+
+
+def test_a_stdio_server_is_started_before_the_terminal_and_sdk_libraries_load(tmp_path: Path) -> None:
+    """A Python MCP server takes longer to start than the whole plain question (issue 21), so
+    it is spawned as soon as the settings name it: before Rich (the spinner), httpx2 and mcp."""
+    config = mcp_config(tmp_path, paid_server=False)
+    with fake_venice([{"text": "Paris."}], tmp_path) as fake:
+        modules = modules_after_running(
+            "--mcp-config", str(config), "What is the capital of France?",
+            env=clean_env(tmp_path, fake.base_url), cwd=tmp_path, at_first_spawn=True,
+        )  # fmt: skip
+    assert any("mcp_server_time" in name for name in modules), modules  # the server came first
+    assert "pydantic_settings" in modules  # its settings were read
+    assert modules.isdisjoint({"rich", "httpx2", "mcp", "openai"}), modules & {"rich", "httpx2", "mcp"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "built"),
+    [
+        (["--help"], {"ask"}),  # asking's options head the main help
+        (["doctor", "--help"], {"doctor"}),
+        (["tools", "list", "--help"], {"tools"}),
+        (["run", "examples/none.json"], {"run"}),
+    ],
+    ids=" ".join,
+)
+def test_only_the_command_used_is_built(
+    argv: list[str], built: set[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Typer turns a command's annotations into Click parameters (about 3 ms a command): the
+    group builds the one that runs or shows its help, not all of them before each start."""
+    import typer.main
+
+    from venice_terminal_agent.cli.app import app
+
+    group = typer.main.get_command(app)
+    group.main(args=argv, prog_name="venice-agent", standalone_mode=False)
+    assert "venice-agent" in " ".join(capsys.readouterr())  # it ran: a help, or run's refusal
+    assert set(group.commands) == built  # type: ignore[attr-defined]  # a group's

@@ -18,7 +18,7 @@ from ..core.receipt import USAGE_ERROR_STATUS, Exit, exit_statuses
 from .bot_app import add_bot_commands
 from .config_cmd import add_config_commands
 from .fronts_app import add_front_commands
-from .group import DefaultCommandGroup, add_crash_status, command_group
+from .group import DefaultCommandGroup, add_crash_status, command_group, declare_lazily
 from .mcp_front_app import add_mcp_front_command
 from .options import (
     ApifyToolsOption,
@@ -504,6 +504,7 @@ add_sessions_commands(app)  # sessions list, show, export, import, delete
 add_front_commands(app)  # acp: the agent in an editor
 add_mcp_front_command(app)  # mcp: the agent as an MCP server
 add_crash_status(app)  # every command's "Exit status:" ends with 1, a crash
+declare_lazily(app)  # each command built when it runs or shows its help, not all at start-up
 
 
 def main() -> None:

@@ -1,14 +1,18 @@
-"""The command group behind `venice-agent`: the default command, one-line usage errors, and
-the options read before Typer parses (`--version`, completion)."""
+"""The command group behind `venice-agent`: the default command, one-line usage errors, the
+options read before Typer parses (`--version`, completion), and commands built only when used."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import typer
-from typer.core import TyperGroup
+import typer.main
+from typer.core import TyperCommand, TyperGroup
 
 if TYPE_CHECKING:  # the annotations only; importing click itself would slow `--help` down
     from typer._click import Context, HelpFormatter
@@ -17,7 +21,36 @@ DEFAULT_COMMAND = "ask"
 
 
 class DefaultCommandGroup(TyperGroup):
-    """`venice-agent "question"` and bare `venice-agent` go to the default command."""
+    """`venice-agent "question"` and bare `venice-agent` go to the default command.
+
+    Its commands are built lazily (Click's lazy group): Typer turns a command's annotations
+    into Click parameters when the command runs, shows its help or is completed, not all 23 at
+    start-up (two thirds of what `--help` cost over its imports, issue 21). The list under
+    "Commands:" is written from their declarations (`declare_lazily`).
+    """
+
+    declared: ClassVar[dict[str, _Declared]] = {}
+
+    def list_commands(self, ctx: Context) -> list[str]:
+        # In the order declared, whichever were built already (`--help` builds `ask` first).
+        return [*(name for name in self.commands if name not in self.declared), *self.declared]
+
+    def get_command(self, ctx: Context, cmd_name: str) -> Any:
+        if cmd_name not in self.commands and cmd_name in self.declared:
+            self.commands[cmd_name] = self.declared[cmd_name].build()
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
+        # TyperGroup's list, from each command's help text without building the command.
+        shown = []
+        for name in self.list_commands(ctx):
+            command = self.commands.get(name) or self.declared[name].stand_in(name)
+            if not command.hidden:
+                shown.append((name, command))
+        if shown:
+            limit = formatter.width - 6 - max(len(name) for name, _ in shown)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, command.get_short_help_str(limit)) for name, command in shown])
 
     def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         first = args[0] if args else None
@@ -25,7 +58,7 @@ class DefaultCommandGroup(TyperGroup):
             _own_option(ctx, first, args[1] if len(args) > 1 else None)
         if first is None and ctx.resilient_parsing:
             return super().parse_args(ctx, args)  # completing a command's name: offer them all
-        if first is None or (first not in self.commands and first not in ("--help", "-h")):
+        if first is None or (first not in self.list_commands(ctx) and first not in ("--help", "-h")):
             args = [DEFAULT_COMMAND, *args]
         return super().parse_args(ctx, args)
 
@@ -67,7 +100,7 @@ class DefaultCommandGroup(TyperGroup):
         from typer._click.shell_completion import CompletionItem
 
         seen = {item.value for item in results}
-        default = self.commands.get(DEFAULT_COMMAND)
+        default = self.get_command(ctx, DEFAULT_COMMAND)
         options = [
             (name, getattr(param, "help", None))  # options have help; mypy types the base class
             for param in (default.get_params(ctx) if default is not None else [])
@@ -90,13 +123,61 @@ class DefaultCommandGroup(TyperGroup):
 
     def format_options(self, ctx: Context, formatter: HelpFormatter) -> None:
         # The default command's options are the ones people use most: show them at the top.
-        default = self.commands.get(DEFAULT_COMMAND)
+        default = self.get_command(ctx, DEFAULT_COMMAND)
         if default is not None:
             with formatter.section("Options for asking (venice-agent [OPTIONS] [QUESTION])"):
                 formatter.write_dl(_option_rows(default, ctx))
         with formatter.section("Options"):
             formatter.write_dl([*OWN_OPTIONS.items(), *_option_rows(self, ctx, help_too=True)])
         self.format_commands(ctx, formatter)
+
+
+class _Declared:
+    """A command as declared to Typer, and how Typer would build it."""
+
+    def __init__(self, build: Callable[[], Any], help: str | None, info: Any) -> None:
+        self.build = build
+        self.help = help
+        self.info = info  # its short_help, hidden and deprecated, as given to Typer
+
+    def stand_in(self, name: str) -> Any:
+        """What the list of commands needs of it: its name and help (Click shortens them)."""
+        info = self.info
+        return TyperCommand(
+            name, help=self.help, short_help=info.short_help, hidden=info.hidden, deprecated=info.deprecated
+        )
+
+
+def declare_lazily(app: typer.Typer) -> None:
+    """Hand app's commands and groups to DefaultCommandGroup, to build one by one when used,
+    with the same Typer functions and settings that would have built them all at start-up."""
+    short, markup = app.pretty_exceptions_short, app.rich_markup_mode
+    declared: dict[str, _Declared] = {}
+    for info in app.registered_commands:
+        assert info.callback is not None
+        name = info.name or typer.main.get_command_name(info.callback.__name__)
+        help = inspect.getdoc(info.callback) if info.help is None else inspect.cleandoc(info.help)
+        build: Callable[[], Any] = partial(
+            typer.main.get_command_from_info, info, pretty_exceptions_short=short, rich_markup_mode=markup
+        )
+        declared[name] = _Declared(build, help, info)
+    for group_info in app.registered_groups:
+        solved = typer.main.solve_typer_info_defaults(group_info)
+        build = partial(
+            typer.main.get_group_from_info,
+            group_info,
+            pretty_exceptions_short=short,
+            suggest_commands=app.suggest_commands,
+            rich_markup_mode=markup,
+        )
+        declared[solved.name or ""] = _Declared(build, solved.help, solved)
+    app.registered_commands, app.registered_groups = [], []
+    app.callback()(_group_options)  # Typer makes a group of an app with a callback, commands or not
+    DefaultCommandGroup.declared = declared
+
+
+def _group_options() -> None:
+    pass  # the group's own options are OWN_OPTIONS, read before parsing, and --help
 
 
 def _option_rows(command: Any, ctx: Context, *, help_too: bool = False) -> list[tuple[str, str]]:
