@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 import pytest
 
 from venice_terminal_agent import Exit
-from venice_terminal_agent.agent import SYSTEM_PROMPT, Agent
+from venice_terminal_agent.agent import Agent
 from venice_terminal_agent.core.context import Gauge, compacted_line, split
 from venice_terminal_agent.core.errors import ContextFullError
 from venice_terminal_agent.core.events import Notice

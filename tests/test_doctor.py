@@ -132,7 +132,9 @@ def test_an_http_server_that_failed_is_named_by_its_url_as_tools_list_names_it(t
     assert f"(http, {url}; " in failed, failed
     assert f"notes (http, {url}): failed: " in listed.stdout, listed.stdout + listed.stderr
     started = next(line for line in done.stdout.splitlines() if line.startswith("✓ mcp time"))
-    assert f"(stdio, {PYTHON} -m mcp_server_time --local-timezone UTC, MCP 2025-11-25)" in started  # stdio keeps the 2025 handshake
+    assert (
+        f"(stdio, {PYTHON} -m mcp_server_time --local-timezone UTC, MCP 2025-11-25)" in started
+    )  # stdio keeps the 2025 handshake
 
 
 def test_doctor_says_whether_sessions_are_saved_and_where(tmp_path: Path) -> None:

@@ -46,7 +46,9 @@ def test_tools_list_shows_servers_tools_and_consent(config):
     done = venice_agent("tools", "list", "--mcp-config", str(config))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == f"paged (stdio, {sys.executable} {SERVERS / 'paged.py'}, MCP 2025-11-25): 14 tools"  # the revision it speaks
+    assert (
+        lines[0] == f"paged (stdio, {sys.executable} {SERVERS / 'paged.py'}, MCP 2025-11-25): 14 tools"
+    )  # the revision it speaks
     rows = [line.split(maxsplit=2) for line in lines if line.startswith("  ")]
     assert ["free", "read_note", "Read a note"] in rows  # trusted, annotated read-only
     assert any(line.startswith("  asks crash ") for line in lines)

@@ -231,9 +231,9 @@ async def answered_on_a_terminal(server, typed: str | None):
     from venice_terminal_agent.cli.elicit_form import terminal_elicitor
     from venice_terminal_agent.core.errors import ToolError
     from venice_terminal_agent.mcp.config import ServerConfig
+    from venice_terminal_agent.mcp.features import ClientFeatures
     from venice_terminal_agent.mcp.session import SessionHooks
     from venice_terminal_agent.mcp.toolbox import McpToolbox
-    from venice_terminal_agent.mcp.features import ClientFeatures
 
     screen = StringIO()
 
@@ -243,7 +243,8 @@ async def answered_on_a_terminal(server, typed: str | None):
     elicitor = None if typed is None else terminal_elicitor(Console(file=screen, force_terminal=True), ask)
     features = ClientFeatures(elicitor=elicitor)
     async with McpToolbox.open(
-        [ServerConfig("nagging", in_memory=server)], hooks=SessionHooks(client_options=features.client_options)
+        [ServerConfig("nagging", in_memory=server)],
+        hooks=SessionHooks(client_options=features.client_options),
     ) as box:
         assert [status.protocol for status in box.servers] == ["2026-07-28"]
         try:
@@ -266,7 +267,7 @@ async def test_an_input_required_result_with_nobody_to_ask_is_declined():
     """The same rule as elicitation: without a terminal (or under --yes, or in serve) the
     server is told the input was declined, and the call goes on to the server's answer."""
     server, seen = asking_server(rounds_before_done=1)
-    result, screen = await answered_on_a_terminal(server, None)
+    result, _ = await answered_on_a_terminal(server, None)
     assert json.loads(result) == {"result": "done after 1 answers"}
     assert seen == [(None, {}), ("state-1", {"ok": ("decline", None)})]
 
