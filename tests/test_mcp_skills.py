@@ -7,7 +7,7 @@ import pytest
 from servers.skills import GOOD_BODY, skills_server
 from venice_terminal_agent.core.toolbox import ToolError
 from venice_terminal_agent.mcp.config import ServerConfig
-from venice_terminal_agent.mcp.skills import FrontmatterError, parse_frontmatter
+from venice_terminal_agent.mcp.frontmatter import FrontmatterError, parse_frontmatter
 from venice_terminal_agent.mcp.toolbox import McpToolbox
 
 
