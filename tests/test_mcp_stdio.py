@@ -22,18 +22,21 @@ def paged(*args: str, name: str = "paged", **options) -> ServerConfig:
     return ServerConfig(name, command=sys.executable, args=(str(SERVERS / "paged.py"), *args), **options)
 
 
-def children() -> set[int]:
-    """Live (not yet reaped) child processes of this test process, from /proc."""
-    found = set()
+def processes() -> dict[int, list[str]]:
+    """Every process's /proc stat fields after its name: state, parent, process group, …"""
+    found = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                found[int(entry.name)] = (entry / "stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
-                continue
-            if int(fields[1]) == os.getpid():
-                found.add(int(entry.name))
+                continue  # it ended while we looked
     return found
+
+
+def children() -> set[int]:
+    """Live (not yet reaped) child processes of this test process."""
+    return {pid for pid, fields in processes().items() if int(fields[1]) == os.getpid()}
 
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
@@ -168,20 +171,11 @@ async def test_cancelling_while_servers_start_leaves_no_process(tmp_path):
 
 
 def left_in_group(group: int) -> list[int]:
-    """Processes still running (not zombies) in the process group `group`, from /proc."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == group and fields[0] not in ("Z", "X"):
-                found.append(int(entry.name))
-    return found
+    """Processes still running (not zombies) in the process group `group`."""
+    return [pid for pid, fields in processes().items() if int(fields[2]) == group and fields[0] not in "ZX"]
 
 
-STARTS = 20
+STARTS = 50  # rounds of two servers: 100 starts and stops, as the issue counts them
 
 
 async def test_no_child_of_a_stdio_server_outlives_it_after_many_starts_and_stops(tmp_path):
@@ -200,3 +194,19 @@ async def test_no_child_of_a_stdio_server_outlives_it_after_many_starts_and_stop
         assert "eof" in record.read_text()  # it left because its stdin closed, not by a signal
     assert {group: left_in_group(group) for group in groups if left_in_group(group)} == {}
     assert children() == set()
+
+
+async def test_a_server_that_exits_after_reading_the_first_request_fails_at_once_though_a_child_holds_its_stdout():
+    """`sh -c 'sleep 600 & read line; exit 3'` reads the initialize request, then exits, its
+    child keeping stdout open: no end of file ever comes. Its exit is the end of its output,
+    so the start fails as an exit (with the command to try), not 30 s later as a timeout."""
+    broken = ServerConfig("broken", command="sh", args=("-c", "sleep 600 & read line; exit 3"))
+    async with McpToolbox.open([broken], startup_timeout=30) as box:
+        (status,) = box.servers
+        assert status.state == "failed"
+        assert status.error == (
+            "broken did not start (the server exited or closed the connection); "
+            "check that `sh -c sleep 600 & read line; exit 3` runs on its own"
+        )
+        group = box._sessions["broken"]._process.process.pid
+    assert left_in_group(group) == []  # and the child went with it

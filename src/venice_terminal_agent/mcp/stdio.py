@@ -30,6 +30,8 @@ from typing import Any
 from ..core.scrub import well_formed_all
 
 INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")  # as mcp.client.stdio on POSIX
+EXIT_DRAIN = 0.2  # seconds the last lines of a server that exited have to be read
+EXIT_POLL = 0.05  # seconds between looks at a server's process where there is no pidfd
 EXIT_GRACE = 2.0  # seconds for a server to leave after its stdin closes, then SIGTERM, then SIGKILL
 MAX_LINE = 256 * 1024 * 1024  # one JSON-RPC message per line; results can be large
 
@@ -155,9 +157,18 @@ class StdioServer:
             except (OSError, ConnectionError, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 await to_session.aclose()  # the server went away: the session sees the end
 
+        async def end_of_output_at_exit() -> None:
+            # A server that exits may leave a child holding its stdout (`cmd & exit 3`): no end
+            # of file would come, and a request written before it left would wait out its whole
+            # timeout. Its exit ends the output instead, once what it wrote has been read.
+            await _exit_of(process)
+            await asyncio.sleep(EXIT_DRAIN)
+            read_transport.close()  # the reader sees the end: the session fails, or ends, now
+
         async with anyio.create_task_group() as group:
             group.start_soon(server_to_session)
             group.start_soon(session_to_server)
+            group.start_soon(end_of_output_at_exit)
             try:
                 yield from_server, to_server
             finally:
@@ -168,6 +179,26 @@ class StdioServer:
                     await _stop(process)
                     read_transport.close()  # stderr stays open: a failure's reason may quote it
                 group.cancel_scope.cancel()
+
+
+async def _exit_of(process: subprocess.Popen[bytes]) -> None:
+    """Return when `process` has exited: told by a pidfd where Linux has one, else by polling."""
+    if process.poll() is not None:
+        return  # reaped already: its pid may be another process's now
+    try:
+        pidfd = os.pidfd_open(process.pid)
+    except (AttributeError, OSError):  # not Linux 5.3+, or already reaped
+        while process.poll() is None:  # noqa: ASYNC110 (nothing to wait on but the process)
+            await asyncio.sleep(EXIT_POLL)
+        return
+    loop = asyncio.get_running_loop()
+    exited = asyncio.Event()
+    loop.add_reader(pidfd, exited.set)
+    try:
+        await exited.wait()
+    finally:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
 
 
 def parse_message(line: bytes) -> Any | None:
