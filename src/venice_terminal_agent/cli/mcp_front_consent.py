@@ -42,7 +42,9 @@ def input_required(protocol_version: str | None) -> bool:
     """The client speaks a revision where a server asks by returning an input-required result."""
     from mcp_types.version import is_version_at_least
 
-    return protocol_version is not None and is_version_at_least(protocol_version, "2026-07-28")
+    from ..mcp.server_config import MODERN_PROTOCOL
+
+    return protocol_version is not None and is_version_at_least(protocol_version, MODERN_PROTOCOL)
 
 
 asking: contextvars.ContextVar[Asking | None] = contextvars.ContextVar("asking", default=None)

@@ -246,18 +246,8 @@ class VeniceClient:
             if isinstance(c, dict)
         ]
         assembler = Assembler()
-        text = assembler.feed({**answer, "choices": choices})
-        if assembler.thinking:
-            shown[0] = True
-            emit(ThinkingDelta(assembler.thinking))
-        if text:
-            shown[0] = True
-            emit(TextDelta(text))
-        tail = assembler.end()
-        if assembler.thinking:
-            emit(ThinkingDelta(assembler.thinking))
-        if tail:
-            emit(TextDelta(tail))
+        _said(assembler, assembler.feed({**answer, "choices": choices}), emit, shown)
+        _ended(assembler, emit)
         return self._finished(assembler, response)
 
     async def _stream(
@@ -288,17 +278,8 @@ class VeniceClient:
                     raise describe(error, self.base_url) from error
                 received += 1
                 text = assembler.feed(private.open(chunk) if private is not None else chunk)
-                if assembler.thinking:
-                    shown[0] = True
-                    emit(ThinkingDelta(assembler.thinking))
-                if text:
-                    shown[0] = True
-                    emit(TextDelta(text))
-            tail = assembler.end()
-            if assembler.thinking:
-                emit(ThinkingDelta(assembler.thinking))
-            if tail:
-                emit(TextDelta(tail))
+                _said(assembler, text, emit, shown)
+            _ended(assembler, emit)
         finally:
             await chunks.aclose()
             await response.aclose()
@@ -448,3 +429,24 @@ class VeniceClient:
                 one_line(f"cannot list models: {problem.message}"), status=problem.status
             ) from None
         return answer.get("data") if isinstance(answer, dict) else None
+
+
+def _said(assembler: Assembler, text: str, emit: EventSink, shown: list[bool]) -> None:
+    """Emit what one piece of the reply gave: its thinking, then its text (either marks the
+    reply as shown, so a retry knows the person saw part of it)."""
+    if assembler.thinking:
+        shown[0] = True
+        emit(ThinkingDelta(assembler.thinking))
+    if text:
+        shown[0] = True
+        emit(TextDelta(text))
+
+
+def _ended(assembler: Assembler, emit: EventSink) -> None:
+    """Emit what the assembler held back until the end (half a character, a thinking block
+    still open)."""
+    tail = assembler.end()
+    if assembler.thinking:
+        emit(ThinkingDelta(assembler.thinking))
+    if tail:
+        emit(TextDelta(tail))
