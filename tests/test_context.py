@@ -18,8 +18,8 @@ from venice_terminal_agent.core.errors import ContextFullError
 from venice_terminal_agent.core.events import Notice
 from venice_terminal_agent.core.toolbox import FunctionToolbox
 from venice_terminal_agent.model import VeniceClient
+from venice_terminal_agent.model.compaction import SUMMARY_HEAD
 from venice_terminal_agent.model.errors import from_response
-from venice_terminal_agent.model.planner import SUMMARY_HEAD
 from venice_terminal_agent.testing import MockVenice
 from venice_terminal_agent.testing.checks import problem
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cli_support import fake_venice
 from cli_support import run_cli as run
-from venice_terminal_agent.model.planner import SUMMARY_HEAD
+from venice_terminal_agent.model.compaction import SUMMARY_HEAD
 
 WINDOW = 4000
 FILLER = "lorem ipsum dolor " * 30

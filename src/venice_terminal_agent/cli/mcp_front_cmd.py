@@ -8,11 +8,11 @@ Conversations live in memory for the server's lifetime, one `Agent` per id; with
 each is a saved session (`saving.py`, as the terminal's), so an id outlives the server and
 `venice-agent -r ID` goes on with it.
 
-Each question runs in a task of its own (`Question`): on the 2026-07-28 protocol a server cannot
-send a request mid-call, so a consent question pauses the run and the `tools/call` returns an
-input-required result (SEP-2322) naming the paused question in its `requestState` (sealed by the
-SDK); the client's retry carries the answer, which resumes that same run. A retry that never
-comes is a no after `DEADLINE` seconds.
+Each question runs in a task of its own (`Question`, in mcp_front_consent.py): on the 2026-07-28
+protocol a server cannot send a request mid-call, so a consent question pauses the run and the
+`tools/call` returns an input-required result (SEP-2322) naming the paused question in its
+`requestState` (sealed by the SDK); the client's retry carries the answer, which resumes that
+same run (`Front.resume`). A retry that never comes is a no after `DEADLINE` seconds.
 """
 
 # No `from __future__ import annotations`: the SDK reads the `ask` tool's annotations at run time,
@@ -31,14 +31,13 @@ from pydantic import BaseModel, Field
 from ..config import ConfigError
 from ..core.errors import StoreError, VeniceAgentError
 from ..core.events import Event, RoundStarted, ToolFinished, ToolStarted
-from .mcp_front_consent import Approve, Asking, ClientApprover, asking
+from .mcp_front_consent import CONSENT, ClientApprover, Pause, Question, asking
 from .runtime import Flags, load, open_runtime
 from .serve_cmd import is_loopback
 from .terminal import fail
 from .text import ARGS_PREVIEW, call_text, safe
 
 NAME = "venice-agent"
-CONSENT = "consent"  # the key of the one input request a paused question carries
 DEADLINE = 600.0  # seconds a paused question waits for the client's retry before it is a no
 NO_ANSWER = "no answer came within {seconds:g} s, so {tool} was declined"
 NOT_WAITING = (
@@ -107,66 +106,6 @@ def lowered(
     )
 
 
-@dataclass
-class Pause:
-    """A consent question waiting for the client's retry: its number in the run, and the answer."""
-
-    number: int
-    tool: str
-    request: Any  # mcp.types.ElicitRequest
-    answer: "asyncio.Future[bool]"
-
-
-class Question:
-    """One `ask`, run in a task of its own so that it can outlive a `tools/call` round: paused on
-    a consent question (`ask_client`), it hands the round a `Pause`; at the end, its result."""
-
-    def __init__(self, front: "Front", ctx: Any) -> None:
-        import secrets
-
-        self.front = front
-        self.id = secrets.token_hex(8)
-        self.asking = Asking(ctx, question=self)
-        self.progress = Progress(ctx)
-        self.signals: asyncio.Queue[Any] = asyncio.Queue()  # Pause, or the final CallToolResult
-        self.pause: Pause | None = None
-        self.expired: int | None = None  # the pause that ran out of time: its retry gets the result
-        self.asks = 0
-        self.driven = False  # a round is waiting on `signals`
-        self.task: asyncio.Task[None] | None = None
-        self.timer: asyncio.Future[None] | None = None
-
-    async def ask_client(self, message: str, tool: str) -> bool:
-        """Pause until the client's retry answers `message` (False when none comes in time)."""
-        from mcp.server.elicitation import render_elicitation_schema
-        from mcp.types import ElicitRequest, ElicitRequestFormParams
-
-        self.asks += 1
-        params = ElicitRequestFormParams(message=message, requested_schema=render_elicitation_schema(Approve))
-        pause = Pause(
-            self.asks, tool, ElicitRequest(params=params), asyncio.get_running_loop().create_future()
-        )
-        self.pause = pause
-        self.timer = self.front.chore(self.front.expire(self, pause))
-        self.signals.put_nowait(pause)
-        return await pause.answer
-
-    def settle(self, pause: Pause, approved: bool) -> None:
-        if self.pause is pause:
-            self.pause = None
-        if self.timer is not None:
-            self.timer.cancel()
-        if not pause.answer.done():
-            pause.answer.set_result(approved)
-
-    def waiting(self, pause: Pause) -> Any:
-        from mcp.types import InputRequiredResult
-
-        return InputRequiredResult(
-            input_requests={CONSENT: pause.request}, request_state=f"{self.id}.{pause.number}"
-        )
-
-
 class Front:
     """The `ask` tool's state: the runtime, the server's caps, the conversations, and the
     questions running (those paused for an answer among them). `sleep` is the clock the
@@ -232,7 +171,7 @@ class Front:
         if ctx.request_state is not None:  # a retry: the answer to a paused question's consent
             return await self.resume(ctx, ctx.request_state)
         caps, notes = lowered(self.caps, budget, max_rounds, max_usd)
-        running = Question(self, ctx)
+        running = Question(self, ctx, Progress(ctx))
         self.questions[running.id] = running
         running.task = asyncio.ensure_future(self.run(running, question, caps, notes, conversation))
         return await self.drive(running, ctx)

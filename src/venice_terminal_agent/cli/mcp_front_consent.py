@@ -1,12 +1,14 @@
 """Consent for `venice-agent mcp`: the MCP client's person answers (`ClientApprover`).
 
 On the 2025 revisions the question goes out as elicitation mid-call; on 2026-07-28, where a
-server cannot send a request mid-call, the running `Question` (mcp_front_cmd.py) pauses and the
-`tools/call` returns an input-required result instead. A client that can do neither gets the
-call declined as `no_one_to_ask`, said in the result's notes. Kept apart from the front's
-question machinery so the one rule of who is asked reads in one place.
+server cannot send a request mid-call, the running `Question` pauses (`Pause`) and the
+`tools/call` returns an input-required result instead, which the client's retry answers
+(`Front.resume`, in mcp_front_cmd.py, settles it). A client that can do neither gets the call
+declined as `no_one_to_ask`, said in the result's notes. Both ways of asking are here, so who
+is asked, and how, reads in one place; the front keeps the rounds (start, retry, deadline).
 """
 
+import asyncio
 import contextvars
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -19,9 +21,10 @@ from ..core.toolbox import ToolSpec
 from .text import ARGS_PREVIEW, call_text, safe
 
 if TYPE_CHECKING:
-    from .mcp_front_cmd import Question
+    from .mcp_front_cmd import Front
 
 NOBODY = "this MCP client cannot be asked (no elicitation), so {tool} was declined; start the server with --yes to run paid tools"
+CONSENT = "consent"  # the key of the one input request a paused question carries
 NO_BACK_CHANNEL = (
     "this client speaks MCP {version}, where a server cannot ask mid-call, so {tool} was declined; "
     "start the server with --yes to run paid tools"
@@ -90,3 +93,63 @@ class ClientApprover:
         if not approved:
             current.notes.append(f"the client's person declined {name}")
         return approved
+
+
+@dataclass
+class Pause:
+    """A consent question waiting for the client's retry: its number in the run, and the answer."""
+
+    number: int
+    tool: str
+    request: Any  # mcp.types.ElicitRequest
+    answer: "asyncio.Future[bool]"
+
+
+class Question:
+    """One `ask`, run in a task of its own so that it can outlive a `tools/call` round: paused on
+    a consent question (`ask_client`), it hands the round a `Pause`; at the end, its result."""
+
+    def __init__(self, front: "Front", ctx: Any, progress: Any) -> None:
+        import secrets
+
+        self.front = front
+        self.id = secrets.token_hex(8)
+        self.asking = Asking(ctx, question=self)
+        self.progress = progress  # the front's `Progress`: this question's events to the client
+        self.signals: asyncio.Queue[Any] = asyncio.Queue()  # Pause, or the final CallToolResult
+        self.pause: Pause | None = None
+        self.expired: int | None = None  # the pause that ran out of time: its retry gets the result
+        self.asks = 0
+        self.driven = False  # a round is waiting on `signals`
+        self.task: asyncio.Task[None] | None = None
+        self.timer: asyncio.Future[None] | None = None
+
+    async def ask_client(self, message: str, tool: str) -> bool:
+        """Pause until the client's retry answers `message` (False when none comes in time)."""
+        from mcp.server.elicitation import render_elicitation_schema
+        from mcp.types import ElicitRequest, ElicitRequestFormParams
+
+        self.asks += 1
+        params = ElicitRequestFormParams(message=message, requested_schema=render_elicitation_schema(Approve))
+        pause = Pause(
+            self.asks, tool, ElicitRequest(params=params), asyncio.get_running_loop().create_future()
+        )
+        self.pause = pause
+        self.timer = self.front.chore(self.front.expire(self, pause))
+        self.signals.put_nowait(pause)
+        return await pause.answer
+
+    def settle(self, pause: Pause, approved: bool) -> None:
+        if self.pause is pause:
+            self.pause = None
+        if self.timer is not None:
+            self.timer.cancel()
+        if not pause.answer.done():
+            pause.answer.set_result(approved)
+
+    def waiting(self, pause: Pause) -> Any:
+        from mcp.types import InputRequiredResult
+
+        return InputRequiredResult(
+            input_requests={CONSENT: pause.request}, request_state=f"{self.id}.{pause.number}"
+        )

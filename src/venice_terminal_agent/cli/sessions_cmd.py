@@ -206,7 +206,7 @@ async def _show(ref: str) -> int:
 
 
 async def _export(ref: str, format: Format, output: Path | None) -> int:
-    from ..store.sessions import export_jsonl
+    from ..store.session_export import export_jsonl
 
     session = await _load(ref)
     text = export_jsonl(session) if format is Format.jsonl else markdown(session)
@@ -223,7 +223,8 @@ async def _raise(error: Exception) -> int:
 
 
 async def _import(text: str, where: str) -> int:
-    from ..store.sessions import SessionStore, parse_jsonl
+    from ..store.session_export import parse_jsonl
+    from ..store.sessions import SessionStore
     from .saving import sessions_path
 
     header, messages, receipts = parse_jsonl(text, where)

@@ -7,23 +7,17 @@ declined, or nobody to ask), then asks the model once. The assistant message goe
 
 Money: every response's usage is added up whole and costed (the server's figure, else the
 prices from `/models`); with a cap, each request's worst cost is checked before it is made
-(`cost_cap`). When the loop stops on `budget`, `max_rounds` or `repeated_call`, `conclude`
-makes one last request without tools so the person gets a partial answer from what was
-gathered and paid for.
-
-Context: with a `Gauge`, each request's size is estimated before it is made. When it would
-pass the gauge's threshold, the older rounds are compacted first (`compact`): the model
-summarises them in one request without tools, a round of the question counted and costed
-like the others; the system messages and the last user turns stay whole, and the cut is
-always before a user turn, so no tool call is parted from its answer. A request that still
-cannot fit is not made (`context_full`); a compaction that fails leaves the messages as they
-were.
 (`cost_cap`). A cost that cannot be known stays unknown (a server with no prices, a response
 with no usage, a request that failed after reaching the model or was cancelled), never $0.00,
 and counts against the cap as its worst case. An answer cut at the output limit (`length`)
 ends `output_limit`, partial. When the loop stops on `budget`, `max_rounds` or
 `repeated_call`, `conclude` makes one last request without tools so the person gets a
 partial answer from what was gathered and paid for.
+
+Context: with a `Gauge`, each request's size is estimated before it is made. When it would
+pass the gauge's threshold, the older rounds are compacted first (`compaction.py`: its
+`Compactor` asks the planner for the summary request, `summarise`, made on the question's
+account). A request that still cannot fit is not made (`context_full`).
 """
 
 from __future__ import annotations
@@ -33,22 +27,14 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
-from ..core.context import (
-    Compaction,
-    Gauge,
-    compacted_line,
-    cuts,
-    full_refusal,
-    leading_system,
-    marker,
-    request_bytes,
-)
+from ..core.context import Compaction, Gauge, full_refusal, request_bytes
 from ..core.costs import Cap, add_usage, measured, round_cost, server_cost
 from ..core.errors import ContextFullError, PrivateError
-from ..core.events import EventSink, Notice, RoundStarted
+from ..core.events import EventSink
 from ..core.loop import Move, Outcome, Stop
 from ..core.receipt import Answer, Call, Exit, Tally, read_json
 from ..core.toolbox import ToolSpec
+from .compaction import Compactor
 from .errors import ModelError
 from .models import ModelFacts, balance
 from .stream import Completion
@@ -57,16 +43,6 @@ NOT_RUN = "this call did not run (the run stopped before it)"
 CONCLUDE = (
     "(The run stopped before you finished: {reason}. No more tools can run for this question. "
     "Answer now from what you have gathered so far, and say plainly what is missing.)"
-)
-SUMMARISE = (
-    "The conversation below is getting too long for your context window. Write a summary of "
-    "it that lets you go on without it: the user's questions and goals, what the tools found "
-    "(names, figures, ids, file paths, URLs), decisions made, and anything still open. Keep "
-    "every instruction the user gave. Be complete but brief; plain text only.{focus}\n\n"
-    "--- the conversation ---\n{transcript}"
-)
-SUMMARY_HEAD = (
-    "(Summary of the earlier conversation, written when it was compacted to fit the context window.)\n"
 )
 
 
@@ -119,10 +95,8 @@ class LLMPlanner:
         self.compacts = compact  # compact the older rounds when a request would pass the threshold
         self.tally = tally  # the question's rounds: a compaction is one of them
         self.cache_key = cache_key  # sent as `prompt_cache_key` by a client that takes it
-        self.compaction = Compaction()
+        self.compactor = Compactor(self)
         self.added: list[dict[str, Any]] = []  # the messages this planner added, as they were
-        self.markers: list[dict[str, Any]] = []  # where it compacted (`context.marker`)
-        self.unsaid: set[str] = set()  # why compactions failed, once said
         self.context_tokens: int | None = None  # the last request's input tokens (server's, else estimated)
         # --schema: the answer must match it (checked here, asked again once); `response_format`
         # carries it in each request when the model takes one.
@@ -153,6 +127,16 @@ class LLMPlanner:
         self.notes: list[str] = []  # how replies came, for the receipt (once each)
         self.served_by: str | None = None  # the model the server says answered
         self.headers: dict[str, str] = {}  # Venice's balance and deprecation headers, latest
+
+    @property
+    def compaction(self) -> Compaction:
+        """What this question's compactions did, for the receipt."""
+        return self.compactor.compaction
+
+    @property
+    def markers(self) -> list[dict[str, Any]]:
+        """Where it compacted (`context.marker`), for the record."""
+        return self.compactor.markers
 
     @property
     def balance(self) -> dict[str, str] | None:
@@ -224,7 +208,7 @@ class LLMPlanner:
         needed = self.gauge.estimate_bytes(size)
         why = ""
         if note is None and self.compacts and self.gauge.over_threshold(needed):
-            why = await self.compact_to_fit(tools)
+            why = await self.compactor.to_fit()
             messages = self.messages
             size = request_bytes(messages, tools)
             needed = self.gauge.estimate_bytes(size)
@@ -280,68 +264,21 @@ class LLMPlanner:
             return {}
         return {"prompt_cache_key": self.cache_key}
 
-    async def compact_to_fit(self, tools: Sequence[dict[str, Any]]) -> str:
-        """Compact before a request that would pass the threshold, as a round of the question;
-        the reason it did not happen (for the refusal, should the request still not fit)."""
-        if self.tally is not None:
-            if self.tally.full():
-                return " (no round was left to compact the conversation in)"
-            self.tally.rounds += 1
-            if self.events is not None:
-                self.events(RoundStarted(self.tally.rounds))
-        problem = await self.compact()
-        if problem is None:
-            return ""
-        if self.events is not None and problem not in self.unsaid:
-            self.unsaid.add(problem)  # said once a question, not before each of its requests
-            self.events(Notice(f"not compacted: {problem}"))
-        return f" (compacting did not help: {problem})"
-
     async def compact(self, focus: str | None = None) -> str | None:
-        """Replace the older rounds with a summary the model writes in one request without
-        tools. None when done; else why not, and the messages are as they were."""
-        head = leading_system(self.messages)
-        extra = f"\nPay most attention to: {focus}" if focus else ""
-        found = None
-        for cut in cuts(self.messages):  # the most that can be summarised in one request
-            old = self.messages[head:cut]
-            request = [
-                *self.messages[:head],
-                {"role": "user", "content": SUMMARISE.format(focus=extra, transcript=transcript(old))},
-            ]
-            if self.gauge.room_for_summary(self.gauge.estimate(request)):
-                found = cut
-                break
-        if found is None:
-            if not cuts(self.messages):
-                return "there are no earlier rounds to compact"
-            return "even the oldest round is too long to summarise in one request"
-        cut = found
-        refusal = self.check_cap(request, ())
-        if refusal is not None:
-            return refusal
+        """Replace the older rounds with a summary (`/compact`): None when done; else why not,
+        and the messages are as they were."""
+        return await self.compactor.compact(focus)
+
+    async def summarise(self, request: Sequence[dict[str, Any]]) -> Completion:
+        """A compaction's summary request, without tools and nothing streamed, counted and
+        costed like the others; `ModelError` when it fails."""
         self.requests += 1
         options: dict[str, Any] = {"temperature": self.temperature, **self.cache_option()}
         if self.max_completion_tokens is not None:
             options["max_completion_tokens"] = self.max_completion_tokens
-        try:
-            turn = await self.client.complete(self.model, request, (), **options)
-        except ModelError as error:
-            return error.message
+        turn = await self.client.complete(self.model, request, (), **options)
         self.account(turn)
-        summary = turn.text.strip()
-        if turn.tool_calls or not summary:
-            return "the model gave no summary"
-        rounds = sum(1 for message in old if message.get("role") == "assistant")
-        before = self.gauge.estimate(old)
-        kept = {"role": "user", "content": SUMMARY_HEAD + summary}
-        after = self.gauge.estimate([kept])
-        self.messages[head:cut] = [kept]
-        self.compaction.add(rounds, before, after)
-        self.markers.append(marker(head, cut, kept, rounds, before, after))
-        if self.events is not None:
-            self.events(Notice(compacted_line(rounds, before, after)))
-        return None
+        return turn
 
     def cut(self, turn: Completion) -> Stop:
         """An answer the output limit cut short (`finish_reason: length`): partial, said so.
@@ -510,24 +447,3 @@ def to_call(tool_call: dict[str, Any]) -> Call:
             name, {}, id=tool_call["id"], malformed=f"the arguments must be a JSON object, not {raw[:200]}"
         )
     return Call(name, arguments, id=tool_call["id"])
-
-
-def transcript(messages: Sequence[dict[str, Any]]) -> str:
-    """Messages as text for the summary request: it carries no tool calls of its own, so it is
-    well-formed on any server, with or without tools."""
-    lines = []
-    for message in messages:
-        role = message.get("role")
-        content = message.get("content")
-        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, default=str)
-        if role == "tool":
-            lines.append(f"[tool result {message.get('tool_call_id')}]: {text}")
-            continue
-        if text:
-            lines.append(f"[{role}]: {text}")
-        for call in message.get("tool_calls") or ():
-            function = call.get("function") or {}
-            lines.append(
-                f"[assistant called {function.get('name')} ({call.get('id')})]: {function.get('arguments')}"
-            )
-    return "\n".join(lines)

@@ -10,6 +10,9 @@ each, so what a resume sends is what was sent (`json.loads` keeps the keys' orde
 string is masked with the secrets the run holds (`core.scrub.redact_all`) before it is written:
 no key or token is ever on disk. A save names how many messages it builds on; when another
 process has added to the session since, the save is refused (`Conflict`), never interleaved.
+
+The export file's format (written and read) is `session_export.py`; `import_session` stores
+what it read.
 """
 
 from __future__ import annotations
@@ -431,7 +434,7 @@ class SessionStore:
     async def import_session(
         self, info: dict[str, Any], messages: Sequence[dict[str, Any]], receipts: Sequence[dict[str, Any]]
     ) -> str:
-        """A session from an export (`export_jsonl`), under a new id."""
+        """A session from an export (`session_export.parse_jsonl`), under a new id."""
         session_id = new_id()
         at = time.time()
         rows = [self._dump(message) for message in messages]
@@ -483,43 +486,3 @@ def _unknown_cost(item: Any) -> bool:
     """A stored receipt that said its cost was unknown (an export older than `cost_unknown`)."""
     receipt = item.get("receipt") if isinstance(item, dict) else None
     return isinstance(receipt, dict) and "cost_usd" in receipt and receipt["cost_usd"] is None
-
-
-EXPORT_TYPE = "venice-agent session"
-EXPORT_VERSION = 1
-
-
-def export_jsonl(session: Session) -> str:
-    """Our JSONL: a header line (the session, its model and receipts), then one OpenAI-format
-    message per line, exactly as stored."""
-    header = {
-        "type": EXPORT_TYPE,
-        "version": EXPORT_VERSION,
-        **session.info.to_dict(),
-        "receipts": session.receipts,
-    }
-    lines = [json.dumps(header, ensure_ascii=False)]
-    lines += [json.dumps(message, ensure_ascii=False) for message in session.messages]
-    return "\n".join(lines) + "\n"
-
-
-def parse_jsonl(text: str, where: str) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
-    """The header, messages and receipts of an `export_jsonl` text; `StoreError` says what is wrong."""
-    lines = [line for line in text.splitlines() if line.strip()]
-    try:
-        parsed = [json.loads(line) for line in lines]
-    except ValueError as error:
-        raise StoreError(f"{where} is not JSONL: {error}") from None
-    if not parsed or not isinstance(parsed[0], dict) or parsed[0].get("type") != EXPORT_TYPE:
-        raise StoreError(
-            f"{where} is not a venice-agent session export (its first line is no session header)"
-        )
-    if parsed[0].get("version") != EXPORT_VERSION:
-        raise StoreError(
-            f"{where} is an export of version {parsed[0].get('version')}; this venice-agent reads {EXPORT_VERSION}"
-        )
-    messages = parsed[1:]
-    if not all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in messages):
-        raise StoreError(f"{where}: every line after the header must be a message with a role")
-    receipts = parsed[0].get("receipts") or []
-    return parsed[0], messages, receipts if isinstance(receipts, list) else []
