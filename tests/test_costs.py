@@ -161,6 +161,25 @@ async def test_a_session_cap_spans_questions() -> None:
     assert second.stopped_because is Exit.COST_CAP and "of the $0.015 session cap is left" in second.refusal
 
 
+async def test_a_summary_request_whose_cost_cannot_be_known_counts_at_its_worst_on_the_session_cap() -> None:
+    # /compact's summary request loses its connection (each attempt): the model may have begun,
+    # so its cost is unknown and counts as the most it could have been (about $0.01 here).
+    # What is left of the $0.015 is then too little for another request that could cost $0.01.
+    spec = {"pricing": {"input": {"usd": 1}, "output": {"usd": 10}}, "maxCompletionTokens": 1000}
+    lost = {"text": "the summary so far", "drop": True}
+    replies = [{"text": "noted"}] * 6 + [lost] * 3  # six rounds, then the summary's three attempts
+    async with capped({"replies": replies, "model_spec": spec}, session_max_usd=0.015) as (fake, agent):
+        for number in range(6):
+            assert (await agent.ask(f"question {number}")).stopped_because is Exit.ANSWERED
+        said = await agent.compact()
+        assert said.startswith("not compacted: cannot reach the model server")
+        third = await agent.ask("question 6")
+        sent = len(fake.chat_requests)
+    assert agent.spent_unknown  # the session's spend is a floor from now on
+    assert third.stopped_because is Exit.COST_CAP and "of the $0.015 session cap is left" in third.refusal
+    assert sent == 9  # the last question made no request
+
+
 async def test_a_cap_without_prices_is_a_configuration_error() -> None:
     with pytest.raises(ConfigError, match="a money cap needs the model's prices"):
         async with capped({"replies": []}, max_usd=1.0):

@@ -275,6 +275,7 @@ class Agent:
         problem = await planner.compact(focus)
         self.spent += planner.known_cost
         self.spent_unknown |= planner.cost_unknown
+        self.unknown_worst += planner.unknown_worst  # on the session cap, as a question's are
         if problem is not None:
             return f"not compacted: {problem}"
         self.history[:] = working

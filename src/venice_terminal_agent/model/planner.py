@@ -271,13 +271,22 @@ class LLMPlanner:
 
     async def summarise(self, request: Sequence[dict[str, Any]]) -> Completion:
         """A compaction's summary request, without tools and nothing streamed, counted and
-        costed like the others; `ModelError` when it fails."""
+        costed like the others (one that fails may have cost its worst: `unpaid`); `ModelError`
+        when it fails."""
+        worst = self.worst(request, ())
         self.requests += 1
         options: dict[str, Any] = {"temperature": self.temperature, **self.cache_option()}
         if self.max_completion_tokens is not None:
             options["max_completion_tokens"] = self.max_completion_tokens
-        turn = await self.client.complete(self.model, request, (), **options)
-        self.account(turn)
+        try:
+            turn = await self.client.complete(self.model, request, (), **options)
+        except ModelError as error:
+            self.unpaid(worst, error)
+            raise
+        except asyncio.CancelledError:
+            self.unpaid(worst, None)
+            raise
+        self.account(turn, worst)
         return turn
 
     def cut(self, turn: Completion) -> Stop:
