@@ -271,15 +271,21 @@ class LLMPlanner:
 
     async def summarise(self, request: Sequence[dict[str, Any]]) -> Completion:
         """A compaction's summary request, without tools and nothing streamed, counted and
-        costed like the others (one that fails may have cost its worst: `unpaid`); `ModelError`
-        when it fails."""
-        worst = self.worst(request, ())
-        self.requests += 1
+        costed like the others; `ModelError` when it fails."""
         options: dict[str, Any] = {"temperature": self.temperature, **self.cache_option()}
         if self.max_completion_tokens is not None:
             options["max_completion_tokens"] = self.max_completion_tokens
+        return await self.costed(
+            self.worst(request, ()), self.client.complete(self.model, request, (), **options)
+        )
+
+    async def costed(self, worst: float | None, request: Awaitable[Completion]) -> Completion:
+        """`request`, a request besides the conversation's own (a summary, a server's sampling),
+        made on this question's account: counted, and costed at its price, or at most `worst`
+        when it fails after the model may have begun (`unpaid`)."""
+        self.requests += 1
         try:
-            turn = await self.client.complete(self.model, request, (), **options)
+            turn = await request
         except ModelError as error:
             self.unpaid(worst, error)
             raise
@@ -363,20 +369,10 @@ class LLMPlanner:
         costed and capped like the planner's own requests; only the server's `tools`, nothing
         streamed to the person, and the conversation is not touched. `ModelError` when it fails."""
         limit = self.output_limit(max_tokens)
-        worst = self.worst(messages, tools, limit)
-        self.requests += 1
-        try:
-            turn = await self.client.complete(
-                self.model, messages, tools, temperature=temperature, max_completion_tokens=limit
-            )
-        except ModelError as error:
-            self.unpaid(worst, error)
-            raise
-        except asyncio.CancelledError:
-            self.unpaid(worst, None)
-            raise
-        self.account(turn, worst)
-        return turn
+        request = self.client.complete(
+            self.model, messages, tools, temperature=temperature, max_completion_tokens=limit
+        )
+        return await self.costed(self.worst(messages, tools, limit), request)
 
     def sampling_refusal(
         self, messages: Sequence[dict[str, Any]], max_tokens: int, tools: Sequence[dict[str, Any]] = ()
