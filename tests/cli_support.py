@@ -142,6 +142,35 @@ def in_read_only_folder(folder: Path, command: list[str]) -> list[str]:
     return ["unshare", "-rm", "sh", "-c", script, "sh", str(folder), *command]
 
 
+def modules_after_running(
+    *argv: str, env: dict[str, str] | None = None, cwd: Path | None = None, at_first_spawn: bool = False
+) -> set[str]:
+    """The top-level modules loaded when the command ends (or when it first starts a process)."""
+    probe = (
+        "import sys, json\n"
+        "spawned = []\n"
+        "def hook(event, args):\n"
+        "    if event == 'subprocess.Popen' and not spawned:\n"
+        "        spawned.append(sorted({m.split('.')[0] for m in sys.modules} | {'spawned ' + str(args[1])}))\n"
+        "sys.addaudithook(hook)\n"
+        f"sys.argv = {['venice-agent', *argv]!r}\n"
+        "from venice_terminal_agent.cli.app import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"print(json.dumps(spawned[0] if {at_first_spawn} else sorted({{m.split('.')[0] for m in sys.modules}})))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
 def run_cli(
     folder: Path,
     base_url: str,

@@ -4,42 +4,11 @@ a plain one-shot question (no MCP server) loads none of openai, mcp and prompt_t
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from cli_support import clean_env, fake_venice, mcp_config
-
-
-def modules_after_running(
-    *argv: str, env: dict[str, str] | None = None, cwd: Path | None = None, at_first_spawn: bool = False
-) -> set[str]:
-    """The top-level modules loaded when the command ends (or when it first starts a process)."""
-    probe = (
-        "import sys, json\n"
-        "spawned = []\n"
-        "def hook(event, args):\n"
-        "    if event == 'subprocess.Popen' and not spawned:\n"
-        "        spawned.append(sorted({m.split('.')[0] for m in sys.modules} | {'spawned ' + str(args[1])}))\n"
-        "sys.addaudithook(hook)\n"
-        f"sys.argv = {['venice-agent', *argv]!r}\n"
-        "from venice_terminal_agent.cli.app import main\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        f"print(json.dumps(spawned[0] if {at_first_spawn} else sorted({{m.split('.')[0] for m in sys.modules}})))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=env,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
-    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+from cli_support import clean_env, fake_venice, mcp_config, modules_after_running
 
 
 def test_help_imports_neither_openai_nor_mcp_nor_the_terminal_libraries() -> None:

@@ -28,6 +28,7 @@ from .core.defaults import (
     COMPACT_AT,
     MAX_ROUNDS,
     MCP_CALL_TIMEOUT,
+    MCP_LIST_CACHE_HOURS,
     PAGE_CHARS,
     TOOL_SEARCH_SHARE,
     TOOL_SEARCH_TOOLS,
@@ -56,6 +57,7 @@ KEYS: dict[str, str] = {
     "max-rounds": "max_rounds",
     "max-tool-result-chars": "max_tool_result_chars",
     "mcp-call-timeout": "mcp_call_timeout",
+    "mcp-list-cache-hours": "mcp_list_cache_hours",
     "file-tools": "file_tools",
     "apify-transport": "apify_mcp_transport",
     "apify-tools": "apify_mcp_tools",
@@ -145,6 +147,8 @@ class Settings(BaseSettings):
     max_rounds: int = Field(default=MAX_ROUNDS, ge=1, le=40)
     max_tool_result_chars: int = Field(default=PAGE_CHARS, ge=1_000)
     mcp_call_timeout: float = Field(default=MCP_CALL_TIMEOUT, gt=0)
+    # How long a server's tool list, cached, may open a one-shot question (mcp/list_cache.py); 0: never.
+    mcp_list_cache_hours: float = Field(default=MCP_LIST_CACHE_HOURS, ge=0)
     auto_approve_tools: bool = False
     file_tools: bool = True  # FILE_TOOLS=0 (or --no-files) leaves read_file and list_files out
     save_history: bool = False

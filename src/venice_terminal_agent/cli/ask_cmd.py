@@ -96,6 +96,17 @@ def _start(settings: Settings, flags: Flags, question: str | None, servers: list
             server.discard()
 
 
+def cached_list_note(server: str, listed_at: float) -> str:
+    """The line under the banner when a server's cached tool list stands in for it."""
+    import time
+
+    age = max(0, round(time.time() - listed_at))
+    ago = f"{age} s" if age < 120 else f"{age // 60} min" if age < 7200 else f"{age // 3600} h"
+    return (
+        f"{server}: its tools as listed {ago} ago (cached); it starts, and is listed again, before any call"
+    )
+
+
 def _no_tools(agent: Any) -> str | None:
     """Why the banner's tools line says none, when it does."""
     if agent.private is not None:
@@ -186,7 +197,13 @@ async def run_session(
         stored = opened.session.info.model if opened is not None and opened.session is not None else None
         if stored and flags.model is None:  # a resumed session goes on with its model unless --model
             settings = settings.model_copy(update={"venice_model": stored})
-    async with open_runtime(settings, servers, root=flags.root, spinner=spinner) as runtime:
+    from ..mcp.list_cache import default_cache
+
+    # One question: the servers' cached lists open it, and they start only for a call (issue 21).
+    tool_lists = default_cache(settings.mcp_list_cache_hours, write=not flags.private)
+    async with open_runtime(
+        settings, servers, root=flags.root, spinner=spinner, tool_lists=tool_lists, defer=question is not None
+    ) as runtime:
         for failure in runtime.mcp.failures:
             warn(failure)
         runtime.e2ee = flags.e2ee
@@ -220,6 +237,7 @@ async def run_session(
         )
         if base.private is not None:
             notes.insert(0, E2EE_LINE)
+        notes += [cached_list_note(name, entry.listed_at) for name, entry in runtime.mcp.cached.items()]
         for note in notes:
             warnings.print(Text(f"  {safe(note)}", style="dim"), soft_wrap=True)
         info = runtime.facts.info if runtime.facts is not None else None

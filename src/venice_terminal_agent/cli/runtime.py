@@ -297,6 +297,8 @@ async def open_runtime(
     spinner: Any = None,
     person: bool = True,
     check_model: bool = False,
+    tool_lists: Any = None,
+    defer: bool = False,
 ) -> AsyncIterator[Runtime]:
     """Open the MCP servers (and, with `model`, resolve the model meanwhile); close all after.
 
@@ -353,6 +355,8 @@ async def open_runtime(
             ),
             sign_in=terminal_sign_in(),
             call_timeout=settings.mcp_call_timeout,
+            cache=tool_lists,
+            defer=defer,
         ) as box:
             client, name, facts = await model_task if model_task is not None else (None, None, None)
             if spinner is not None:

@@ -34,7 +34,7 @@ from typing import Any
 
 from .events import ConsentAsked, ConsentGiven, EventSink, ignore
 from .receipt import Call, CallOutcome
-from .toolbox import Toolbox, ToolSpec, as_toolbox
+from .toolbox import Toolbox, ToolSpec, as_toolbox, settle
 
 FILE_TOOLS = frozenset({"read_file", "list_files"})  # the built-in tools that read local data
 
@@ -109,6 +109,9 @@ class Consent:
         """Reload the wrapped tools if they can (MCP listChanged); True when they changed."""
         reload = getattr(self.tools, "refresh", None)
         return bool(reload is not None and await reload())
+
+    async def settle(self) -> None:
+        await settle(self.tools)  # before `why`: consent goes by the servers' own lists
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
         result = await self.tools.call(name, arguments)

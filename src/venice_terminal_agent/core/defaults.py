@@ -10,6 +10,7 @@ WINDOW_SECONDS = 3600.0  # the bot's rolling window
 VENICE_BASE_URL = "https://api.venice.ai/api/v1"  # the model server (`VENICE_BASE_URL`, `--base-url`)
 APIFY_MCP_URL = "https://mcp.apify.com"  # Apify's hosted MCP server (`APIFY_MCP_URL`)
 MCP_CALL_TIMEOUT = 300.0  # seconds an MCP tool call may take before it ends with that reason
+MCP_LIST_CACHE_HOURS = 24.0  # a server's cached tool list may open a one-shot question this long
 COMPACT_AT = 0.8  # compact when the next request would pass this share of the window (`COMPACT_AT`)
 KEEP_TURNS = 2  # the last user turns a compaction keeps whole
 PAGE_SHARE = 0.1  # a page of a long result takes at most this share of the model's window

@@ -37,7 +37,7 @@ from .events import (
 from .pager import Pager
 from .receipt import Answer, Call, CallOutcome, Exit, Proposed, Receipt, Step, Tally
 from .scrub import well_formed, well_formed_all
-from .toolbox import Toolbox, ToolError, as_toolbox
+from .toolbox import Toolbox, ToolError, as_toolbox, settle
 from .wording import plural
 
 
@@ -248,6 +248,7 @@ class _Run:
                 f"stopped before running {plural(len(batch), 'proposed call')}: the round limit is "
                 f"{plural(self.max_rounds, 'round')}, so no round is left to read their results",
             )
+        await settle(self.toolbox)  # servers a cached list stood in for: started and listed first
         for number, call in enumerate(batch):
             if self.previous is not None and call.key() == self.previous.key():
                 check_stop = (

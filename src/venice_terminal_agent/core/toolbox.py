@@ -152,11 +152,24 @@ class CombinedToolbox:
                 changed = True
         return changed
 
+    async def settle(self) -> None:
+        for box in self.toolboxes:
+            await settle(box)
+
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
         for box in self.toolboxes:
             if name in box:
                 return await box.call(name, arguments)
         raise ToolError(f"there is no tool named {name!r}")
+
+
+async def settle(tools: Any) -> None:
+    """Before calls are checked and run: a toolbox whose catalogue came from a cache (MCP
+    servers not started yet, `mcp/list_cache.py`) starts them, so names, consent and calls go
+    by what the servers list now. Wrappers pass it on; other toolboxes have nothing to do."""
+    settling = getattr(tools, "settle", None)
+    if settling is not None:
+        await settling()
 
 
 def as_toolbox(tools: Toolbox | Mapping[str, Callable[..., Any]] | None) -> Toolbox:

@@ -37,9 +37,12 @@ def _say_dropped(record: logging.LogRecord) -> bool:
 logging.getLogger("client").addFilter(_say_dropped)  # the mcp SDK's client session logger
 
 
-async def list_all_tools(client: Any, server: str, notice: Callable[[str], None] | None = None) -> list[Any]:
+async def list_all_tools(
+    client: Any, server: str, notice: Callable[[str], None] | None = None, meta: dict[str, Any] | None = None
+) -> list[Any]:
     """Every tool, following `next_cursor`; a repeated cursor fails rather than keep part of a list.
-    A tool the SDK leaves out (invalid header mapping) is one line to `notice`."""
+    A tool the SDK leaves out (invalid header mapping) is one line to `notice`. `meta` gets the
+    first page's `ttl_ms` (how long a 2026-07-28 server lets its list be cached)."""
 
     def dropped(tool: str, reason: str) -> None:
         if notice is not None:
@@ -47,18 +50,20 @@ async def list_all_tools(client: Any, server: str, notice: Callable[[str], None]
 
     token = _dropped.set(dropped)
     try:
-        return await list_all(client.list_tools, "tools", server)
+        return await list_all(client.list_tools, "tools", server, meta)
     finally:
         _dropped.reset(token)
 
 
-async def list_all(fetch: Any, what: str, server: str) -> list[Any]:
+async def list_all(fetch: Any, what: str, server: str, meta: dict[str, Any] | None = None) -> list[Any]:
     """Every item of a paged MCP list (`what`: "tools", "resources", "prompts"), page after page."""
     items: list[Any] = []
     cursor: str | None = None
     seen: set[str] = set()
     for _ in range(MAX_PAGES):
         page = await fetch(cursor=cursor, cache_mode="bypass")
+        if meta is not None and not items and cursor is None:
+            meta["ttl_ms"] = getattr(page, "ttl_ms", None)
         items.extend(getattr(page, what))
         cursor = page.next_cursor
         if not cursor:

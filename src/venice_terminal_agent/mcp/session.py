@@ -43,6 +43,7 @@ from .results import (
     schema_error,
     stderr_tail,
 )
+from .server_config import MODERN_PROTOCOL
 
 __all__ = ["ServerSession", "ServerStatus", "SessionHooks", "ToolListError", "list_all_tools"]
 
@@ -111,6 +112,7 @@ class ServerSession:
         self.skills: list[Any] = []  # its SEP-2640 skills as listed at start-up (mcp/skills.py)
         self.instructions: str | None = None
         self.protocol: str | None = None  # negotiated at start-up
+        self.list_ttl_ms: int | None = None  # how long a 2026-07-28 server lets its list be cached
         self.tools_changed = False  # the server said its tool list changed; not yet reloaded
         self.client: Any = None
         self._ready = asyncio.Event()
@@ -181,13 +183,16 @@ class ServerSession:
             async with contextlib.AsyncExitStack() as stack:
                 try:
                     client = await self._connect(stack)
-                    self.tools = await list_all_tools(client, self.name, self.hooks.notice)
+                    listed: dict[str, Any] = {}
+                    self.tools = await list_all_tools(client, self.name, self.hooks.notice, listed)
                     await self._list_skills(client)
                 except Exception as error:  # inside the client's context: a plain exception
                     self._set("failed", self._startup_reason(leaf_error(error)))
                     return
                 self.client = client
                 self.protocol = getattr(client, "protocol_version", None)
+                if self.protocol == MODERN_PROTOCOL:  # older revisions say nothing of caching
+                    self.list_ttl_ms = listed.get("ttl_ms")
                 self.instructions = (client.instructions or "").strip()[:MAX_INSTRUCTIONS] or None
                 self._set("ready")
                 self._ready.set()

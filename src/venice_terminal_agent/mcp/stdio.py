@@ -96,9 +96,15 @@ class StdioServer:
         return await self._context.__aexit__(*exc)
 
     def discard(self) -> None:
-        """Stop a server that was never handed to a session (start-up failed elsewhere)."""
+        """Stop a server that was never handed to a session: start-up failed elsewhere, or its
+        cached tool list answered for it and the model called no tool (`list_cache.py`)."""
         if not self._entered:  # else the session's streams closed the pipes and saw it leave
-            _end(self.process, signal.SIGKILL)  # the whole group, the server's children too
+            # Never asked anything, so it has nothing to finish: SIGTERM lets it leave as it
+            # would on any stop, then the whole group goes (the server's children too).
+            _end(self.process, signal.SIGTERM)
+            with suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=EXIT_GRACE)
+            _end(self.process, signal.SIGKILL)
             self.process.wait()
             for pipe in (self.process.stdin, self.process.stdout):
                 if pipe is not None:

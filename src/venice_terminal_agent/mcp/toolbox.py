@@ -6,6 +6,10 @@
 Servers start concurrently. A server that fails to start does not stop the others (a user
 with one broken entry in a Claude Desktop config still wants the rest): its status says why,
 and `failures` lists those reasons. Every server is closed when the block ends, however it ends.
+
+With `defer` and a fresh cached list for every server (`list_cache.py`), the block begins at
+once with the cached catalogue and starts nothing: `settle()` starts and lists the servers,
+before any call runs (the loop asks for it before it checks a batch, and `call` does too).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from ..core.toolbox import ToolError, ToolSpec
 from ..core.wording import plural
 from .catalogue import Catalogue, Listing
 from .config import ServerConfig
+from .list_cache import Entry, ListCache, ListedTool, tool_json
 from .oauth.auth import SignIn
 from .resources import (
     READ_RESOURCE,
@@ -49,6 +54,10 @@ class McpToolbox:
         self.catalogue = Catalogue()
         self._with_resources: set[str] = set()  # servers that listed a resource at start-up
         self.skills = SkillShelf()  # the servers' SEP-2640 skills: load_skill, read_skill_file
+        self.cache: ListCache | None = None  # where each server's list is kept once listed
+        self.cached: dict[str, Entry] = {}  # the lists standing in for servers not started yet
+        self._settled = asyncio.Lock()
+        self._changed_since_cached = False  # the servers' lists differ from the cached ones
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -64,6 +73,8 @@ class McpToolbox:
         reserved: Iterable[str] | None = None,
         hooks: SessionHooks | None = None,
         sign_in: SignIn | None = None,
+        cache: ListCache | None = None,
+        defer: bool = False,
     ) -> AsyncIterator[McpToolbox]:
         """Start `servers` together and yield their toolbox; close them all on the way out.
 
@@ -72,6 +83,8 @@ class McpToolbox:
         one of `reserved` (default: the built-in tools) get their server's name in front, so
         a toolbox combined with the built-ins never hides one of them. `hooks` carry what the
         rest of the program adds to every session (notices, verbose logs, OAuth, callbacks).
+        `cache` keeps each list once listed; with `defer` its fresh lists stand in for the
+        servers until `settle()` (every server must have one, else all start now).
         """
         if reserved is None:
             from ..tools.builtin import builtin_toolbox
@@ -97,9 +110,14 @@ class McpToolbox:
             for server in servers
         ]
         box = cls(sessions, pager if pager is not None else Pager(max_result_chars), reserved)
+        box.cache = cache
         try:
-            await asyncio.gather(*(box._start(session) for session in sessions))
-            box._build()
+            entries = [cache.read(session.config) for session in sessions] if defer and cache else []
+            if entries and all(entry is not None for entry in entries):
+                box.cached = {s.name: e for s, e in zip(sessions, entries, strict=True) if e is not None}
+                box._build()
+            else:
+                await box._start_all()
             yield box
         finally:
             await asyncio.gather(*(session.close() for session in sessions), return_exceptions=True)
@@ -126,6 +144,8 @@ class McpToolbox:
     @property
     def instructions(self) -> dict[str, str]:
         """What each running server asked of its clients at start-up (capped), by server name."""
+        if self.cached:
+            return {name: entry.instructions for name, entry in self.cached.items() if entry.instructions}
         return {
             session.name: session.instructions
             for session in self._sessions.values()
@@ -156,6 +176,43 @@ class McpToolbox:
         extra += [spec for spec in self.skills.specs() if spec.name not in self.catalogue]
         return [*self.catalogue.specs, *extra]
 
+    async def settle(self) -> None:
+        """Start the servers the cached lists stood in for, and list them (once; at once when
+        none did). A list that changed is one notice, and `refresh` then says so."""
+        async with self._settled:
+            if not self.cached:
+                return
+            before = {name: entry.tools for name, entry in self.cached.items()}
+            self.cached = {}  # from now on the servers' own lists, whatever happens below
+            await self._start_all()
+            for session in self._sessions.values():
+                if session.state == "failed" and session.error:
+                    session.hooks.notice(session.error)
+                    continue
+                now = tuple(ListedTool.from_json(tool_json(tool)) for tool in session.tools)
+                if now != before[session.name]:
+                    self._changed_since_cached = True
+                    names = {tool.name for tool in before[session.name]}
+                    what = _difference(names, session.tools) or "descriptions or schemas"
+                    session.hooks.notice(
+                        f"{session.name}: its tools changed since its list was cached ({what}); "
+                        "the model is shown the new list from its next request"
+                    )
+
+    async def _start_all(self) -> None:
+        await asyncio.gather(*(self._start(session) for session in self._sessions.values()))
+        self._build()
+        if self.cache is not None:
+            for session in self._sessions.values():
+                if session.state == "ready":
+                    self.cache.write(
+                        session.config,
+                        session.tools,
+                        session.instructions,
+                        ttl_ms=session.list_ttl_ms,
+                        uses_more=bool(session.skills) or session.name in self._with_resources,
+                    )
+
     async def _start(self, session: ServerSession) -> None:
         await session.start()
         # Many servers (every MCPServer) declare resources and have none: the tool is offered
@@ -175,6 +232,7 @@ class McpToolbox:
 
     async def listed(self, what: str) -> tuple[list[Listed], list[str]]:
         """Every running server's "resources" or "prompts", and a line per server that failed."""
+        await self.settle()
         return await list_everywhere(list(self._sessions.values()), what)
 
     def session(self, server: str) -> ServerSession:
@@ -186,6 +244,7 @@ class McpToolbox:
 
     async def call_whole(self, name: str, arguments: Mapping[str, Any]) -> str:
         """The result's whole text (for a person who pages it themselves)."""
+        await self.settle()  # no call ever goes by a cached list
         target = self.catalogue.targets.get(name)
         servers = self.resource_servers() if target is None and name == READ_RESOURCE else []
         if servers:
@@ -207,6 +266,7 @@ class McpToolbox:
         A server whose list cannot be read keeps its previous full list; the reasons are raised
         together as one `ToolListError` after the catalogue is rebuilt from what could be read.
         """
+        await self.settle()
         running = [session for session in self._sessions.values() if session.client is not None]
         outcomes = await asyncio.gather(*(session.reload() for session in running), return_exceptions=True)
         self._build()
@@ -223,6 +283,9 @@ class McpToolbox:
         One line per such server goes to its notice ("apify: 2 tools added"). A list that
         cannot be read keeps the previous one, and the reason is the notice instead.
         """
+        if self._changed_since_cached:  # said once: the next request shows the servers' lists
+            self._changed_since_cached = False
+            return True
         changed = [s for s in self._sessions.values() if s.tools_changed and s.client is not None]
         if not changed:
             return False
@@ -240,6 +303,13 @@ class McpToolbox:
         return True
 
     def _build(self) -> None:
+        if self.cached:
+            listings = [
+                Listing(name, entry.tools, trusted=self._sessions[name].config.trusted)
+                for name, entry in self.cached.items()
+            ]
+            self.catalogue = Catalogue.build(listings, self._reserved)
+            return
         listings = [
             Listing(session.name, session.tools, apify=session.config.apify, trusted=session.config.trusted)
             for session in self._sessions.values()

@@ -35,7 +35,7 @@ from typing import Any, Literal
 from ..core.defaults import TOOL_SEARCH_SHARE, TOOL_SEARCH_TOOLS, TOOL_SEARCH_TOP_K
 from ..core.errors import ToolError
 from ..core.tokens import estimate_tokens
-from ..core.toolbox import Toolbox, ToolSpec
+from ..core.toolbox import Toolbox, ToolSpec, settle
 
 SEARCH_TOOL = "search_tools"
 Mode = Literal["auto", "on", "off"]
@@ -170,6 +170,9 @@ class ToolSearch:
     async def refresh(self) -> bool:
         reload = getattr(self.tools, "refresh", None)
         return bool(reload is not None and await reload())
+
+    async def settle(self) -> None:
+        await settle(self.tools)
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
         if name != SEARCH_TOOL or name in self.tools:
