@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp.types import Tool
 
 from cli_support import PAID_SERVER, PYTHON, clean_env, fake_venice, modules_after_running, run_cli
@@ -20,6 +21,7 @@ from venice_terminal_agent.mcp.list_cache import HOUR, ListCache, server_key
 TIME = {"command": PYTHON, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"], "trusted": True}
 QUESTION = "What is the capital of France?"
 NOTE = "(cached); it starts, and is listed again, before any call"
+HINTED = Path(__file__).parent / "servers" / "cache_hint.py"
 
 
 def servers(folder: Path, **entries: dict[str, Any]) -> Path:
@@ -152,6 +154,20 @@ def test_a_private_question_writes_no_list_and_a_cache_of_zero_hours_is_never_us
     ask(tmp_path, [{"text": "Paris."}], config, QUESTION)
     off, _ = ask(tmp_path, [{"text": "Paris."}], config, QUESTION, MCP_LIST_CACHE_HOURS="0")
     assert NOTE not in off.stderr  # the server started first, as without a cache
+
+
+@pytest.mark.parametrize(("ttl_ms", "used"), [(0, False), (3_600_000, True)])
+def test_a_2026_server_says_how_long_its_list_may_be_cached(tmp_path: Path, ttl_ms: int, used: bool) -> None:
+    """`ttlMs` 0 (the SDK's default: stale at once) keeps the server started first; an hour lets
+    the next question open with the list."""
+    entry = {"command": PYTHON, "args": [str(HINTED), str(ttl_ms)], "protocol": "2026-07-28"}
+    config = servers(tmp_path, hinted=entry)
+    first, _ = ask(tmp_path, [{"text": "Paris."}], config, QUESTION)
+    assert first.returncode == 0, first.stderr
+    [cached] = cache_files(Path.home())
+    assert json.loads(cached.read_text())["ttl_ms"] == ttl_ms  # as the server sent it
+    again, _ = ask(tmp_path, [{"text": "Paris."}], config, QUESTION)
+    assert (NOTE in again.stderr) is used, again.stderr
 
 
 def test_an_entry_is_fresh_for_its_hours_or_the_servers_ttl_and_a_changed_entry_is_another_server(
