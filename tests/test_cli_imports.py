@@ -14,20 +14,28 @@ from cli_support import clean_env, fake_venice, mcp_config
 
 
 def modules_after_running(
-    *argv: str, env: dict[str, str] | None = None, cwd: Path | None = None, at_first_spawn: bool = False
+    *argv: str,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    at_first_spawn: bool = False,
+    full: bool = False,
 ) -> set[str]:
-    """The top-level modules loaded when the command ends (or when it first starts a process)."""
+    """The top-level modules loaded when the command ends (or when it first starts a process);
+    with `full`, every module by its whole dotted name."""
+    top = "m" if full else "m.split('.')[0]"
     probe = (
-        "import sys, json\n"
+        "import sys\n"
         "spawned = []\n"
         "def hook(event, args):\n"
         "    if event == 'subprocess.Popen' and not spawned:\n"
-        "        spawned.append(sorted({m.split('.')[0] for m in sys.modules} | {'spawned ' + str(args[1])}))\n"
+        f"        spawned.append(sorted({{{top} for m in sys.modules}} | {{'spawned ' + str(args[1])}}))\n"
         "sys.addaudithook(hook)\n"
         f"sys.argv = {['venice-agent', *argv]!r}\n"
         "from venice_terminal_agent.cli.app import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        f"print(json.dumps(spawned[0] if {at_first_spawn} else sorted({{m.split('.')[0] for m in sys.modules}})))"
+        f"found = spawned[0] if {at_first_spawn} else sorted({{{top} for m in sys.modules}})\n"
+        "import json\n"  # only now: whether the command loaded json is part of what is seen
+        "print(json.dumps(found))"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe],
@@ -121,3 +129,12 @@ def test_only_the_command_used_is_built(
     group.main(args=argv, prog_name="venice-agent", standalone_mode=False)
     assert "venice-agent" in " ".join(capsys.readouterr())  # it ran: a help, or run's refusal
     assert set(group.commands) == built  # type: ignore[attr-defined]  # a group's
+
+
+def test_help_loads_the_exit_statuses_but_not_what_a_run_needs() -> None:
+    """`--help` writes the exit-status table into its text; the receipt it describes (a module of
+    dataclasses, costs in Decimal, JSON) is a run's (issue 21: --help within +0.1 s of python)."""
+    modules = modules_after_running("--help", full=True)
+    assert "venice_terminal_agent.core.exits" in modules  # the statuses came from the one table
+    run_only = {"venice_terminal_agent.core.receipt", "decimal", "json"}
+    assert modules.isdisjoint(run_only), modules & run_only

@@ -14,7 +14,7 @@ import typer
 
 from ..core.defaults import PLAN_BUDGET, QUESTION_BUDGET
 from ..core.errors import CRASHED
-from ..core.receipt import USAGE_ERROR_STATUS, Exit, exit_statuses
+from ..core.exits import USAGE_ERROR_STATUS, Exit, exit_statuses
 from .bot_app import add_bot_commands
 from .config_cmd import add_config_commands
 from .fronts_app import add_front_commands
