@@ -161,3 +161,30 @@ def test_the_command_imports_its_libraries_with_the_collector_off() -> None:
     )
     # No pass, Typer was really imported, and start-up's objects are out of the last collection.
     assert done.stdout.split()[-3:] == ["0", "True", "True"]
+
+
+def test_a_question_converts_only_the_options_it_was_given() -> None:
+    """Typer builds each parameter's conversion (a pydantic TypeAdapter) before it looks at the
+    value, also for the options a question leaves out: 23 for one plain question (issue 21).
+    Now only a given value is converted; the others are None or empty, as Typer makes them,
+    and a bad value is refused with Typer's own words."""
+    import typer.main
+    from typer._click.exceptions import BadParameter
+
+    from venice_terminal_agent.cli.app import app
+    from venice_terminal_agent.cli.options import WebSearch
+
+    group = typer.main.get_command(app)
+    given = ["--model", "m", "--budget", "3", "-a", "x.png", "-a", "y.pdf", "--web-search", "on", "What?"]
+    with group.make_context("venice-agent", list(given)) as ctx:
+        ask = group.get_command(ctx, "ask")  # type: ignore[attr-defined]  # a group's
+        with ask.make_context("ask", list(given), parent=ctx) as asked:
+            values = asked.params
+        converters = {param.name: getattr(param, "_runtime_param", None) for param in ask.params}
+        with pytest.raises(BadParameter, match="greater than or equal to 0"):
+            ask.make_context("ask", ["--budget", "-1", "q"], parent=ctx)
+    assert values["budget"] == 3 and values["model"] == "m" and values["question"] == "What?"
+    assert values["attach"] == [Path("x.png"), Path("y.pdf")] and values["web_search"] is WebSearch.on
+    assert values["max_usd"] is None and values["resume"] is None and values["schema"] is None
+    built = {name for name, converter in converters.items() if getattr(converter, "built", None) is not None}
+    assert built == {"model", "budget", "attach", "web_search", "question"}  # and, later, --budget -1
