@@ -82,14 +82,20 @@ def test_a_plain_one_shot_imports_neither_openai_nor_mcp_nor_prompt_toolkit(
         config.write_text(json.dumps({"mcpServers": {"none": {"command": "${IMPORT_TEST_NEVER_SET}"}}}))
     flags = ["--no-mcp"] if servers == "--no-mcp" else ["--mcp-config", str(config)]
     with fake_venice([{"text": "Paris."}], tmp_path) as fake:
-        modules = modules_after_running(
-            *flags, "What is the capital of France?", env=clean_env(tmp_path, fake.base_url), cwd=tmp_path
+        loaded = modules_after_running(
+            *flags,
+            "What is the capital of France?",
+            env=clean_env(tmp_path, fake.base_url),
+            cwd=tmp_path,
+            full=True,
         )
         assert len(fake.chat_bodies()) == 1  # the probe really asked the model
+    modules = {name.split(".")[0] for name in loaded}
     assert "httpx2" in modules
     # cryptography (E2EE models) and jsonschema (--schema) load only when they are used.
     heavy = {"openai", "mcp", "prompt_toolkit", "cryptography", "jsonschema"}
     assert modules.isdisjoint(heavy), modules & heavy
+    assert "venice_terminal_agent.model.attachments" not in loaded  # read only for -a FILE
 
 
 def test_a_stdio_server_is_started_before_the_terminal_and_sdk_libraries_load(tmp_path: Path) -> None:
