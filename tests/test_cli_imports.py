@@ -194,3 +194,27 @@ def test_a_question_converts_only_the_options_it_was_given() -> None:
     assert values["max_usd"] is None and values["resume"] is None and values["schema"] is None
     built = {name for name, converter in converters.items() if getattr(converter, "built", None) is not None}
     assert built == {"model", "budget", "attach", "web_search", "question"}  # and, later, --budget -1
+
+
+def test_the_settings_are_one_pydantic_model_until_config_set_checks_a_value() -> None:
+    """Each pydantic model builds its schema and validator for every field as its class is made:
+    the settings module makes one, and the copy that checks a single value for `config set`
+    only when it is used."""
+    probe = (
+        "from pydantic_settings import BaseSettings\n"
+        "from venice_terminal_agent.config import check_value\n"
+        "def made():\n"
+        "    found, todo = [], [BaseSettings]\n"
+        "    while todo:\n"
+        "        found += (subclasses := todo.pop().__subclasses__())\n"
+        "        todo += subclasses\n"
+        "    return sorted(model.__qualname__ for model in found)\n"
+        "print(made())\n"
+        "print(check_value('max-usd', '0.5'), made())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    at_import, after_a_check = done.stdout.splitlines()
+    assert at_import == "['Settings']"
+    assert after_a_check == "0.5 ['Settings', '_one_value.<locals>._OneValue']"
