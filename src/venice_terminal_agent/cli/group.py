@@ -77,14 +77,14 @@ class DefaultCommandGroup(TyperGroup):
             return super().main(*args, standalone_mode=False, **kwargs)  # type: ignore[misc]  # click's own signature
         from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
-        from .usage import usage_line
-
         try:
             status = super().main(*args, standalone_mode=False, **kwargs)  # type: ignore[misc]  # click's own signature
         except NoArgsIsHelpError as error:  # `venice-agent tools`: its help, as Typer shows it
             error.show()
             sys.exit(error.exit_code)
         except UsageError as error:
+            from .usage import usage_line  # only for a refused command line
+
             print(usage_line(error, DEFAULT_COMMAND), file=sys.stderr)
             sys.exit(error.exit_code)
         except ClickException as error:
