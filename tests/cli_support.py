@@ -143,20 +143,28 @@ def in_read_only_folder(folder: Path, command: list[str]) -> list[str]:
 
 
 def modules_after_running(
-    *argv: str, env: dict[str, str] | None = None, cwd: Path | None = None, at_first_spawn: bool = False
+    *argv: str,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    at_first_spawn: bool = False,
+    full: bool = False,
 ) -> set[str]:
-    """The top-level modules loaded when the command ends (or when it first starts a process)."""
+    """The top-level modules loaded when the command ends (or when it first starts a process);
+    with `full`, every module by its whole dotted name."""
+    top = "m" if full else "m.split('.')[0]"
     probe = (
-        "import sys, json\n"
+        "import sys\n"
         "spawned = []\n"
         "def hook(event, args):\n"
         "    if event == 'subprocess.Popen' and not spawned:\n"
-        "        spawned.append(sorted({m.split('.')[0] for m in sys.modules} | {'spawned ' + str(args[1])}))\n"
+        f"        spawned.append(sorted({{{top} for m in sys.modules}} | {{'spawned ' + str(args[1])}}))\n"
         "sys.addaudithook(hook)\n"
         f"sys.argv = {['venice-agent', *argv]!r}\n"
         "from venice_terminal_agent.cli.app import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        f"print(json.dumps(spawned[0] if {at_first_spawn} else sorted({{m.split('.')[0] for m in sys.modules}})))"
+        f"found = spawned[0] if {at_first_spawn} else sorted({{{top} for m in sys.modules}})\n"
+        "import json\n"  # only now: whether the command loaded json is part of what is seen
+        "print(json.dumps(found))"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe],

@@ -4,6 +4,8 @@ a plain one-shot question (no MCP server) loads none of openai, mcp and prompt_t
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,14 +45,20 @@ def test_a_plain_one_shot_imports_neither_openai_nor_mcp_nor_prompt_toolkit(
         config.write_text(json.dumps({"mcpServers": {"none": {"command": "${IMPORT_TEST_NEVER_SET}"}}}))
     flags = ["--no-mcp"] if servers == "--no-mcp" else ["--mcp-config", str(config)]
     with fake_venice([{"text": "Paris."}], tmp_path) as fake:
-        modules = modules_after_running(
-            *flags, "What is the capital of France?", env=clean_env(tmp_path, fake.base_url), cwd=tmp_path
+        loaded = modules_after_running(
+            *flags,
+            "What is the capital of France?",
+            env=clean_env(tmp_path, fake.base_url),
+            cwd=tmp_path,
+            full=True,
         )
         assert len(fake.chat_bodies()) == 1  # the probe really asked the model
+    modules = {name.split(".")[0] for name in loaded}
     assert "httpx2" in modules
     # cryptography (E2EE models) and jsonschema (--schema) load only when they are used.
     heavy = {"openai", "mcp", "prompt_toolkit", "cryptography", "jsonschema"}
     assert modules.isdisjoint(heavy), modules & heavy
+    assert "venice_terminal_agent.model.attachments" not in loaded  # read only for -a FILE
 
 
 def test_a_stdio_server_is_started_before_the_terminal_and_sdk_libraries_load(tmp_path: Path) -> None:
@@ -90,3 +98,87 @@ def test_only_the_command_used_is_built(
     group.main(args=argv, prog_name="venice-agent", standalone_mode=False)
     assert "venice-agent" in " ".join(capsys.readouterr())  # it ran: a help, or run's refusal
     assert set(group.commands) == built  # type: ignore[attr-defined]  # a group's
+
+
+def test_help_loads_the_exit_statuses_but_not_what_a_run_needs() -> None:
+    """`--help` writes the exit-status table into its text; the receipt it describes (a module of
+    dataclasses, costs in Decimal, JSON) is a run's, and the wording of a refused command line
+    a refusal's (issue 21: --help within +0.1 s of python)."""
+    modules = modules_after_running("--help", full=True)
+    assert "venice_terminal_agent.core.exits" in modules  # the statuses came from the one table
+    run_only = {"venice_terminal_agent.core.receipt", "venice_terminal_agent.cli.usage", "decimal", "json"}
+    assert modules.isdisjoint(run_only), modules & run_only
+
+
+def test_the_command_imports_its_libraries_with_the_collector_off() -> None:
+    """Start-up allocates hundreds of thousands of objects and frees almost none: each pass of
+    the garbage collector over them while Typer and the rest import is wasted (about 10 ms of
+    --help, issue 21). The installed command's own entry point turns it off before importing,
+    and a command that ends with it still off leaves the interpreter's collection at exit
+    nothing of start-up's to scan (a sixth of --help's CPU)."""
+    probe = (
+        "import gc, sys\n"
+        "from importlib.metadata import entry_points\n"
+        "(command,) = entry_points(group='console_scripts', name='venice-agent')\n"
+        "passes = []\n"
+        "gc.callbacks.append(lambda phase, info: passes.append(info) if phase == 'start' else None)\n"
+        "sys.argv = ['venice-agent', '--help']\n"
+        "try:\n    command.load()()\nexcept SystemExit:\n    pass\n"
+        "print(len(passes), 'typer' in sys.modules, gc.get_freeze_count() > 10_000)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    # No pass, Typer was really imported, and start-up's objects are out of the last collection.
+    assert done.stdout.split()[-3:] == ["0", "True", "True"]
+
+
+def test_a_question_converts_only_the_options_it_was_given() -> None:
+    """Typer builds each parameter's conversion (a pydantic TypeAdapter) before it looks at the
+    value, also for the options a question leaves out: 23 for one plain question (issue 21).
+    Now only a given value is converted; the others are None or empty, as Typer makes them,
+    and a bad value is refused with Typer's own words."""
+    import typer.main
+    from typer._click.exceptions import BadParameter
+
+    from venice_terminal_agent.cli.app import app
+    from venice_terminal_agent.cli.options import WebSearch
+
+    group = typer.main.get_command(app)
+    given = ["--model", "m", "--budget", "3", "-a", "x.png", "-a", "y.pdf", "--web-search", "on", "What?"]
+    with group.make_context("venice-agent", list(given)) as ctx:
+        ask = group.get_command(ctx, "ask")  # type: ignore[attr-defined]  # a group's
+        with ask.make_context("ask", list(given), parent=ctx) as asked:
+            values = asked.params
+        converters = {param.name: getattr(param, "_runtime_param", None) for param in ask.params}
+        with pytest.raises(BadParameter, match="greater than or equal to 0"):
+            ask.make_context("ask", ["--budget", "-1", "q"], parent=ctx)
+    assert values["budget"] == 3 and values["model"] == "m" and values["question"] == "What?"
+    assert values["attach"] == [Path("x.png"), Path("y.pdf")] and values["web_search"] is WebSearch.on
+    assert values["max_usd"] is None and values["resume"] is None and values["schema"] is None
+    built = {name for name, converter in converters.items() if getattr(converter, "built", None) is not None}
+    assert built == {"model", "budget", "attach", "web_search", "question"}  # and, later, --budget -1
+
+
+def test_the_settings_are_one_pydantic_model_until_config_set_checks_a_value() -> None:
+    """Each pydantic model builds its schema and validator for every field as its class is made:
+    the settings module makes one, and the copy that checks a single value for `config set`
+    only when it is used."""
+    probe = (
+        "from pydantic_settings import BaseSettings\n"
+        "from venice_terminal_agent.config import check_value\n"
+        "def made():\n"
+        "    found, todo = [], [BaseSettings]\n"
+        "    while todo:\n"
+        "        found += (subclasses := todo.pop().__subclasses__())\n"
+        "        todo += subclasses\n"
+        "    return sorted(model.__qualname__ for model in found)\n"
+        "print(made())\n"
+        "print(check_value('max-usd', '0.5'), made())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    at_import, after_a_check = done.stdout.splitlines()
+    assert at_import == "['Settings']"
+    assert after_a_check == "0.5 ['Settings', '_one_value.<locals>._OneValue']"

@@ -1,5 +1,5 @@
 """`python -m venice_terminal_agent` is `venice-agent`."""
 
-from .cli.app import main
+from .cli.start import main
 
 main()

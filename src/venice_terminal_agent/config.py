@@ -11,6 +11,7 @@ Linux) holds the settings a person sets once, by their `KEYS` name; never a key 
 from __future__ import annotations
 
 import os
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -222,19 +223,26 @@ def _explain(error: ValidationError) -> str:
     return "bad setting: " + "; ".join(problems)
 
 
-class _OneValue(Settings):
-    """Settings from the given values alone: a value checked without the environment's."""
+@cache
+def _one_value() -> type[Settings]:
+    """Settings from the given values alone: a value checked without the environment's.
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings,)
+    Built on first use (`config set`): a subclass is a second pydantic model, its schema and
+    validator built again for every field, which a question never needs (issue 21)."""
+
+    class _OneValue(Settings):
+        @classmethod
+        def settings_customise_sources(
+            cls,
+            settings_cls: type[BaseSettings],
+            init_settings: PydanticBaseSettingsSource,
+            env_settings: PydanticBaseSettingsSource,
+            dotenv_settings: PydanticBaseSettingsSource,
+            file_secret_settings: PydanticBaseSettingsSource,
+        ) -> tuple[PydanticBaseSettingsSource, ...]:
+            return (init_settings,)
+
+    return _OneValue
 
 
 def check_value(key: str, value: str) -> Any:
@@ -252,7 +260,7 @@ def check_value(key: str, value: str) -> Any:
         value = str(Path(value).expanduser().resolve())
     try:
         given: dict[str, Any] = {field: value}
-        checked = _OneValue(**given)
+        checked = _one_value()(**given)
     except ValidationError as error:
         raise ConfigError(_explain(error).replace(field.upper(), key, 1)) from None
     return getattr(checked, field)

@@ -131,8 +131,6 @@ def _extras(flags: Flags) -> dict[str, Any]:
 def _before_asking(runtime: Any, flags: Flags, extras: dict[str, Any], warn: Any) -> dict[str, Any]:
     """The Agent options once the model's capabilities are known; `ConfigError` for what the
     model cannot take (said before any request)."""
-    from ..model.attachments import refusal
-
     facts, model = runtime.facts, runtime.model or ""
     private, _ = runtime.privacy()
     attachments = extras.get("attachments", [])
@@ -145,9 +143,11 @@ def _before_asking(runtime: Any, flags: Flags, extras: dict[str, Any], warn: Any
             else f"{model} is end-to-end encrypted, and Venice allows no tools with E2EE: "
             "drop --mcp-config / --tools, or use --no-e2ee"
         )
-    reason = refusal(attachments, model, facts.vision, facts.max_images) if facts is not None else None
-    if reason is not None:
-        raise ConfigError(reason)
+    if attachments and facts is not None:  # the module (mimetypes, base64) only for -a
+        from ..model.attachments import refusal
+
+        if (reason := refusal(attachments, model, facts.vision, facts.max_images)) is not None:
+            raise ConfigError(reason)
     if "schema" in extras:
         if private is not None:
             warn(

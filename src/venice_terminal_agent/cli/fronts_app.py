@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..core.receipt import USAGE_ERROR_STATUS
+from ..core.exits import USAGE_ERROR_STATUS
 from .options import (
     BaseUrlOption,
     MaxRoundsOption,

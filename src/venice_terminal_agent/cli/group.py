@@ -37,7 +37,11 @@ class DefaultCommandGroup(TyperGroup):
 
     def get_command(self, ctx: Context, cmd_name: str) -> Any:
         if cmd_name not in self.commands and cmd_name in self.declared:
-            self.commands[cmd_name] = self.declared[cmd_name].build()
+            command = self.declared[cmd_name].build()
+            for param in command.params:
+                if getattr(param, "_runtime_param", "") is None:  # Typer's, not built yet
+                    param._runtime_param = _WhenGiven(param.type_descriptor)
+            self.commands[cmd_name] = command
         return super().get_command(ctx, cmd_name)
 
     def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
@@ -73,14 +77,14 @@ class DefaultCommandGroup(TyperGroup):
             return super().main(*args, standalone_mode=False, **kwargs)  # type: ignore[misc]  # click's own signature
         from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
-        from .usage import usage_line
-
         try:
             status = super().main(*args, standalone_mode=False, **kwargs)  # type: ignore[misc]  # click's own signature
         except NoArgsIsHelpError as error:  # `venice-agent tools`: its help, as Typer shows it
             error.show()
             sys.exit(error.exit_code)
         except UsageError as error:
+            from .usage import usage_line  # only for a refused command line
+
             print(usage_line(error, DEFAULT_COMMAND), file=sys.stderr)
             sys.exit(error.exit_code)
         except ClickException as error:
@@ -191,6 +195,29 @@ def _option_rows(command: Any, ctx: Context, *, help_too: bool = False) -> list[
         ):
             rows.append(record)
     return rows
+
+
+class _WhenGiven:
+    """Typer's runtime conversion of one parameter, built when it has a value to convert.
+
+    Typer builds a parameter's conversion (a pydantic TypeAdapter, ~2 ms each) before it looks
+    at the value, also for an option that was not given, whose None every Typer conversion
+    hands back as it is (`RuntimeParam.coerce`: None, or () for a repeatable one). A question
+    gives two or three of `ask`'s 33 options: it built 23 adapters (issue 21).
+    """
+
+    def __init__(self, descriptor: Any) -> None:
+        self.descriptor = descriptor
+        self.built: Any = None
+
+    def coerce(self, value: Any, param: Any, ctx: Context) -> Any:
+        if value is None:  # what RuntimeParam.coerce returns for it, without an adapter
+            return () if param.multiple or param.nargs == -1 else None
+        if self.built is None:
+            from typer._coercion import build_runtime_param
+
+            self.built = build_runtime_param(self.descriptor)
+        return self.built.coerce(value, param=param, ctx=ctx)
 
 
 class _Switch:

@@ -11,7 +11,7 @@ The old homes of these names (`tools.base.ToolError`, `config.ConfigError`, ...)
 
 from __future__ import annotations
 
-from .receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Exit
+from .exits import EXIT_STATUS, USAGE_ERROR_STATUS, Exit
 
 CRASH_STATUS = 1  # a bug in venice-agent itself
 CRASHED = f"{CRASH_STATUS} a crash (a bug in venice-agent: please report it)"  # for help texts
