@@ -46,6 +46,8 @@ NO_NPM = 3  # the install script's status when npm is not on the machine
 _NPM_KEY = pytest.StashKey[str]()
 _HOME_KEY = pytest.StashKey[Path]()
 _SLOW_KEY = pytest.StashKey[int]()  # how many `slow` tests a run of the fast tier left out
+DURATIONS = "venice-agent/durations"  # pytest's cache: each test's seconds in the last whole run
+_TOOK: dict[str, float] = {}  # this run's, by test id (setup, call and teardown)
 WORKERS = "auto"  # one per CPU: each test runs several processes already (README "Development")
 # Files whose tests share a module-scoped fixture too costly to build once per worker: all their
 # tests go to one worker. (xdist's own `xdist_group` mark does nothing under pytest 9: xdist 3.8
@@ -113,8 +115,13 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The whole suite without `-m` is the fast tier: the `slow` tests are left out (and
     counted, for the summary). `-m slow` runs them alone, `-m "slow or not slow"` everything;
-    naming a file or a test runs it whatever its tier."""
-    if not whole_suite(config) or config.option.markexpr:
+    naming a file or a test runs it whatever its tier. A whole run goes longest first (by the
+    last run's durations), so no worker starts a long test when the others are done."""
+    if not whole_suite(config):
+        return
+    took = config.cache.get(DURATIONS, {}) if getattr(config, "cache", None) else {}
+    items.sort(key=lambda item: -took.get(item.nodeid, 0.0))  # stable: the same in every worker
+    if config.option.markexpr:
         return
     slow = [item for item in items if item.get_closest_marker("slow") is not None]
     if slow:
@@ -123,6 +130,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     config.stash[_SLOW_KEY] = len(slow)
     if hasattr(config, "workeroutput"):  # an xdist worker: its controller prints the summary
         config.workeroutput["slow_left_out"] = len(slow)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # In the controller too, for the reports its workers send.
+    _TOOK[report.nodeid] = _TOOK.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    if whole_suite(config) and not hasattr(config, "workerinput") and getattr(config, "cache", None):
+        # Merged: a run of one tier keeps what the other tier's tests took last time.
+        config.cache.set(DURATIONS, {**config.cache.get(DURATIONS, {}), **_TOOK})
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -3,7 +3,9 @@ same script `.ci/run` uses; without npm the run ends with one line naming what w
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -149,6 +151,27 @@ def test_the_whole_suite_is_the_fast_tier_and_the_slow_tier_runs_on_request(tmp_
     assert "fast tier" not in out
     out = pytest_run("-n", "0", "-rA", "test_tiers.py")
     assert "2 slow tests" not in out and out.count("PASSED") == 3, out
+
+
+def test_a_whole_run_starts_with_the_tests_that_took_longest_last_time(tmp_path: Path) -> None:
+    """So that no worker picks up a long test when the others have finished: the order comes
+    from pytest's cache, where every whole run leaves each test's seconds."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\ntestpaths = .\n")
+    (tmp_path / "test_order.py").write_text("".join(f"def test_{name}():\n    pass\n\n" for name in "abcd"))
+    durations = tmp_path / ".pytest_cache" / "v" / "venice-agent" / "durations"
+    durations.parent.mkdir(parents=True)
+    durations.write_text(json.dumps({"test_order.py::test_c": 5.0, "test_order.py::test_b": 1.0, "gone": 9.0}))
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "conftest", "-n", "0", "-v"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False,
+        env={**os.environ, "PYTHONPATH": str(TESTS)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    ran = re.findall(r"test_order\.py::test_(\w) PASSED", done.stdout)
+    assert ran == ["c", "b", "a", "d"], done.stdout  # unknown ones keep their order, after
+    took = json.loads(durations.read_text())
+    assert set(took) == {"gone", *(f"test_order.py::test_{name}" for name in "abcd")}
+    assert all(isinstance(seconds, float) for seconds in took.values())
 
 
 def test_the_stores_the_examples_make_are_ignored_by_git() -> None:
