@@ -253,7 +253,13 @@ def test_a_piped_repl_exits_with_the_status_of_its_last_question(tmp_path: Path)
     script = [{"text": "Fine."}, call("list_files", path=".")]
     with fake_venice(script, tmp_path) as fake:
         done = subprocess.run(
-            [COMMAND, "--mcp-config", str(mcp_config(tmp_path)), "--budget", "0"],
+            [
+                COMMAND,
+                "--mcp-config",
+                str(mcp_config(tmp_path, time_server=False, paid_server=False)),
+                "--budget",
+                "0",
+            ],
             input="first\nsecond\n",
             capture_output=True,
             text=True,
@@ -429,7 +435,8 @@ def test_a_store_the_agent_cannot_open_is_one_warning_line_and_the_answer_stands
     locked = tmp_path / "locked"
     locked.mkdir()
     with fake_venice([{"text": "the answer"}], tmp_path) as fake:
-        command = [COMMAND, "--mcp-config", str(mcp_config(tmp_path)), "--db", str(locked / "runs.db"), "hi"]
+        servers = mcp_config(tmp_path, time_server=False, paid_server=False)  # the store's warning alone
+        command = [COMMAND, "--mcp-config", str(servers), "--db", str(locked / "runs.db"), "hi"]
         done = subprocess.run(in_read_only_folder(locked, command), capture_output=True, text=True,
                               cwd=tmp_path, timeout=60, check=False,
                               env=clean_env(tmp_path, fake.base_url, COLUMNS="40"))  # fmt: skip
