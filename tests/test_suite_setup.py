@@ -160,7 +160,9 @@ def test_a_whole_run_starts_with_the_tests_that_took_longest_last_time(tmp_path:
     (tmp_path / "test_order.py").write_text("".join(f"def test_{name}():\n    pass\n\n" for name in "abcd"))
     durations = tmp_path / ".pytest_cache" / "v" / "venice-agent" / "durations"
     durations.parent.mkdir(parents=True)
-    durations.write_text(json.dumps({"test_order.py::test_c": 5.0, "test_order.py::test_b": 1.0, "gone": 9.0}))
+    durations.write_text(
+        json.dumps({"test_order.py::test_c": 5.0, "test_order.py::test_b": 1.0, "gone": 9.0})
+    )
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "conftest", "-n", "0", "-v"],
         capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False,
