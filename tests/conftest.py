@@ -5,6 +5,11 @@ most tests wait on child processes (the CLI, MCP servers, Node), so workers over
 A run of chosen files or tests (`uv run --group test pytest tests/test_x.py -x`) stays in one process,
 where starting workers would cost more than it saves; `-n N` decides either way.
 
+Run whole without `-m`, it is the fast tier: tests marked `slow` (the conformance suites, the
+MCP Inspector, llama-server, stress runs: second lines of defence, minutes each) are left out,
+and the run ends saying how many; `-m slow` runs them, `.ci/run` runs both tiers. Naming a file
+or a test runs it whatever its tier.
+
 Before the first test, the pinned npm servers are installed into `.tools/node` when missing
 or out of date (`tests/node/install`, the script `.ci/run` runs too). A run that skipped tests
 ends with one line saying how many and why, visible even under `-q`, which hides the reasons.
@@ -40,6 +45,9 @@ INSTALL = Path(__file__).resolve().parent / "node" / "install"
 NO_NPM = 3  # the install script's status when npm is not on the machine
 _NPM_KEY = pytest.StashKey[str]()
 _HOME_KEY = pytest.StashKey[Path]()
+_SLOW_KEY = pytest.StashKey[int]()  # how many `slow` tests a run of the fast tier left out
+DURATIONS = "venice-agent/durations"  # pytest's cache: each test's seconds in the last whole run
+_TOOK: dict[str, float] = {}  # this run's, by test id (setup, call and teardown)
 WORKERS = "auto"  # one per CPU: each test runs several processes already (README "Development")
 # Files whose tests share a module-scoped fixture too costly to build once per worker: all their
 # tests go to one worker. (xdist's own `xdist_group` mark does nothing under pytest 9: xdist 3.8
@@ -91,12 +99,56 @@ def own_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     return home
 
 
+def whole_suite(config: pytest.Config) -> bool:
+    """Run with no paths or test ids (the README's command): in every xdist worker too, which
+    gets the same command line."""
+    return config.args_source is pytest.Config.ArgsSource.TESTPATHS
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
-    whole_suite = config.args_source is pytest.Config.ArgsSource.TESTPATHS
     chosen = getattr(config.option, "numprocesses", None)  # `-n`, when xdist is loaded
-    if whole_suite and chosen is None and not hasattr(config, "workerinput"):
+    if whole_suite(config) and chosen is None and not hasattr(config, "workerinput"):
         config.option.numprocesses = WORKERS
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The whole suite without `-m` is the fast tier: the `slow` tests are left out (and
+    counted, for the summary). `-m slow` runs them alone, `-m "slow or not slow"` everything;
+    naming a file or a test runs it whatever its tier. A whole run goes longest first (by the
+    last run's durations), so no worker starts a long test when the others are done."""
+    if not whole_suite(config):
+        return
+    took = config.cache.get(DURATIONS, {}) if getattr(config, "cache", None) else {}
+    items.sort(key=lambda item: -took.get(item.nodeid, 0.0))  # stable: the same in every worker
+    if config.option.markexpr:
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if slow:
+        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+        config.hook.pytest_deselected(items=slow)
+    config.stash[_SLOW_KEY] = len(slow)
+    if hasattr(config, "workeroutput"):  # an xdist worker: its controller prints the summary
+        config.workeroutput["slow_left_out"] = len(slow)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # In the controller too, for the reports its workers send.
+    _TOOK[report.nodeid] = _TOOK.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    if whole_suite(config) and not hasattr(config, "workerinput") and getattr(config, "cache", None):
+        # Merged: a run of one tier keeps what the other tier's tests took last time.
+        config.cache.set(DURATIONS, {**config.cache.get(DURATIONS, {}), **_TOOK})
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    left_out = getattr(node, "workeroutput", {}).get("slow_left_out")
+    if left_out is not None:  # every worker collects the whole suite: the same count
+        node.config.stash[_SLOW_KEY] = left_out
 
 
 @pytest.hookimpl(optionalhook=True)  # `-p no:xdist` must still run
@@ -152,6 +204,12 @@ def _install(config: Any, tools: Path) -> tuple[int, str]:
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
+    left_out = config.stash.get(_SLOW_KEY, 0)
+    if left_out:
+        terminalreporter.write_line(
+            f"the fast tier: {left_out} slow tests left out (`pytest -m slow` runs them; CI runs both)",
+            bold=True,
+        )
     skipped = terminalreporter.stats.get("skipped", [])
     if not skipped:
         return

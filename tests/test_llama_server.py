@@ -18,7 +18,7 @@ import pytest
 from cli_support import mcp_config, run_cli
 from llama_support import MODEL_NAME, N_CTX, LlamaServer, llama_server
 
-pytestmark = pytest.mark.llama
+pytestmark = [pytest.mark.llama, pytest.mark.slow]
 __all__ = ["llama_server"]  # the fixture, used by name
 
 

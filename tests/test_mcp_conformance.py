@@ -78,6 +78,7 @@ BACKCOMPAT = "auth/2025-03-26-oauth-metadata-backcompat"
 # client without skills passes as SKIPPED. Run here one by one, each must end in SUCCESS.
 SKILLS = [s for s in NEXT_SCENARIOS if s.startswith("sep-2640-client-")]
 CLIENT = f"{sys.executable} {SERVERS / 'conformance_cli.py'}"
+pytestmark = pytest.mark.slow  # a second line behind test_mcp_oauth.py & co: 26 minutes of CPU
 
 
 def env() -> dict[str, str]:

@@ -31,14 +31,18 @@ async def front(
     *args: str,
     mode: str = "legacy",
     env: dict[str, str] | None = None,
+    mcp_servers: bool = True,
     **options: Any,
 ) -> AsyncIterator[Client]:
     """A client of `venice-agent mcp` over stdio (the SDK spawns the real command); `env` adds
-    to its environment."""
+    to its environment. Its MCP servers are mcp-server-time and the paid `shop`, or with
+    `mcp_servers=False` none (a question on the built-in tools: each server costs a second or
+    two of CPU to start)."""
     env = clean_env(folder, base_url, VENICE_MODEL="fake-model", **(env or {}))
+    config = mcp_config(folder, time_server=mcp_servers, paid_server=mcp_servers)
     params = StdioServerParameters(
         command=COMMAND,
-        args=["mcp", "--mcp-config", str(mcp_config(folder)), *args],
+        args=["mcp", "--mcp-config", str(config), *args],
         env=env,
         cwd=str(folder),
     )
@@ -62,7 +66,7 @@ async def test_an_answered_question_comes_back_with_its_receipt_and_progress(tmp
         seen.append(message or "")
 
     with fake_venice([call("list_files", path="."), {"text": "Two files."}], tmp_path) as fake:
-        async with front(tmp_path, fake.base_url) as client:
+        async with front(tmp_path, fake.base_url, mcp_servers=False) as client:
             listed = await client.list_tools()
             (tool,) = listed.tools
             assert tool.name == "ask"
@@ -129,7 +133,7 @@ async def test_a_client_may_lower_the_caps_but_never_raise_them(tmp_path: Path) 
 
 async def test_a_conversation_id_continues_the_conversation(tmp_path: Path) -> None:
     with fake_venice([{"text": "One."}, {"text": "Two."}, {"text": "Fresh."}], tmp_path) as fake:
-        async with front(tmp_path, fake.base_url) as client:
+        async with front(tmp_path, fake.base_url, mcp_servers=False) as client:
             await client.call_tool("ask", {"question": "first", "conversation": "c1"})
             await client.call_tool("ask", {"question": "second", "conversation": "c1"})
             await client.call_tool("ask", {"question": "other"})
@@ -146,12 +150,14 @@ async def test_with_sessions_on_a_conversation_survives_a_restart_and_resumes_in
     sessions = {"VENICE_AGENT_SESSIONS": "1"}
     script = [{"text": "One."}, {"text": "Two."}, {"text": "Three."}]
     with fake_venice(script, tmp_path) as fake:
-        async with front(tmp_path, fake.base_url, env=sessions) as client:
+        async with front(tmp_path, fake.base_url, env=sessions, mcp_servers=False) as client:
             first = await client.call_tool("ask", {"question": "first"})
             unknown = await client.call_tool("ask", {"question": "x", "conversation": "ffffffff"})
         conversation = first.structured_content["conversation"]
         assert conversation  # the id of the session it was saved as
-        async with front(tmp_path, fake.base_url, env=sessions) as client:  # a new server process
+        async with front(
+            tmp_path, fake.base_url, env=sessions, mcp_servers=False
+        ) as client:  # a new server process
             second = await client.call_tool("ask", {"question": "second", "conversation": conversation})
         terminal = run_cli(tmp_path, fake.base_url, "--resume", conversation, "third", **sessions)
         bodies = fake.chat_bodies()
@@ -170,7 +176,7 @@ async def test_a_cancel_from_the_client_cancels_the_question_and_rolls_it_back(
 ) -> None:
     script = [{"text": "thinking", "hang": True}, {"text": "After."}]
     with fake_venice(script, tmp_path) as fake:
-        async with front(tmp_path, fake.base_url, mode=mode) as client:
+        async with front(tmp_path, fake.base_url, mode=mode, mcp_servers=False) as client:
             started = anyio.Event()
 
             async def progress(value: float, total: float | None, message: str | None) -> None:

@@ -43,6 +43,7 @@ import pytest
 
 from servers.node import MODULES, NEXT_MODULES, bin_path, in_loopback_namespace, loopback_only_works, node22
 
+pytestmark = pytest.mark.slow  # a second line behind test_mcp_front.py
 DRIVER = Path(__file__).parent / "servers" / "conformance_server.py"
 SCENARIOS = [
     "server-initialize", "ping", "tools-list", "dns-rebinding-protection", "server-sse-multiple-streams",

@@ -12,9 +12,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from cli_support import COMMAND, TESTS, FakeServer, clean_env, mcp_config
 from servers.node import INSPECTOR_MODULES, bin_path, in_loopback_namespace, loopback_only_works, node22
 
+pytestmark = pytest.mark.slow  # a second line behind test_mcp_front.py (the SDK's own client)
 BESIDE_FAKE = TESTS / "servers" / "with_fake_venice.py"
 
 

@@ -178,6 +178,7 @@ def left_in_group(group: int) -> list[int]:
 STARTS = 50  # rounds of two servers: 100 starts and stops, as the issue counts them
 
 
+@pytest.mark.slow  # 100 starts: the stress run behind test_cancelling_while_servers_start_leaves_no_process
 async def test_no_child_of_a_stdio_server_outlives_it_after_many_starts_and_stops(tmp_path):
     """A server that leaves politely when its stdin closes, leaving a child of its own behind;
     and one that fails at start after starting a child: after each stop (the end of a session,

@@ -63,6 +63,12 @@ class Terminal:
         return self.child.exitstatus
 
 
+def no_servers(tmp_path: Path) -> Path:
+    """An empty MCP server list, for a REPL test about the conversation or the prompt alone:
+    mcp-server-time and shop cost a second or two of CPU each to start."""
+    return mcp_config(tmp_path, time_server=False, paid_server=False)
+
+
 def test_streamed_reply_with_brackets_prints_literally_and_tools_lists_consent_marks(tmp_path: Path) -> None:
     with fake_venice([{"text": "Use [bold]this[/bold] and [red] :smile:"}], tmp_path) as fake:
         term = Terminal(tmp_path, fake)
@@ -182,7 +188,7 @@ def test_ctrl_c_mid_stream_cancels_and_the_next_question_starts_from_a_clean_his
 
 def test_clear_forgets_the_conversation(tmp_path: Path) -> None:
     with fake_venice([{"text": "One."}, {"text": "Two."}], tmp_path) as fake:
-        term = Terminal(tmp_path, fake)
+        term = Terminal(tmp_path, fake, config=no_servers(tmp_path))
         term.ask("first")
         term.expect("One.")
         term.ask("/clear")
@@ -197,7 +203,7 @@ def test_clear_forgets_the_conversation(tmp_path: Path) -> None:
 @pytest.mark.parametrize("save", [False, True])
 def test_prompt_history_is_written_only_with_save_history(tmp_path: Path, save: bool) -> None:
     with fake_venice([], tmp_path) as fake:
-        term = Terminal(tmp_path, fake, *(["--save-history"] if save else []))
+        term = Terminal(tmp_path, fake, *(["--save-history"] if save else []), config=no_servers(tmp_path))
         term.ask("/help")
         term.expect("/reload")
         term.ask("/quit")

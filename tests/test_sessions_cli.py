@@ -26,7 +26,9 @@ class Cli:
     def __init__(self, tmp_path: Path, base_url: str, **env: str) -> None:
         self.tmp_path, self.base_url = tmp_path, base_url
         self.env = {"VENICE_API_KEY": KEY, **env}
-        self.servers = mcp_config(tmp_path, paid_server=False)
+        # No MCP server: what a session keeps and sends is the conversation, and the built-in
+        # tools make its calls; an mcp-server-time started by every run was 2 s of CPU each.
+        self.servers = mcp_config(tmp_path, time_server=False, paid_server=False)
 
     def __call__(
         self, *args: str, folder: Path | None = None, stdin: str | None = None, **env: str

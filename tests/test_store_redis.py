@@ -66,6 +66,7 @@ async def test_a_reservation_of_a_dead_process_is_freed_after_its_hold_and_count
         assert await store.calls_used("c", now=171.0, window=3600) == 7
 
 
+@pytest.mark.slow  # the load run behind test_the_bot_on_redis_keeps_the_same_promises
 async def test_four_processes_on_one_redis_spend_exactly_five_calls_per_chat(tmp_path: Path) -> None:
     for number in range(300):
         (tmp_path / f"f{number}.txt").write_text(str(number))

@@ -3,7 +3,9 @@ same script `.ci/run` uses; without npm the run ends with one line naming what w
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -68,6 +70,7 @@ def test_the_servers_are_installed_once_and_without_npm_it_says_so(tmp_path: Pat
     assert (tmp_path / ".tools" / "node-inspector" / "node_modules").is_dir()
 
 
+@pytest.mark.slow  # two whole pytest runs in a fresh clone
 def test_a_first_run_says_on_the_terminal_what_it_installs_and_how_big_before_the_wait(
     tmp_path: Path,
 ) -> None:
@@ -115,6 +118,62 @@ def test_a_run_with_skipped_tests_ends_with_one_line_saying_why(tmp_path: Path) 
         "skipped 3 tests: 2 npm test servers are not installed (Node 22 missing); "
         "1 redis-server is not installed"
     ) in done.stdout.splitlines()
+
+
+def test_the_whole_suite_is_the_fast_tier_and_the_slow_tier_runs_on_request(tmp_path: Path) -> None:
+    """`pytest` with no paths leaves the `slow` tests out and says how many and how to run them,
+    under xdist too (the workers collect, the controller prints); `-m slow` runs them alone; a
+    file named on the command line runs whatever its tier."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\ntestpaths = .\nmarkers =\n    slow: the slow tier\n")
+    (tmp_path / "test_tiers.py").write_text(
+        "import pytest\n\n"
+        "def test_fast():\n    pass\n\n"
+        "@pytest.mark.slow\ndef test_slow():\n    pass\n\n"
+        "@pytest.mark.slow\ndef test_slow_too():\n    pass\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(TESTS)}
+
+    def pytest_run(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", *args],
+            capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    said = "the fast tier: 2 slow tests left out (`pytest -m slow` runs them; CI runs both)"
+    for workers in ("0", "2"):
+        out = pytest_run("-n", workers, "-rA")
+        assert "PASSED test_tiers.py::test_fast" in out and "test_slow" not in out, out
+        assert said in out.splitlines(), out
+    out = pytest_run("-n", "0", "-rA", "-m", "slow")
+    assert "test_fast" not in out and "PASSED test_tiers.py::test_slow_too" in out, out
+    assert "fast tier" not in out
+    out = pytest_run("-n", "0", "-rA", "test_tiers.py")
+    assert "2 slow tests" not in out and out.count("PASSED") == 3, out
+
+
+def test_a_whole_run_starts_with_the_tests_that_took_longest_last_time(tmp_path: Path) -> None:
+    """So that no worker picks up a long test when the others have finished: the order comes
+    from pytest's cache, where every whole run leaves each test's seconds."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\ntestpaths = .\n")
+    (tmp_path / "test_order.py").write_text("".join(f"def test_{name}():\n    pass\n\n" for name in "abcd"))
+    durations = tmp_path / ".pytest_cache" / "v" / "venice-agent" / "durations"
+    durations.parent.mkdir(parents=True)
+    durations.write_text(
+        json.dumps({"test_order.py::test_c": 5.0, "test_order.py::test_b": 1.0, "gone": 9.0})
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "conftest", "-n", "0", "-v"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False,
+        env={**os.environ, "PYTHONPATH": str(TESTS)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    ran = re.findall(r"test_order\.py::test_(\w) PASSED", done.stdout)
+    assert ran == ["c", "b", "a", "d"], done.stdout  # unknown ones keep their order, after
+    took = json.loads(durations.read_text())
+    assert set(took) == {"gone", *(f"test_order.py::test_{name}" for name in "abcd")}
+    assert all(isinstance(seconds, float) for seconds in took.values())
 
 
 def test_the_stores_the_examples_make_are_ignored_by_git() -> None:
