@@ -59,6 +59,9 @@ def test_a_plain_one_shot_imports_neither_openai_nor_mcp_nor_prompt_toolkit(
     heavy = {"openai", "mcp", "prompt_toolkit", "cryptography", "jsonschema"}
     assert modules.isdisjoint(heavy), modules & heavy
     assert "venice_terminal_agent.model.attachments" not in loaded  # read only for -a FILE
+    assert "tomllib" not in modules  # no user config file: nothing to parse
+    if servers != "a server that cannot start":  # no server: no tool list to keep
+        assert "venice_terminal_agent.mcp.list_cache" not in loaded
 
 
 def test_a_stdio_server_is_started_before_the_terminal_and_sdk_libraries_load(tmp_path: Path) -> None:

@@ -197,10 +197,12 @@ async def run_session(
         stored = opened.session.info.model if opened is not None and opened.session is not None else None
         if stored and flags.model is None:  # a resumed session goes on with its model unless --model
             settings = settings.model_copy(update={"venice_model": stored})
-    from ..mcp.list_cache import default_cache
+    tool_lists = None  # with no server there is no list to keep (nor its module to import)
+    if servers:
+        from ..mcp.list_cache import default_cache
 
-    # One question: the servers' cached lists open it, and they start only for a call (issue 21).
-    tool_lists = default_cache(settings.mcp_list_cache_hours, write=not flags.private)
+        # One question: the servers' cached lists open it, and they start only for a call (issue 21).
+        tool_lists = default_cache(settings.mcp_list_cache_hours, write=not flags.private)
     async with open_runtime(
         settings, servers, root=flags.root, spinner=spinner, tool_lists=tool_lists, defer=question is not None
     ) as runtime:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.defaults import MCP_CALL_TIMEOUT, PAGE_CHARS
 from ..core.pager import Pager
@@ -25,7 +25,6 @@ from ..core.toolbox import ToolError, ToolSpec
 from ..core.wording import plural
 from .catalogue import Catalogue, Listing
 from .config import ServerConfig
-from .list_cache import Entry, ListCache, ListedTool, tool_json
 from .oauth.auth import SignIn
 from .resources import (
     READ_RESOURCE,
@@ -38,6 +37,9 @@ from .resources import (
 from .session import ServerSession, ServerStatus, SessionHooks, ToolListError
 from .skills import TOOLS as SKILL_TOOLS
 from .skills import SkillShelf
+
+if TYPE_CHECKING:  # the cache's module loads only where a list is kept or read
+    from .list_cache import Entry, ListCache
 
 DEFAULT_STARTUP_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = MCP_CALL_TIMEOUT
@@ -182,6 +184,8 @@ class McpToolbox:
         async with self._settled:
             if not self.cached:
                 return
+            from .list_cache import ListedTool, tool_json
+
             before = {name: entry.tools for name, entry in self.cached.items()}
             self.cached = {}  # from now on the servers' own lists, whatever happens below
             await self._start_all()
