@@ -31,6 +31,7 @@ import fcntl
 import ipaddress
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -40,6 +41,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+# A suite started as a shell's background job (`.ci/run &` in a script) has SIGINT ignored, and
+# every process a test starts inherits that: the tests that press Ctrl+C or send SIGINT would
+# see nothing happen (an `ask` waiting out its start-up, exit 7 instead of 130). The suite's
+# children start as from a terminal, SIGINT at its default; a test that wants it ignored says so.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 INSTALL = Path(__file__).resolve().parent / "node" / "install"
 NO_NPM = 3  # the install script's status when npm is not on the machine

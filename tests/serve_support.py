@@ -34,16 +34,23 @@ def offline_env(folder: Path) -> dict[str, str]:
 
 @asynccontextmanager
 async def served(
-    folder: Path, *args: str, env: dict[str, str] | None = None, nofile: tuple[int, int] | None = None
+    folder: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    nofile: tuple[int, int] | None = None,
+    sigint_ignored: bool = False,
 ) -> AsyncIterator[Served]:
     """A serve process with `args`, once it listens; stopped (SIGTERM) on the way out. It takes
     a port the kernel gives it (`--port 0`) and says which: a port picked here and bound later
     can be taken meanwhile (by another test worker's connection, say). `nofile`: its (soft,
-    hard) limit of open descriptors, as a shell's `ulimit -n` would set it."""
+    hard) limit of open descriptors, as a shell's `ulimit -n` would set it. `sigint_ignored`:
+    started as a shell starts a background job (`serve &` in a script), SIGINT ignored."""
 
     def limit() -> None:
         if nofile is not None:
             resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
+        if sigint_ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     process = await asyncio.create_subprocess_exec(
         COMMAND, "serve", "--port", "0", *args,

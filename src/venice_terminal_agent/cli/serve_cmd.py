@@ -245,13 +245,13 @@ async def _listen(
         if users is None
         else f"{plural(len(set(users.values())), 'user')} with tokens"
     )
-    print(
+    line = (
         f"venice-agent serve: http://{where}:{port} ({who}) · store {shown(spec)} · "
-        f"planned by {planner} · {plural(options.calls, 'call')} per chat an hour · paid tools {paid}",
-        file=sys.stderr,
-        flush=True,
+        f"planned by {planner} · {plural(options.calls, 'call')} per chat an hour · paid tools {paid}"
     )
-    await run_server(app, sock, replies)
+    # Said once it serves with its own signal handlers: before, a stop sent on this line
+    # could come while uvicorn was still importing, and be lost.
+    await run_server(app, sock, replies, ready=lambda: print(line, file=sys.stderr, flush=True))
     return 0
 
 

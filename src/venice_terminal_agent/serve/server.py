@@ -16,7 +16,7 @@ import resource
 import signal
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 GRACE = 5  # seconds running replies are given to finish on SIGTERM or Ctrl+C
@@ -26,8 +26,13 @@ LISTEN_QUEUE = 2048  # connections the kernel holds until they are accepted
 MAX_CONNECTIONS = 1000  # open at once; fewer when the descriptor limit is low (connection_cap)
 
 
-async def run_server(app: Any, sock: socket.socket, replies: Any) -> None:
-    """Serve `app` on `sock` until SIGTERM or Ctrl+C, then stop as `serve_server` says."""
+async def run_server(
+    app: Any, sock: socket.socket, replies: Any, ready: Callable[[], None] = lambda: None
+) -> None:
+    """Serve `app` on `sock` until SIGTERM or Ctrl+C, then stop as `serve_server` says. `ready`
+    is called once it serves and its signal handlers are in place: a supervisor (or a test)
+    that stops it as soon as it says it listens gets a clean stop, never a signal lost before
+    the handlers were there (SIGINT ignored by a shell's background job, for one)."""
     import uvicorn  # here, not at the top: the other commands start without it
 
     cap = connection_cap()
@@ -44,10 +49,10 @@ async def run_server(app: Any, sock: socket.socket, replies: Any) -> None:
         # uvicorn's own deadline is past the grace and the settling: it never has to cancel.
         timeout_graceful_shutdown=GRACE + SETTLING,
     )
-    await serve_server(config, replies).serve(sockets=[sock])
+    await serve_server(config, replies, ready).serve(sockets=[sock])
 
 
-def serve_server(config: Any, replies: Any) -> Any:
+def serve_server(config: Any, replies: Any, ready: Callable[[], None] = lambda: None) -> Any:
     import uvicorn  # here, not at the top: the other commands start without it
 
     class Server(uvicorn.Server):
@@ -60,9 +65,11 @@ def serve_server(config: Any, replies: Any) -> Any:
             self.replies = replies
 
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-            await super().startup(sockets)
+            await super().startup(sockets)  # within capture_signals: the handlers are ours
             for listening in sockets or ():
                 listening.listen(LISTEN_QUEUE)  # the kernel's queue stays long (asyncio set `backlog`)
+            if not self.should_exit:
+                ready()
 
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
