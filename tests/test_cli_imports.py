@@ -185,3 +185,41 @@ def test_the_settings_are_one_pydantic_model_until_config_set_checks_a_value() -
     at_import, after_a_check = done.stdout.splitlines()
     assert at_import == "['Settings']"
     assert after_a_check == "0.5 ['Settings', '_one_value.<locals>._OneValue']"
+
+
+@pytest.mark.parametrize(
+    ("argv", "patched"),
+    [
+        (["serve", "--offline", "--port", "0"], "venice_terminal_agent.serve.server:run_server"),
+        (["chat", "--offline"], "venice_terminal_agent.cli.chat_cmd:_converse"),
+    ],
+    ids=["serve", "chat"],
+)
+def test_a_command_that_goes_on_running_without_a_model_turns_the_collector_back_on(
+    tmp_path: Path, argv: list[str], patched: str
+) -> None:
+    """Start-up runs with the collector off (cli/start.py); the runtime turns it back on, but
+    `serve` and `chat` without a model never open the runtime, and served or chatted on with it
+    off: every reference cycle of every request kept for the process's life."""
+    module, name = patched.split(":")
+    probe = (
+        "import gc, importlib, sys\n"
+        f"target = importlib.import_module({module!r})\n"
+        "async def ready(*args, **kwargs):\n"
+        "    print('collector on' if gc.isenabled() else 'collector off')\n"
+        f"setattr(target, {name!r}, ready)\n"
+        f"sys.argv = {['venice-agent', *argv]!r}\n"
+        "from venice_terminal_agent.cli.start import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        env=clean_env(tmp_path, "http://127.0.0.1:9", VENICE_AGENT_DB=str(tmp_path / "bot.db")),
+    )
+    assert "collector on" in done.stdout.splitlines(), done.stdout + done.stderr

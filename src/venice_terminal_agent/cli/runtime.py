@@ -10,7 +10,6 @@ in one place, `consent.Consent`, wrapped around the toolbox by `Runtime.consente
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ConfigError, Settings, load_settings
+from .start import started
 from .text import safe
 
 ANONYMOUS_APIFY = (
@@ -362,9 +362,7 @@ async def open_runtime(
             if spinner is not None:
                 spinner.stop()  # before anything else is printed
             tools = CombinedToolbox(builtin_toolbox(root, pager, files=settings.file_tools), box)
-            if not gc.isenabled():  # start-up is over (`app.main` turned the collector off for it):
-                gc.freeze()  # what it built stays for the session: no longer scanned
-                gc.enable()
+            started()  # the collector, off for start-up (cli/start.py), is on again
             yield Runtime(settings, servers, tools, box, pager, client, name, facts, features.sampling)
     finally:
         if model_task is not None:
