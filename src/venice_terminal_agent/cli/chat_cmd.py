@@ -82,7 +82,7 @@ async def _session(options: ChatOptions, path: Path, settings: Any, files: bool 
     read_line = terminal_reader(save_history=False) if interactive else piped_reader()
     if settings is None:
         async with Bot(db=path, root=options.root, calls_per_window=options.calls, files=files) as bot:
-            from .start import started
+            from .collector import started
 
             started()  # a conversation of any length: the collector back on
             if interactive:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ConfigError, Settings, load_settings
-from .start import started
+from .collector import started
 from .text import safe
 
 ANONYMOUS_APIFY = (

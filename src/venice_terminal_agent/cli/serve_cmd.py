@@ -139,7 +139,7 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
             store=store, root=options.root, calls_per_window=options.calls, files=settings.file_tools
         )
         async with offline as bot:
-            from .start import started
+            from .collector import started
 
             started()  # a service: the collector back on, as the runtime turns it on with a model
             return await _listen(options, users, bot, spec, "commands (no model)", "none (file tools only)")
