@@ -142,6 +142,22 @@ def in_read_only_folder(folder: Path, command: list[str]) -> list[str]:
     return ["unshare", "-rm", "sh", "-c", script, "sh", str(folder), *command]
 
 
+def run_probe(
+    probe: str, *, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """`python -c probe` in a fresh interpreter, no stdin; fails the test if it fails."""
+    return subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        timeout=timeout,
+    )
+
+
 def modules_after_running(
     *argv: str,
     env: dict[str, str] | None = None,
@@ -166,16 +182,7 @@ def modules_after_running(
         "import json\n"  # only now: whether the command loaded json is part of what is seen
         "print(json.dumps(found))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=env,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
+    done = run_probe(probe, env=env, cwd=cwd)
     return set(json.loads(done.stdout.strip().splitlines()[-1]))
 
 

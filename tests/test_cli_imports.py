@@ -4,13 +4,11 @@ a plain one-shot question (no MCP server) loads none of openai, mcp and prompt_t
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from cli_support import clean_env, fake_venice, mcp_config, modules_after_running
+from cli_support import clean_env, fake_venice, mcp_config, modules_after_running, run_probe
 
 
 def test_help_imports_neither_openai_nor_mcp_nor_the_terminal_libraries() -> None:
@@ -129,9 +127,7 @@ def test_the_command_imports_its_libraries_with_the_collector_off() -> None:
         "try:\n    command.load()()\nexcept SystemExit:\n    pass\n"
         "print(len(passes), 'typer' in sys.modules, gc.get_freeze_count() > 10_000)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
-    )
+    done = run_probe(probe)
     # No pass, Typer was really imported, and start-up's objects are out of the last collection.
     assert done.stdout.split()[-3:] == ["0", "True", "True"]
 
@@ -179,9 +175,7 @@ def test_the_settings_are_one_pydantic_model_until_config_set_checks_a_value() -
         "print(made())\n"
         "print(check_value('max-usd', '0.5'), made())\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
-    )
+    done = run_probe(probe)
     at_import, after_a_check = done.stdout.splitlines()
     assert at_import == "['Settings']"
     assert after_a_check == "0.5 ['Settings', '_one_value.<locals>._OneValue']"
@@ -212,14 +206,6 @@ def test_a_command_that_goes_on_running_without_a_model_turns_the_collector_back
         "from venice_terminal_agent.cli.start import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        env=clean_env(tmp_path, "http://127.0.0.1:9", VENICE_AGENT_DB=str(tmp_path / "bot.db")),
-    )
+    env = clean_env(tmp_path, "http://127.0.0.1:9", VENICE_AGENT_DB=str(tmp_path / "bot.db"))
+    done = run_probe(probe, env=env, cwd=tmp_path)
     assert "collector on" in done.stdout.splitlines(), done.stdout + done.stderr
