@@ -58,6 +58,20 @@ def test_a_plain_one_shot_imports_neither_openai_nor_mcp_nor_prompt_toolkit(
     assert modules.isdisjoint(heavy), modules & heavy
     assert "venice_terminal_agent.model.attachments" not in loaded  # read only for -a FILE
     assert "tomllib" not in modules  # no user config file: nothing to parse
+    if servers != "a server that cannot start":
+        # No server to start: neither its session (transports, OAuth, stdio) nor what a session
+        # offers (forms, sampling) is loaded; with --no-mcp not even the MCP config's reader.
+        per_server = {
+            "venice_terminal_agent.mcp.session",
+            "venice_terminal_agent.mcp.stdio",
+            "venice_terminal_agent.mcp.oauth.auth",
+            "venice_terminal_agent.mcp.sampling_model",
+            "venice_terminal_agent.cli.elicit_form",
+            "venice_terminal_agent.cli.head_start",
+        }
+        if servers == "--no-mcp":
+            per_server.add("venice_terminal_agent.mcp.config")
+        assert not per_server & loaded, per_server & loaded
     if servers != "a server that cannot start":  # no server: no tool list to keep
         assert "venice_terminal_agent.mcp.list_cache" not in loaded
 

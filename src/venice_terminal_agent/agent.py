@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .core.consent import Approver, Consent
 from .core.context import Gauge, choose_window, compacted_line, page_limit, replay
@@ -26,10 +26,12 @@ from .core.loop import run_loop
 from .core.pager import Pager
 from .core.receipt import Call, CallOutcome, Exit, Receipt, Tally
 from .core.toolbox import Toolbox, ToolSpec
-from .mcp.sampling_model import QuestionSampling, SamplingDesk
 from .model.models import ModelFacts, deprecation
 from .model.planner import ChatModel, LLMPlanner
 from .tools.search import find_search
+
+if TYPE_CHECKING:  # served only when a server asks
+    from .mcp.sampling_model import SamplingDesk
 
 DEFAULT_BUDGET = QUESTION_BUDGET  # tool calls per question
 E2EE_NO_ATTACHMENTS = (
@@ -365,11 +367,11 @@ class Agent:
             # Piped text or an attachment is local data: from here on every tool that leaves
             # the machine asks.
             self.tools.local_data_given()
-        serving = (
-            self.sampling.serving(QuestionSampling(planner, tally, self.tools, emit))
-            if self.sampling is not None
-            else contextlib.nullcontext()
-        )
+        serving: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+        if self.sampling is not None:  # the servers' sampling requests: their module only then
+            from .mcp.sampling_model import QuestionSampling
+
+            serving = self.sampling.serving(QuestionSampling(planner, tally, self.tools, emit))
         with serving:
             receipt = await run_loop(
                 planner,

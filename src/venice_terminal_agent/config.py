@@ -11,6 +11,7 @@ Linux) holds the settings a person sets once, by their `KEYS` name; never a key 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -208,6 +209,13 @@ class Settings(BaseSettings):
     def apify_token_value(self) -> str | None:
         token = self.apify_token.get_secret_value().strip() if self.apify_token else ""
         return token or None
+
+    def secrets(self, servers: Iterable[Any] = ()) -> list[str]:
+        """Every secret a run holds, to mask wherever a server's text is shown or kept: the Venice
+        key, the Apify token, and each MCP server's headers, env and `${NAME}` values."""
+        key = self.venice_api_key.get_secret_value().strip() if self.venice_api_key else ""
+        found = [key, self.apify_token_value() or ""]
+        return [value for value in found if value] + [v for server in servers for v in server.secret_values()]
 
 
 def load_settings(**overrides: Any) -> Settings:

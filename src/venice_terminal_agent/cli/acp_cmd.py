@@ -101,12 +101,11 @@ class EditorSessions:
     """
 
     def __init__(self, runtime: Any, warn: Any) -> None:
-        from ..mcp.config import all_secrets
         from ..store.sessions import SessionStore
         from .saving import sessions_path
 
         self.runtime, self.warn = runtime, warn
-        self.store = SessionStore(sessions_path(), secrets=all_secrets(runtime.settings, runtime.servers))
+        self.store = SessionStore(sessions_path(), secrets=runtime.settings.secrets(runtime.servers))
         self.open: list[Any] = []  # the SavingAgents of this connection
 
     def new_id(self) -> str:

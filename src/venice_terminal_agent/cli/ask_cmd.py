@@ -70,11 +70,13 @@ def ask_main(question: str | None, flags: Flags) -> int:
 
 
 def _start(settings: Settings, flags: Flags, question: str | None, servers: list[Any], extras: Any) -> int:
-    from .head_start import head_start
+    started: list[Any] = []
+    if servers:
+        from .head_start import head_start
 
-    # The servers first: a Python server's start-up is the longest wait of all (over a second),
-    # and spawning takes a few ms, Rich's import for the spinner 60-80 ms of CPU (issue 21).
-    servers, started = head_start(servers)  # they boot while the SDKs import below
+        # The servers first: a Python server's start-up is the longest wait of all (over a second),
+        # and spawning takes a few ms, Rich's import for the spinner 60-80 ms of CPU (issue 21).
+        servers, started = head_start(servers)  # they boot while the SDKs import below
     from .render import make_console
     from .waiting import StartupSpinner
 
@@ -190,10 +192,9 @@ async def run_session(
 
     opened = None
     if flags.continue_ or flags.resume or flags.fork or settings.venice_agent_sessions or question is None:
-        from ..mcp.config import all_secrets
         from .saving import open_session
 
-        opened = await open_session(flags, settings, all_secrets(settings, servers))
+        opened = await open_session(flags, settings, settings.secrets(servers))
         stored = opened.session.info.model if opened is not None and opened.session is not None else None
         if stored and flags.model is None:  # a resumed session goes on with its model unless --model
             settings = settings.model_copy(update={"venice_model": stored})

@@ -143,12 +143,11 @@ class Front:
         if conversation is not None and conversation in self.conversations:
             saving = self.conversations[conversation]
             return saving, saving.agent, []
-        from ..mcp.config import all_secrets
         from .saving import attach, open_session
 
         flags = Flags(resume=conversation)  # as --resume ID: an id or a unique prefix of one
         settings = self.runtime.settings
-        opened = await open_session(flags, settings, all_secrets(settings, self.runtime.servers))
+        opened = await open_session(flags, settings, settings.secrets(self.runtime.servers))
         assert opened is not None  # sessions are on
         if opened.id in self.conversations:  # a prefix of one this server holds
             await opened.store.close()

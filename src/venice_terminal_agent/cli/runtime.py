@@ -124,9 +124,11 @@ def load(
     """Settings and the MCP server configs (`--mcp-config`, else mcp.json, else Apify);
     `ConfigError` for anything wrong with either. With `on_server_error`, a bad MCP config goes
     there instead and no server comes back (`doctor` reports it and goes on checking the rest)."""
+    settings = settings_from(flags)
+    if flags.no_mcp and flags.mcp_config is None:  # no server, no file to read: nor mcp's modules
+        return settings, []
     from ..mcp.config import load_servers
 
-    settings = settings_from(flags)
     try:
         return settings, load_servers(settings, flags.mcp_config, no_mcp=flags.no_mcp)
     except ConfigError as error:
@@ -285,6 +287,18 @@ def uses_apify(servers: list[Any], statuses: list[Any]) -> bool:
     return any(getattr(server, "apify", False) and server.name in started for server in servers)
 
 
+def _session_parts(settings: Settings, root: Any, model: bool, person: bool) -> tuple[Any, Any, Any]:
+    """The MCP sessions' hooks (notices, verbose logs, what the client offers), their sign-in,
+    and the desk servers' sampling requests reach (None: not offered)."""
+    from ..mcp.session import SessionHooks
+    from .elicit_form import terminal_features
+    from .terminal import terminal_sign_in
+
+    features = terminal_features(yes=settings.auto_approve_tools, root=root, model=model, person=person)
+    hooks = SessionHooks(verbose=settings.venice_agent_verbose, client_options=features.client_options)
+    return hooks, terminal_sign_in(), features.sampling
+
+
 @asynccontextmanager
 async def open_runtime(
     settings: Settings,
@@ -313,11 +327,8 @@ async def open_runtime(
     """
     from ..core.pager import Pager
     from ..core.toolbox import CombinedToolbox
-    from ..mcp.session import SessionHooks
     from ..mcp.toolbox import McpToolbox
     from ..tools.builtin import builtin_toolbox
-    from .elicit_form import terminal_features
-    from .terminal import terminal_sign_in
 
     key = settings.require_venice_key() if model else None
     if any(
@@ -329,10 +340,9 @@ async def open_runtime(
     opened: list[Any] = []
 
     async def discover() -> tuple[Any, str, Any]:
-        from ..mcp.config import all_secrets
         from ..model.client import VeniceClient  # httpx2: by now the servers are booting
 
-        secrets = all_secrets(settings, servers)  # masked in any error the model server echoes
+        secrets = settings.secrets(servers)  # masked in any error the model server echoes
         client = VeniceClient(key or "", base_url=settings.venice_base_url, secrets=secrets)
         opened.append(client)
         name = await client.resolve_model(settings.venice_model)
@@ -342,18 +352,19 @@ async def open_runtime(
         return client, name, facts
 
     model_task = asyncio.create_task(discover()) if model else None
-    features = terminal_features(yes=settings.auto_approve_tools, root=root, model=model, person=person)
+    # What the sessions offer and how they sign in: only for servers to start (with none, the
+    # forms, sampling and sign-in modules are never imported).
+    hooks, sign_in, sampling = (
+        _session_parts(settings, root, model, person) if servers else (None, None, None)
+    )
     try:
         async with McpToolbox.open(
             servers,
             max_result_chars=settings.max_tool_result_chars,
             pager=pager,
             on_status=spinner.server if spinner is not None else on_status,
-            hooks=SessionHooks(
-                verbose=settings.venice_agent_verbose,
-                client_options=features.client_options,
-            ),
-            sign_in=terminal_sign_in(),
+            hooks=hooks,
+            sign_in=sign_in,
             call_timeout=settings.mcp_call_timeout,
             cache=tool_lists,
             defer=defer,
@@ -363,7 +374,7 @@ async def open_runtime(
                 spinner.stop()  # before anything else is printed
             tools = CombinedToolbox(builtin_toolbox(root, pager, files=settings.file_tools), box)
             started()  # the collector, off for start-up (cli/start.py), is on again
-            yield Runtime(settings, servers, tools, box, pager, client, name, facts, features.sampling)
+            yield Runtime(settings, servers, tools, box, pager, client, name, facts, sampling)
     finally:
         if model_task is not None:
             if not model_task.done():

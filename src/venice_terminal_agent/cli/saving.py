@@ -291,9 +291,7 @@ def attach(
 
     enabled = bool(settings.venice_agent_sessions) and not flags.private
     if opened is None:  # the REPL with sessions off: nothing opened unless /save
-        from ..mcp.config import all_secrets
-
-        opened = Opened(SessionStore(sessions_path(), secrets=all_secrets(settings, [])), new_id())
+        opened = Opened(SessionStore(sessions_path(), secrets=settings.secrets()), new_id())
     notes = list(opened.notes)
     if opened.session is not None:
         messages, before = opened.session.messages, opened.session.info.model

@@ -25,7 +25,7 @@ import dataclasses
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,14 +47,6 @@ OAUTH_KEYS = {
 }  # fmt: skip
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"  # RFC 7523, workload identity (SEP-1933)
 _PLACEHOLDER = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-def all_secrets(settings: Settings, servers: Iterable[ServerConfig]) -> list[str]:
-    """Every secret a run holds, to mask wherever a server's text is shown or kept: the Venice
-    key, the Apify token, and each server's headers, env and `${NAME}` values."""
-    key = settings.venice_api_key.get_secret_value().strip() if settings.venice_api_key else ""
-    found = [key, settings.apify_token_value() or ""]
-    return [value for value in found if value] + [v for server in servers for v in server.secret_values()]
 
 
 def default_config_path() -> Path:

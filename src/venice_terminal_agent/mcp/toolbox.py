@@ -20,12 +20,11 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.defaults import MCP_CALL_TIMEOUT, PAGE_CHARS
+from ..core.errors import ToolListError
 from ..core.pager import Pager
 from ..core.toolbox import ToolError, ToolSpec
 from ..core.wording import plural
 from .catalogue import Catalogue, Listing
-from .config import ServerConfig
-from .oauth.auth import SignIn
 from .resources import (
     READ_RESOURCE,
     Listed,
@@ -34,12 +33,15 @@ from .resources import (
     read_resource_spec,
     read_resource_tool,
 )
-from .session import ServerSession, ServerStatus, SessionHooks, ToolListError
 from .skills import TOOLS as SKILL_TOOLS
 from .skills import SkillShelf
 
-if TYPE_CHECKING:  # the cache's module loads only where a list is kept or read
+if TYPE_CHECKING:  # the cache's module loads only where a list is kept or read; a session's
+    # (the SDK's transports, OAuth) only where there is a server to start
+    from .config import ServerConfig
     from .list_cache import Entry, ListCache
+    from .oauth.auth import SignIn
+    from .session import ServerSession, ServerStatus, SessionHooks
 
 DEFAULT_STARTUP_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = MCP_CALL_TIMEOUT
@@ -100,6 +102,8 @@ class McpToolbox:
         names = [server.name for server in servers]
         if len(set(names)) != len(names):
             raise ValueError(f"two MCP servers share a name: {names}")
+        if servers:  # with none, the session's module (transports, OAuth) is not needed
+            from .session import ServerSession
         sessions = [
             ServerSession(
                 server,
