@@ -144,6 +144,14 @@ def main() -> int:
             server.wait(timeout=10)
 
 
+def interpreter() -> str:
+    """Which Python ran ours: start-up is mostly imports, and a build without profile-guided and
+    link-time optimisation (a plain source build: pyenv's default) runs them ~1.3x slower than
+    Debian's python3.11 on the same code (README, Speed)."""
+    real = os.path.realpath(PYTHON)
+    return f"{real} (Python {sys.version.split()[0]})"
+
+
 def measure(options: argparse.Namespace, folder: Path, base_url: str) -> int:
     env = {
         name: os.environ[name] for name in ("PATH", "LANG", "PYTHONDONTWRITEBYTECODE") if name in os.environ
@@ -212,6 +220,7 @@ def measure(options: argparse.Namespace, folder: Path, base_url: str) -> int:
     print(f"load average before {' '.join(f'{v:.2f}' for v in load_before)}, "
           f"after {' '.join(f'{v:.2f}' for v in load_after)}")  # fmt: skip
     print(f"plain one-shot: {plain_how}")
+    print(f"our interpreter: {interpreter()}")
     print(f"  {'':16} {'wall s':>8} {'min':>7} {'max':>7} {'cpu s':>7} {'peak MiB':>9}")
     for name in runs:
         walls = [sample[0] for sample in samples[name]]
