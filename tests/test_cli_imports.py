@@ -34,8 +34,9 @@ def test_doctor_help_is_as_light_as_the_main_help() -> None:
 def test_a_plain_one_shot_imports_neither_openai_nor_mcp_nor_prompt_toolkit(
     tmp_path: Path, servers: str
 ) -> None:
-    """The model client is our own (httpx2), MCP loads only for a server to start, and the
-    line editor only for the REPL or a consent question: none of them for one plain answer."""
+    """The model client is our own (httpx2), MCP loads only for a server to start, the line
+    editor only for the REPL or a consent question, and Rich only for a terminal (the probe's
+    stdout and stderr are pipes): none of them for one plain answer."""
     config = tmp_path / "mcp.json"
     if servers == "an empty list":
         config.write_text(json.dumps({"mcpServers": {}}))
@@ -53,8 +54,9 @@ def test_a_plain_one_shot_imports_neither_openai_nor_mcp_nor_prompt_toolkit(
         assert len(fake.chat_bodies()) == 1  # the probe really asked the model
     modules = {name.split(".")[0] for name in loaded}
     assert "httpx2" in modules
-    # cryptography (E2EE models) and jsonschema (--schema) load only when they are used.
-    heavy = {"openai", "mcp", "prompt_toolkit", "cryptography", "jsonschema"}
+    # cryptography (E2EE models) and jsonschema (--schema) load only when they are used; Rich
+    # only for a terminal: into a pipe the console is a plain one (cli/plain_console.py).
+    heavy = {"openai", "mcp", "prompt_toolkit", "cryptography", "jsonschema", "rich"}
     assert modules.isdisjoint(heavy), modules & heavy
     assert "venice_terminal_agent.model.attachments" not in loaded  # read only for -a FILE
     assert "tomllib" not in modules  # no user config file: nothing to parse

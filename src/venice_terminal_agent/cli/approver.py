@@ -14,16 +14,17 @@ import asyncio
 import os
 import sys
 from collections.abc import Awaitable, Callable
-from typing import IO, TextIO, cast
-
-from rich.console import Console
-from rich.text import Text
+from typing import IO, TYPE_CHECKING, TextIO, cast
 
 from ..core.consent import Why
 from ..core.receipt import Call, CallOutcome
 from ..core.toolbox import ToolSpec
 from ..core.wording import NO_TERMINAL_CONSENT, NO_TERMINAL_LOCAL, NO_TERMINAL_SAMPLING
+from .plain_console import say
 from .text import call_text, preview, safe
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 ARGS_PREVIEW = 240  # the call a person is asked about: a little more of it
 LOCAL_DATA = "may send local file contents off this machine"
@@ -98,7 +99,7 @@ class TerminalApprover:
         local = why is Why.LOCAL_DATA
         if not self.interactive:
             reason = NO_TERMINAL_LOCAL if local else NO_TERMINAL_CONSENT
-            self.console.print(Text(f"skipped {name}: {reason}", style="yellow"), soft_wrap=True)
+            say(self.console, f"skipped {name}: {reason}", "yellow", soft_wrap=True)
             return CallOutcome.NO_ONE_TO_ASK
         async with self._one_at_a_time:
             shown = call_text(call.tool, call.arguments, ARGS_PREVIEW)
@@ -106,11 +107,10 @@ class TerminalApprover:
                 question = f"{shown} {LOCAL_DATA}. Run it? [y/N] "
             else:
                 where = f" on {safe(spec.server)}" if spec is not None and spec.server else ""
-                self.console.print(
-                    Text(
-                        f"{name}{where} is not known to be free: it may spend money or change things.",
-                        style="yellow",
-                    )
+                say(
+                    self.console,
+                    f"{name}{where} is not known to be free: it may spend money or change things.",
+                    "yellow",
                 )
                 question = f"Run {shown}? [y/N] "
             return await self._yes(question, f"declined {name}")
@@ -123,24 +123,21 @@ class TerminalApprover:
             answer = ""
         approved = answer.strip().lower() in ("y", "yes")
         if not approved:
-            self.console.print(Text(declined, style="dim"))
+            say(self.console, declined, "dim")
         return approved
 
     async def sampling(self, request: Call, spec: ToolSpec | None) -> bool | CallOutcome:
         """A server's sampling request: the server, what it asks (a preview) and its token limit."""
         server = safe(spec.server if spec is not None and spec.server else "a server")
         if not self.interactive:
-            self.console.print(
-                Text(f"declined {server}'s sampling request: {NO_TERMINAL_SAMPLING}", style="yellow")
-            )
+            say(self.console, f"declined {server}'s sampling request: {NO_TERMINAL_SAMPLING}", "yellow")
             return CallOutcome.NO_ONE_TO_ASK
         async with self._one_at_a_time:
             limit = request.arguments.get("max_tokens")
-            self.console.print(
-                Text(
-                    f"{server} asks the model (up to {limit} tokens, on this question's account):",
-                    style="yellow",
-                )
+            say(
+                self.console,
+                f"{server} asks the model (up to {limit} tokens, on this question's account):",
+                "yellow",
             )
-            self.console.print(Text(f"  {preview(request.arguments.get('request', ''), SAMPLING_PREVIEW)}"))
+            say(self.console, f"  {preview(request.arguments.get('request', ''), SAMPLING_PREVIEW)}")
             return await self._yes("Send it to the model? [y/N] ", f"declined {server}'s sampling request")

@@ -172,11 +172,10 @@ async def run_session(
     extras: dict[str, Any] | None = None,
 ) -> int:
     """The whole program once settings are loaded; returns the exit status."""
-    from rich.text import Text
-
     from ..core.context import window_line
     from ..model.models import balance, deprecation_notice
     from .approver import TerminalApprover
+    from .plain_console import say
     from .render import banner, make_console
     from .runtime import open_runtime
     from .text import catalogue_searched, files_line, material_note, safe
@@ -188,7 +187,7 @@ async def run_session(
     warnings = console if console.stderr else make_console(stderr=True)
 
     def warn(message: str) -> None:
-        warnings.print(Text(f"venice-agent: {safe(message)}", style="yellow"), soft_wrap=True)
+        say(warnings, f"venice-agent: {safe(message)}", "yellow", soft_wrap=True)
 
     opened = None
     if flags.continue_ or flags.resume or flags.fork or settings.venice_agent_sessions or question is None:
@@ -242,7 +241,7 @@ async def run_session(
             notes.insert(0, E2EE_LINE)
         notes += [cached_list_note(name, entry.listed_at) for name, entry in runtime.mcp.cached.items()]
         for note in notes:
-            warnings.print(Text(f"  {safe(note)}", style="dim"), soft_wrap=True)
+            say(warnings, f"  {safe(note)}", "dim", soft_wrap=True)
         info = runtime.facts.info if runtime.facts is not None else None
         if old := deprecation_notice(runtime.model or "", info, runtime.client.headers):
             warn(old)  # at start, once: not again when a response's header says it
@@ -250,7 +249,7 @@ async def run_session(
         if (above := await cap_above_balance(runtime)) is not None:
             warn(above)
         if flags.material is not None:
-            warnings.print(Text(f"  {material_note(flags.material)}", style="dim"), soft_wrap=True)
+            say(warnings, f"  {material_note(flags.material)}", "dim", soft_wrap=True)
         try:
             return await _converse(runtime, flags, question, agent, console)
         finally:

@@ -11,14 +11,15 @@ terminal, in the bot and under `--yes` every request is declined (`mcp/features.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, TextIO, cast
-
-from rich.console import Console
-from rich.text import Text
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from ..mcp.features import Action, Elicitor, Form, FormField
 from .approver import AskLine, prompt_on
+from .plain_console import say
 from .text import safe
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 TRIES = 3
 
@@ -32,16 +33,16 @@ def terminal_elicitor(console: Console, ask_line: AskLine | None = None) -> Elic
             try:
                 return await _elicit(console, ask, form)
             except (KeyboardInterrupt, EOFError):
-                console.print(Text(f"cancelled {safe(form.server)}'s request", style="dim"))
+                say(console, f"cancelled {safe(form.server)}'s request", "dim")
                 return "cancel", None
 
     return elicit
 
 
 async def _elicit(console: Console, ask: AskLine, form: Form) -> tuple[Action, dict[str, Any] | None]:
-    console.print(Text(f"{safe(form.server)} asks: {safe(form.message)}", style="yellow"))
+    say(console, f"{safe(form.server)} asks: {safe(form.message)}", "yellow")
     if form.url is not None:
-        console.print(Text(f"  {safe(form.url)}"))
+        say(console, f"  {safe(form.url)}")
         if (await ask("Open this URL? [y/N] ")).strip().lower() not in ("y", "yes"):
             return "decline", None
         import webbrowser
@@ -69,18 +70,18 @@ async def _ask_field(console: Console, ask: AskLine, field: FormField) -> Any:
     question = safe(field.title + (f" ({', '.join(hints)})" if hints else ""))
     question += f" [{_shown(field.default)}]" if field.default is not None else ""
     if field.description:
-        console.print(Text(f"  {safe(field.description)}", style="dim"))
+        say(console, f"  {safe(field.description)}", "dim")
     for _ in range(TRIES):
         text = (await ask(f"  {question}: ")).strip()
         if not text:
             if field.default is not None or not field.required:
                 return None  # the default is filled in by the caller
-            console.print(Text("  this one is required", style="yellow"))
+            say(console, "  this one is required", "yellow")
             continue
         value, problem = parse(field, text)
         if problem is None:
             return value
-        console.print(Text(f"  {safe(problem)}", style="yellow"))  # it quotes the choices
+        say(console, f"  {safe(problem)}", "yellow")  # it quotes the choices
     raise EOFError  # three wrong answers: the person is not getting through, cancel
 
 

@@ -2,17 +2,16 @@
 
 Everything the model or a tool wrote goes through `safe()` and is printed with Rich markup,
 emoji codes and highlighting off, so `[brackets]` print literally and an escape sequence
-from a model or a tool is shown, never obeyed. Our own decorations use `Text` styles only.
+from a model or a tool is shown, never obeyed. Our own decorations use `Text` styles only,
+through `plain_console.say`: into a pipe or a file the console is a plain one that never
+imports Rich (issue 21), and a style writes nothing there.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import IO, Any
-
-from rich.console import Console
-from rich.text import Text
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from ..core.events import (
     ConsentAsked,
@@ -30,7 +29,11 @@ from ..core.events import (
 from ..core.receipt import Exit, Receipt
 from ..core.toolbox import ToolSpec
 from ..core.wording import EMPTY_RESPONSE
+from .plain_console import PlainConsole, plain_target, say
 from .text import CONSENT_KEY, call_text, preview, safe, tool_rows
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 RESULT_PREVIEW = 120
 
@@ -39,7 +42,13 @@ def make_console(file: IO[str] | None = None, *, stderr: bool = False, width: in
     """A console that never interprets what it prints: no markup, no emoji codes, no highlighting.
 
     Into a pipe or a file nothing is wrapped (a URL cut at column 80 is a broken URL); on a
-    terminal, lines wrap at its width, continued under their text (`hanging`)."""
+    terminal, lines wrap at its width, continued under their text (`hanging`). Where Rich would
+    write as into a pipe, the console is a `PlainConsole`: the same bytes, without Rich's import."""
+    if plain_target(file, stderr):
+        # It stands in for a Console: the strings it prints itself, the rest through a real one.
+        return cast("Console", PlainConsole(file, stderr=stderr, width=width))
+    from rich.console import Console
+
     console = Console(file=file, stderr=stderr, width=width, markup=False, emoji=False, highlight=False)
     console.soft_wrap = not console.is_terminal
     return console
@@ -48,9 +57,10 @@ def make_console(file: IO[str] | None = None, *, stderr: bool = False, width: in
 def hanging(console: Console, head: str, body: str, style: str | None = None, gap: int = 1) -> None:
     """`head body` on one line; on a terminal a long body wraps under its own first character."""
     if console.soft_wrap:  # a pipe or a file: one line, whatever its length
-        console.print(Text(f"{head}{' ' * gap}{body}", style=style or ""), soft_wrap=True)
+        say(console, f"{head}{' ' * gap}{body}", style or "", soft_wrap=True)
         return
     from rich.cells import cell_len
+    from rich.text import Text
 
     indent = " " * (cell_len(head) + gap)
     lines = Text(body).wrap(console, max(20, console.width - len(indent)))
@@ -103,7 +113,7 @@ class Renderer:
                 if not self._thinking:
                     self._end_line()
                     self._thinking = True
-                self.console.print(Text(safe(event.text), style="dim"), end="", soft_wrap=True)
+                say(self.console, safe(event.text), "dim", end="", soft_wrap=True)
                 self.console.file.flush()
         elif isinstance(event, TextDelta):
             self._stop_spinner()
@@ -115,7 +125,7 @@ class Renderer:
             self._stop_spinner()
             self._end_thinking()
             self._end_line()
-            self.out.print(Text("(the reply was cut; retrying…)", style="dim"))  # beside the cut text
+            say(self.out, "(the reply was cut; retrying…)", "dim")  # beside the cut text
             self._streamed = False
         elif isinstance(event, ConsentAsked):
             self._stop_spinner()
@@ -138,7 +148,7 @@ class Renderer:
         elif isinstance(event, Notice):
             self._stop_spinner()
             self._end_line()
-            self.console.print(Text(safe(event.text), style="yellow"), soft_wrap=True)
+            say(self.console, safe(event.text), "yellow", soft_wrap=True)
         elif isinstance(event, Finished):
             self.finish(event.receipt)
 
@@ -149,23 +159,23 @@ class Renderer:
         self._running = 0
         if self._thought and not self.show_thinking:
             self._end_line()
-            self.console.print(Text(thought_line(receipt, self._thought), style="dim"))
+            say(self.console, thought_line(receipt, self._thought), "dim")
         if receipt.answer is not None and not receipt.answer.strip():
             self._end_line()
-            self.out.print(Text(EMPTY_RESPONSE, style="dim"))  # never a blank line for an answer
+            say(self.out, EMPTY_RESPONSE, "dim")  # never a blank line for an answer
         elif receipt.answer is not None and not self._streamed:
             self._write(safe(receipt.answer))
         self._end_line()
         if receipt.sources:
-            self.out.print(Text("Sources:", style="bold"))
+            say(self.out, "Sources:", "bold")
             for number, source in enumerate(receipt.sources, 1):
                 title = safe(source.get("title") or source.get("url", ""))
-                self.out.print(Text(f"  [{number}] {title} — {safe(source.get('url', ''))}"), soft_wrap=True)
+                say(self.out, f"  [{number}] {title} — {safe(source.get('url', ''))}", soft_wrap=True)
         if receipt.refusal is not None and receipt.stopped_because is not Exit.ANSWERED:
             # Why it stopped is a warning: on stderr beside the progress (a one-shot's stdout
             # holds the answer and the receipt line alone).
-            self.console.print(Text(safe(receipt.refusal), style="yellow"), soft_wrap=True)
-        self.out.print(Text(receipt.summary(), style="dim"))
+            say(self.console, safe(receipt.refusal), "yellow", soft_wrap=True)
+        say(self.out, receipt.summary(), "dim")
 
     def close(self) -> None:
         self._stop_spinner()
@@ -197,6 +207,8 @@ class Renderer:
     def _spin(self, message: str) -> None:
         if not self.console.is_terminal:
             return  # a spinner in a pipe or a file is noise
+        from rich.text import Text
+
         if self._status is None:
             self._status = self.console.status(Text(message, style="dim"), spinner="dots")
             self._status.start()
@@ -254,7 +266,7 @@ def banner(
     first question."""
     names = [safe(spec.name) for spec in tools]
     shown = ", ".join(names[:8]) + (f", … ({len(names)} in all)" if len(names) > 8 else "")
-    console.print(Text("venice-agent", style="bold"))
+    say(console, "venice-agent", "bold")
     hanging(console, "  model", safe(model), gap=2)
     if context:
         hanging(console, "  context", context, gap=2)
@@ -263,11 +275,11 @@ def banner(
     if searched and not no_tools:
         hanging(console, "  search", searched, gap=2)
     if files:
-        console.print(Text(f"  files  {files}"), soft_wrap=True)  # a path broken in two is no path
+        say(console, f"  files  {files}", soft_wrap=True)  # a path broken in two is no path
     if line := balance_line(balance):
         hanging(console, "  balance", line, gap=2)
     if repl:
-        console.print(Text("  /help for commands · Ctrl+C cancels a question · Ctrl+D leaves", style="dim"))
+        say(console, "  /help for commands · Ctrl+C cancels a question · Ctrl+D leaves", "dim")
 
 
 def tools_table(console: Console, tools: Sequence[ToolSpec]) -> None:
@@ -276,11 +288,9 @@ def tools_table(console: Console, tools: Sequence[ToolSpec]) -> None:
         console.print("no tools loaded")
         return
     for mark, name, description in tool_rows(tools, 80):
-        line = Text(f"{mark} ", style="green" if mark == "free" else "yellow")
-        line.append(f"{name}  ")
-        line.append(description, style="dim")
-        console.print(line, overflow="ellipsis", no_wrap=True)
-    console.print(Text(CONSENT_KEY, style="dim"))
+        line = [(f"{mark} ", ""), (f"{name}  ", ""), (description, "dim")]
+        say(console, line, "green" if mark == "free" else "yellow", overflow="ellipsis", no_wrap=True)
+    say(console, CONSENT_KEY, "dim")
 
 
 def receipt_json(receipt: Receipt) -> str:
