@@ -170,6 +170,24 @@ def test_fields_are_the_annotations_inherited_first_without_class_variables_or_e
     assert Child.kind == "base"
 
 
+def test_what_a_record_does_not_do_is_refused_not_ignored() -> None:
+    """A dataclass option a record lacks would silently change a class: it stops its definition."""
+    with pytest.raises(
+        TypeError, match="a record field takes only default, default_factory, repr and compare"
+    ):
+
+        class Hidden(Record):
+            a: int = field(default=0, init=False)
+
+    class Counter(Record, frozen=False):
+        count: int = 0
+
+    with pytest.raises(TypeError, match="a frozen record cannot inherit from a mutable one"):
+
+        class Frozen(Counter):
+            pass
+
+
 def test_a_field_without_a_default_after_one_with_is_refused_as_in_a_dataclass() -> None:
     with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
 
