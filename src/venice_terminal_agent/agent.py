@@ -12,7 +12,6 @@ question are served on that question's account (`mcp/sampling_model.py`).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -362,7 +361,7 @@ class Agent:
             return await self.tools.decide(call, events=emit)
 
         local_data, brings_local_data = self.tools.local_data, local_data
-        gauge = dataclasses.replace(self.gauge)  # what it learns is kept only with the question
+        gauge = self.gauge.replace()  # what it learns is kept only with the question
         if brings_local_data or self.attachments:
             # Piped text or an attachment is local data: from here on every tool that leaves
             # the machine asks.
@@ -383,8 +382,7 @@ class Agent:
                 pager=self.pager,
                 tally=tally,
             )
-        receipt = dataclasses.replace(
-            receipt,
+        receipt = receipt.replace(
             model=planner.served_by or self.model,
             usage=planner.usage,
             cost_usd=planner.cost if planner.requests else 0.0,

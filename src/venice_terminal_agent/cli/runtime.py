@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ConfigError, Settings, load_settings
+from ..core.record import Record
 from .collector import started
 from .text import safe
 
@@ -138,8 +139,7 @@ def load(
         return settings, []
 
 
-@dataclass
-class Runtime:
+class Runtime(Record, frozen=False):
     """What a command works with. `tools` is the one toolbox: built-ins and MCP together,
     without consent (`consented` wraps it)."""
 

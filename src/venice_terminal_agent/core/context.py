@@ -17,10 +17,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from .defaults import COMPACT_AT, KEEP_TURNS, PAGE_SHARE
+from .record import Record
 
 BYTES_PER_TOKEN = 3  # English is about 4 bytes a token, JSON and code fewer: 3 errs on the high side
 
@@ -30,8 +31,7 @@ def request_bytes(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, 
     return len(json.dumps([*messages, *tools], ensure_ascii=False, default=str).encode("utf-8"))
 
 
-@dataclass
-class Gauge:
+class Gauge(Record, frozen=False):
     """One conversation's window and the estimate of its next request.
 
     `window` None: unknown (nothing is refused or compacted, the server is the judge)."""
@@ -152,8 +152,7 @@ def leading_system(messages: Sequence[dict[str, Any]]) -> int:
     return count
 
 
-@dataclass
-class Compaction:
+class Compaction(Record, frozen=False):
     """What the compactions of one question did, for the receipt."""
 
     rounds: int = 0

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
+
+from .record import Record
 
 PER = 1_000_000  # prices are per million tokens
 
@@ -48,8 +49,7 @@ def tokens(usage: Mapping[str, Any]) -> int:
     return int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0)
 
 
-@dataclass(frozen=True)
-class Prices:
+class Prices(Record):
     """USD per million tokens."""
 
     input: float
@@ -99,8 +99,7 @@ def round_cost(usage: Mapping[str, Any], prices: Prices | None) -> float | None:
     return None
 
 
-@dataclass
-class Cap:
+class Cap(Record, frozen=False):
     """A money cap for one question (what is left of it), checked before each request."""
 
     limit: float  # USD

@@ -8,57 +8,49 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import Any
 
 from .receipt import Call, Receipt
+from .record import Record
 
 
-@dataclass(frozen=True)
-class RoundStarted:
+class RoundStarted(Record):
     """The planner is asked for its next move (for a model: one request)."""
 
     round: int
 
 
-@dataclass(frozen=True)
-class TextDelta:
+class TextDelta(Record):
     """Part of the model's visible answer, as it streams in."""
 
     text: str
 
 
-@dataclass(frozen=True)
-class ThinkingDelta:
+class ThinkingDelta(Record):
     """Part of the model's thinking (`reasoning_content`, or a `<think>` block), as it streams:
     shown apart from the answer, never part of it."""
 
     text: str
 
 
-@dataclass(frozen=True)
-class TextDiscarded:
+class TextDiscarded(Record):
     """Text streamed so far in this round is void (the request is being retried)."""
 
 
-@dataclass(frozen=True)
-class ConsentAsked:
+class ConsentAsked(Record):
     call: Call
 
 
-@dataclass(frozen=True)
-class ConsentGiven:
+class ConsentGiven(Record):
     call: Call
     approved: bool
 
 
-@dataclass(frozen=True)
-class ToolStarted:
+class ToolStarted(Record):
     call: Call
 
 
-@dataclass(frozen=True)
-class ToolProgress:
+class ToolProgress(Record):
     """A running tool's progress as its server reports it: n of total, a message, or both."""
 
     call: Call
@@ -67,22 +59,19 @@ class ToolProgress:
     message: str | None = None
 
 
-@dataclass(frozen=True)
-class ToolFinished:
+class ToolFinished(Record):
     call: Call
     result: Any = None
     error: str | None = None
 
 
-@dataclass(frozen=True)
-class Notice:
+class Notice(Record):
     """Something the person should know once, e.g. the server says the model is deprecated."""
 
     text: str
 
 
-@dataclass(frozen=True)
-class Finished:
+class Finished(Record):
     receipt: Receipt
 
 

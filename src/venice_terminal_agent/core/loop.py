@@ -19,7 +19,7 @@ import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol, runtime_checkable
 
 from .consent import no_yes
@@ -36,13 +36,13 @@ from .events import (
 )
 from .pager import Pager
 from .receipt import Answer, Call, CallOutcome, Exit, Proposed, Receipt, Step, Tally
+from .record import Record
 from .scrub import well_formed, well_formed_all
 from .toolbox import Toolbox, ToolError, as_toolbox, settle
 from .wording import plural
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(Record):
     """What became of one proposed call, handed back to the planner in call order."""
 
     call: Call
@@ -61,8 +61,7 @@ class Outcome:
         return self.error is not None and not self.declined
 
 
-@dataclass(frozen=True)
-class Stop:
+class Stop(Record):
     """A planner's way to end the run itself (the model API failed, say); with `answer`, the
     run ends with that answer marked partial (the output limit cut it)."""
 
@@ -140,8 +139,7 @@ async def run_loop(
     return await run.go()
 
 
-@dataclass
-class _Run:
+class _Run(Record, frozen=False):
     planner: Planner
     toolbox: Toolbox
     budget: int

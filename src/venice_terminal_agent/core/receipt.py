@@ -7,7 +7,7 @@ Exits are values inside a frozen result, never exceptions: a caller always gets 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from typing import Any
 
@@ -19,6 +19,7 @@ from .exits import EXIT_STATUS as EXIT_STATUS
 from .exits import USAGE_ERROR_STATUS as USAGE_ERROR_STATUS
 from .exits import Exit as Exit
 from .exits import exit_statuses as exit_statuses
+from .record import Record
 from .wording import plural
 
 MAX_JSON_DEPTH = 100
@@ -48,8 +49,7 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-@dataclass(frozen=True)
-class Call:
+class Call(Record):
     """A step that asks a tool to run.
 
     `id` is the model's tool-call id when a model proposed the call. `malformed` holds the
@@ -67,15 +67,13 @@ class Call:
         return (self.tool, canonical_json(self.arguments), self.malformed)
 
 
-@dataclass(frozen=True)
-class Answer:
+class Answer(Record):
     """A step that ends the run with an answer. Never a call, never counted."""
 
     text: str
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(Record):
     """A tool call that ran: its result, or the error it raised."""
 
     tool: str
@@ -104,8 +102,7 @@ class CallOutcome(StrEnum):
     NOT_RUN = "not_run"  # the run stopped before it (a repeated call, the budget, the last round)
 
 
-@dataclass(frozen=True)
-class Proposed:
+class Proposed(Record):
     """A call the planner proposed, and what became of it."""
 
     tool: str
@@ -139,8 +136,7 @@ OUTCOME_WORDS = {
 }
 
 
-@dataclass
-class Tally:
+class Tally(Record, frozen=False):
     """A run's rounds and tool calls against their limits: the loop's own, and those spent
     outside it on the run's behalf (a server's sampling request during a tool call, and the
     calls of the server's own tools the model proposes in it). `reserve` rounds are kept for
@@ -157,8 +153,7 @@ class Tally:
         return self.max_rounds is not None and self.rounds >= self.max_rounds - self.reserve
 
 
-@dataclass(frozen=True)
-class Receipt:
+class Receipt(Record):
     """What ran, and why the run stopped.
 
     A run planned by a model (`model` set) also carries `usage` (every token count the server

@@ -15,7 +15,6 @@ requests; text an attempt already showed is withdrawn (`TextDiscarded`) before t
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -371,7 +370,7 @@ class VeniceClient:
         facts = ModelFacts.from_listing(self._listing, model)
         if facts.context_window is None and is_llama_cpp(self._listing, model):
             facts = await self._llama_cpp_window(facts)
-        return dataclasses.replace(facts, listing_error=self._listing_error) if self._listing_error else facts
+        return facts.replace(listing_error=self._listing_error) if self._listing_error else facts
 
     async def _llama_cpp_window(self, facts: ModelFacts) -> ModelFacts:
         """llama-server says its window (`n_ctx`) at `/props`, at the server's root, not under /v1."""
@@ -384,7 +383,7 @@ class VeniceClient:
         window = props_window(props)
         if window is None:
             return facts
-        return dataclasses.replace(facts, context_window=window, context_source="llama.cpp's /props")
+        return facts.replace(context_window=window, context_source="llama.cpp's /props")
 
     async def check(self) -> None:
         """A `ModelError` unless the server answers its model listing now (what start-up asks)."""

@@ -11,10 +11,11 @@ not give is None (unknown), never guessed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..core.costs import Prices
+from ..core.record import Record
 
 BALANCE = {"usd": "x-venice-balance-usd", "diem": "x-venice-balance-diem"}
 DEPRECATION = ("x-venice-model-deprecation-warning", "x-venice-model-deprecation-date")
@@ -43,8 +44,7 @@ def deprecation(headers: Mapping[str, str]) -> str | None:
     )
 
 
-@dataclass(frozen=True)
-class ModelFacts:
+class ModelFacts(Record):
     prices: Prices | None = None
     max_completion_tokens: int | None = None
     function_calling: bool | None = None  # None: the server did not say
@@ -154,8 +154,7 @@ def _flag(capabilities: Mapping[str, Any], name: str) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-@dataclass(frozen=True)
-class ModelInfo:
+class ModelInfo(Record):
     """One model of `GET /models` as `venice-agent models` lists it (and the checks before a
     request read it): what it costs, what it can do, whether it goes away. None: not said."""
 
@@ -268,8 +267,7 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-@dataclass(frozen=True)
-class Balance:
+class Balance(Record):
     """`GET /billing/balance`: what is left (USD, this epoch's DIEM) and what pays next."""
 
     usd: float | None = None

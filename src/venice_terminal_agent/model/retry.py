@@ -20,15 +20,14 @@ import random
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
+from ..core.record import Record
 from ..core.wording import plural
 from .errors import ModelError
 
 
-@dataclass
-class RetryPolicy:
+class RetryPolicy(Record, frozen=False):
     """How failed requests are retried: few attempts, exponential backoff with jitter,
     `Retry-After` honoured up to a limit, and a cap on failures in a sliding window."""
 

@@ -15,16 +15,16 @@ waits for the next piece, and a half that stays alone becomes U+FFFD (see `scrub
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from ..core.record import Record
 from ..core.scrub import is_high_surrogate, well_formed, well_formed_all
 
 LABELS = frozenset({"type", "id", "index", "format"})  # repeated in each piece, never joined
 
 
-@dataclass
-class Completion:
+class Completion(Record, frozen=False):
     """One finished model turn."""
 
     message: dict[str, Any]

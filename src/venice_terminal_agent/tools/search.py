@@ -29,11 +29,11 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..core.defaults import TOOL_SEARCH_SHARE, TOOL_SEARCH_TOOLS, TOOL_SEARCH_TOP_K
 from ..core.errors import ToolError
+from ..core.record import Record
 from ..core.tokens import estimate_tokens
 from ..core.toolbox import Toolbox, ToolSpec, settle
 
@@ -52,8 +52,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 _NAME = re.compile(r'"name":\s*"([A-Za-z0-9_-]+)"')
 
 
-@dataclass(frozen=True)
-class SearchRule:
+class SearchRule(Record):
     """When a catalogue is searched: `on`, `off`, or `auto`: when its schemas would take more
     than `share` of a known window, or, the window unknown, when it has more than `max_tools`."""
 
