@@ -7,7 +7,6 @@ Any settings problem is one line on stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import sys
 from typing import Any
 
@@ -36,7 +35,7 @@ def ask_main(question: str | None, flags: Flags) -> int:
         if not question.strip():
             return fail("venice-agent - reads the question from stdin, and stdin was empty")
     elif question is not None and (material := piped_material()) and material.strip():
-        flags = dataclasses.replace(flags, material=material)
+        flags = flags.replace(material=material)
     if question is not None and not question.strip():
         return fail("the question is empty; ask something, or run venice-agent alone to chat")
     if flags.json_output and question is None:
@@ -56,7 +55,7 @@ def ask_main(question: str | None, flags: Flags) -> int:
     try:
         settings, servers = load(flags)
         settings.require_venice_key()
-        flags = dataclasses.replace(flags, system=read_instruction(flags.system))
+        flags = flags.replace(system=read_instruction(flags.system))
         extras = _extras(flags)  # the files and the schema are read before any request
     except ConfigError as error:
         return fail(error.message)

@@ -13,7 +13,6 @@ import asyncio
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
 from typing import Any
@@ -30,8 +29,7 @@ NO_MCP = "no MCP servers (--no-mcp, or none in the MCP config): the built-in too
 SIGNED_IN_APIFY = "signed in with OAuth (venice-agent logout apify signs out)"
 
 
-@dataclass(frozen=True)
-class Flags:
+class Flags(Record):
     """The command line as given; None (or False for switches) means not given."""
 
     model: str | None = None

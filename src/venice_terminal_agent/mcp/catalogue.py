@@ -17,26 +17,25 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..core.policy import is_paid, is_read_only
+from ..core.record import Record
 from ..core.toolbox import ToolSpec
 
 MAX_NAME = 64
 _INVALID = re.compile(r"[^a-zA-Z0-9_-]")
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(Record):
     """Where a catalogue name leads: a server and the tool's name there."""
 
     server: str
     tool: str
 
 
-@dataclass(frozen=True)
-class Listing:
+class Listing(Record):
     """One server's tools, as listed (objects with the fields of `mcp.types.Tool`)."""
 
     server: str
@@ -45,8 +44,7 @@ class Listing:
     trusted: bool = False
 
 
-@dataclass(frozen=True)
-class Catalogue:
+class Catalogue(Record):
     specs: tuple[ToolSpec, ...] = ()
     targets: Mapping[str, Target] = field(default_factory=dict)
 

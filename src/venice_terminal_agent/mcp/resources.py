@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from ..core.record import Record
 from ..core.toolbox import ToolError, ToolSpec
 from .listing import ToolListError, list_all
 from .results import block_text, error_text, resource_text
@@ -22,8 +22,7 @@ READ_RESOURCE = "read_resource"
 SEPARATOR = "__"  # `server__name` for a prompt two servers share, as for tools (catalogue.py)
 
 
-@dataclass(frozen=True)
-class Listed:
+class Listed(Record):
     """One resource or prompt (an `mcp.types.Resource` or `Prompt`) and the server it is on."""
 
     server: str

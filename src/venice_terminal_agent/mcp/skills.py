@@ -26,9 +26,9 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from ..core.record import Record
 from ..core.toolbox import ToolError, ToolSpec
 from .frontmatter import FrontmatterError, parse_frontmatter
 from .results import error_text
@@ -46,15 +46,13 @@ DESCRIPTION_CHARS = 300  # of a skill's description in the tool's description
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
 
-@dataclass(frozen=True)
-class SkillFile:
+class SkillFile(Record):
     uri: str
     digest: str
     size: int
 
 
-@dataclass(frozen=True)
-class Skill:
+class Skill(Record):
     """One `skills/list` entry of one server: the identity is (server, uri), never the uri alone."""
 
     server: str
