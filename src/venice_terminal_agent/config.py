@@ -27,6 +27,7 @@ from pydantic_settings import (
 
 from .core.defaults import (
     APIFY_MCP_URL,
+    APP_NAME,
     COMPACT_AT,
     MAX_ROUNDS,
     MCP_CALL_TIMEOUT,
@@ -40,7 +41,6 @@ from .core.defaults import (
 from .core.errors import ConfigError
 
 VENICE_KEY_HELP = "set VENICE_API_KEY (environment or .env); get a key at https://venice.ai/settings/api"
-APP_NAME = "venice-agent"
 USER_CONFIG_FILE = "config.toml"
 
 # The user config file's keys (what `config set` takes) and the setting each one is.

@@ -13,13 +13,13 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..core.defaults import APP_NAME
 from ..core.errors import CRASH_STATUS
 from ..core.receipt import USAGE_ERROR_STATUS, Exit, Receipt
 from .text import safe
 
 T = TypeVar("T")
 TRACEBACK_ENV = "VENICE_AGENT_TRACEBACK"
-APP_NAME = "venice-agent"
 HISTORY_FILE = "history"
 PROMPT = "› "
 

@@ -1,6 +1,7 @@
 """Every default named once. Code, help texts and the README refer to these names; a default
 that changes here changes everywhere. (Pure: no imports, so the loop core may use it.)"""
 
+APP_NAME = "venice-agent"  # the folders it keeps its files in (config, data, cache)
 PAGE_CHARS = 20_000  # a result longer than this is cut into pages (MAX_TOOL_RESULT_CHARS)
 PLAN_BUDGET = 5  # tool calls of a run when neither the caller nor the plan says (`run_loop`, `run`)
 QUESTION_BUDGET = 10  # tool calls per question of the LLM agent (`--budget`)

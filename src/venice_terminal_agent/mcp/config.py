@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.defaults import APP_NAME
 from ..core.errors import ConfigError
 from .apify import apify_server, is_apify_command, is_apify_url
 from .server_config import DOWNLOAD_STARTUP_TIMEOUT, PROTOCOLS, ServerConfig
@@ -36,7 +37,6 @@ from .server_config import DOWNLOAD_STARTUP_TIMEOUT, PROTOCOLS, ServerConfig
 if TYPE_CHECKING:  # the fronts read the settings and hand them down; mcp never loads them
     from ..config import Settings
 
-APP_NAME = "venice-agent"
 CONFIG_FILE = "mcp.json"
 DOWNLOADERS = {"npx", "uvx", "bunx", "pnpx"}  # their first run downloads the server: give it time
 # The keys of an entry's `oauth` object: the names the MCP conformance suite hands to clients.

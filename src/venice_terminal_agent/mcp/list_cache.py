@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.defaults import APP_NAME
+
 FORMAT = 1  # bumped when an entry's shape changes: older entries are then not read
 HOUR = 3600.0
 
@@ -173,5 +175,5 @@ def default_cache(hours: float, *, write: bool = True) -> ListCache:
     from platformdirs import user_cache_path
 
     return ListCache(
-        user_cache_path("venice-agent", appauthor=False) / "tool-lists", max_age=hours * HOUR, write=write
+        user_cache_path(APP_NAME, appauthor=False) / "tool-lists", max_age=hours * HOUR, write=write
     )

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.defaults import APP_NAME
 from ..core.errors import StoreError
 
 APPLICATION_ID = 0x56454E41  # "VENA"
@@ -28,7 +29,7 @@ def default_db_path() -> Path:
     """The store's file in the user data folder (e.g. ~/.local/share/venice-agent/)."""
     from platformdirs import user_data_path
 
-    return user_data_path("venice-agent", appauthor=False) / DB_FILE_NAME
+    return user_data_path(APP_NAME, appauthor=False) / DB_FILE_NAME
 
 
 def resolve_db_path(flag: str | os.PathLike[str] | None = None) -> Path:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.costs import tokens
+from ..core.defaults import APP_NAME
 from ..core.errors import StoreError
 from ..core.scrub import redact, redact_all
 from .schema import Schema
@@ -43,7 +44,7 @@ def default_sessions_path() -> Path:
     """Where sessions are kept (e.g. ~/.local/share/venice-agent/sessions.db)."""
     from platformdirs import user_data_path
 
-    return user_data_path("venice-agent", appauthor=False) / SESSIONS_FILE
+    return user_data_path(APP_NAME, appauthor=False) / SESSIONS_FILE
 
 
 def _m1_sessions(db: sqlite3.Connection) -> None:

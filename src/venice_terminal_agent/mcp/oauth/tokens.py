@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ...core.defaults import APP_NAME
 from ...core.errors import ServerError
 
-APP_NAME = "venice-agent"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
