@@ -311,20 +311,18 @@ class McpToolbox:
         return True
 
     def _build(self) -> None:
-        if self.cached:
-            listings = [
-                Listing(name, entry.tools, trusted=self._sessions[name].config.trusted)
-                for name, entry in self.cached.items()
-            ]
-            self.catalogue = Catalogue.build(listings, self._reserved)
-            return
-        listings = [
-            Listing(session.name, session.tools, apify=session.config.apify, trusted=session.config.trusted)
-            for session in self._sessions.values()
-            if session.state == "ready"
-        ]
+        ready = {s.name: s for s in self._sessions.values() if s.state == "ready"}
+        # The cached lists while they stand in for the servers (no skills: those start first).
+        listed: dict[str, Sequence[Any]] = {name: entry.tools for name, entry in self.cached.items()} or {
+            name: session.tools for name, session in ready.items()
+        }
+        listings = []
+        for name, tools in listed.items():
+            config = self._sessions[name].config
+            listings.append(Listing(name, tools, apify=config.apify, trusted=config.trusted))
         self.catalogue = Catalogue.build(listings, self._reserved)
-        self.skills.rebuild({s.name: s for s in self._sessions.values() if s.state == "ready"})
+        if not self.cached:
+            self.skills.rebuild(ready)
 
 
 def _difference(before: set[str], tools: Sequence[Any]) -> str:
