@@ -201,10 +201,14 @@ class Settings(BaseSettings):
         return value.strip()
 
     def require_venice_key(self) -> str:
-        key = self.venice_api_key.get_secret_value().strip() if self.venice_api_key else ""
-        if not key:
+        key = self.venice_key_value()
+        if key is None:
             raise ConfigError(f"no Venice API key: {VENICE_KEY_HELP}")
         return key
+
+    def venice_key_value(self) -> str | None:
+        key = self.venice_api_key.get_secret_value().strip() if self.venice_api_key else ""
+        return key or None
 
     def apify_token_value(self) -> str | None:
         token = self.apify_token.get_secret_value().strip() if self.apify_token else ""
@@ -213,8 +217,7 @@ class Settings(BaseSettings):
     def secrets(self, servers: Iterable[Any] = ()) -> list[str]:
         """Every secret a run holds, to mask wherever a server's text is shown or kept: the Venice
         key, the Apify token, and each MCP server's headers, env and `${NAME}` values."""
-        key = self.venice_api_key.get_secret_value().strip() if self.venice_api_key else ""
-        found = [key, self.apify_token_value() or ""]
+        found = [self.venice_key_value(), self.apify_token_value()]
         return [value for value in found if value] + [v for server in servers for v in server.secret_values()]
 
 

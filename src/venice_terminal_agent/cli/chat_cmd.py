@@ -64,7 +64,7 @@ def chat_main(options: ChatOptions) -> int:
         path = resolve_db_path(chosen)
         if chosen is None:
             path.parent.mkdir(parents=True, exist_ok=True)  # the default folder is ours to make
-        key = settings.venice_api_key.get_secret_value().strip() if settings.venice_api_key else ""
+        key = settings.venice_key_value() or ""
         use_model = bool(key) and not options.offline
         with quiet_type_ahead():  # keys typed while it starts are read by the first prompt, once
             return asyncio.run(_session(options, path, settings if use_model else None, settings.file_tools))

@@ -62,7 +62,7 @@ async def run_checks(flags: Any, *, probe: bool = False) -> list[Check]:
         settings, servers = load(flags, on_server_error=bad_mcp_config)  # as every command loads them
     except ConfigError as error:
         return [*checks, Check("settings", False, error.message, "fix the setting named above")]
-    key = settings.venice_api_key.get_secret_value().strip() if settings.venice_api_key else ""
+    key = settings.venice_key_value() or ""
     checks.append(
         Check("key", True, f"VENICE_API_KEY set ({mask(key)})")
         if key

@@ -65,7 +65,7 @@ async def _listing(settings: Any) -> list[Any]:
     from ..model.client import VeniceClient
     from ..model.models import model_infos
 
-    key = settings.venice_api_key.get_secret_value().strip() if settings.venice_api_key else ""
+    key = settings.venice_key_value() or ""
     async with VeniceClient(key, base_url=settings.venice_base_url) as client:
         return model_infos(await client.list_models())
 

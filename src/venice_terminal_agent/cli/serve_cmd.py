@@ -133,7 +133,7 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
         spec = str(path)
     # A process killed mid-run leaves its reservation: held a little longer than a run may last.
     store = open_store(spec, hold=options.run_timeout + 30)
-    key = settings.venice_api_key.get_secret_value().strip() if settings.venice_api_key else ""
+    key = settings.venice_key_value() or ""
     if not key or options.offline:
         offline = Bot(
             store=store, root=options.root, calls_per_window=options.calls, files=settings.file_tools
