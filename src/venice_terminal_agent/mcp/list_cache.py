@@ -29,23 +29,22 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from ..core.defaults import APP_NAME
+from ..core.record import Record
 
 FORMAT = 1  # bumped when an entry's shape changes: older entries are then not read
 HOUR = 3600.0
 
 
-@dataclass(frozen=True)
-class Annotations:
+class Annotations(Record):
     read_only_hint: bool | None = None
 
 
-@dataclass(frozen=True)
-class ListedTool:
+class ListedTool(Record):
     """A tool as listed, read back from the cache: the fields the catalogue reads of an SDK `Tool`."""
 
     name: str
@@ -74,8 +73,7 @@ def tool_json(tool: Any) -> dict[str, Any]:
     return dict(dump(by_alias=True, mode="json", exclude_none=True))
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(Record):
     tools: tuple[ListedTool, ...]
     instructions: str | None
     listed_at: float
