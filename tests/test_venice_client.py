@@ -171,7 +171,7 @@ async def test_model_discovery_order() -> None:
         client,
         _,
     ):
-        assert await client.resolve_model("  chosen ") == "chosen"
+        assert await client.resolve_model("  b ") == "b"
         assert await client.resolve_model(None) == "a"
     async with served({"models": ["a", "b"], "traits": {"default": "b"}}) as (_, client, _):
         assert await client.resolve_model("") == "b"
