@@ -194,7 +194,9 @@ def test_the_model_is_told_that_tool_output_is_data_not_instructions(tmp_path: P
 
 def test_the_model_name_comes_from_the_flag_over_the_environment(tmp_path: Path) -> None:
     script = {"replies": [{"text": "hi"}], "models": ["env-model", "flag-model"]}
-    done, bodies = ask(tmp_path, script, "--model", "flag-model", "hi", VENICE_MODEL="env-model", servers=False)
+    done, bodies = ask(
+        tmp_path, script, "--model", "flag-model", "hi", VENICE_MODEL="env-model", servers=False
+    )
     assert done.returncode == 0, done.stderr
     assert bodies[0]["model"] == "flag-model"
 

@@ -113,13 +113,21 @@ def test_venices_400_naming_the_maximum_is_asked_again_once_and_kept(tmp_path: P
     )
     with fake_venice(script, tmp_path) as fake:
         done = run_cli(
-            tmp_path, fake.base_url, "--no-mcp", "--max-usd", "0.05", stdin="first\nsecond\n", VENICE_MODEL=MODEL
+            tmp_path,
+            fake.base_url,
+            "--no-mcp",
+            "--max-usd",
+            "0.05",
+            stdin="first\nsecond\n",
+            VENICE_MODEL=MODEL,
         )
         seen = [r for r in fake.requests() if r["path"].endswith("/chat/completions")]
     assert done.returncode == 0, done.stderr
     refused = [r for r in seen if r["status"] == 400]
     assert [r["body"]["max_completion_tokens"] for r in refused] == [CAPPED_OUTPUT_TOKENS]
-    answered = [r["body"]["max_completion_tokens"] for r in seen if r["status"] == 200 and r["body"].get("messages")]
+    answered = [
+        r["body"]["max_completion_tokens"] for r in seen if r["status"] == 200 and r["body"].get("messages")
+    ]
     assert answered[-2:] == [4096, 4096]  # the retry, then the next question directly
     assert "One." in done.stdout and "Two." in done.stdout
     one_request = f"${(10 * INPUT + 5 * OUTPUT) / 1e6:.6f}"  # the fake's usage: 10 in, 5 out

@@ -20,10 +20,10 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from ..core.defaults import VENICE_BASE_URL
+from ..core.errors import ConfigError
 from ..core.events import EventSink, Notice, TextDelta, TextDiscarded, ThinkingDelta, ignore
 from ..core.scrub import redact
 from .errors import EmptyReply, ModelError, NoModelError, describe, foreign_errors, one_line
-from ..core.errors import ConfigError
 from .models import ModelFacts, is_llama_cpp, listed, props_window, unlisted, venice_headers
 from .retry import FailureWindow, RetryPolicy, next_wait
 from .stream import Assembler, Completion

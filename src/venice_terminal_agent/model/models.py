@@ -138,7 +138,9 @@ def listed(models: Any, model: str) -> bool:
     of them carries (Venice takes "default"), a feature suffix (`…:enable_web_search=on`) or
     tag (Ollama's `:latest`) aside; True too when there is nothing to check it against (no
     list) or the server answers any name (llama.cpp's own server, one model)."""
-    entries = [m for m in models if isinstance(m, Mapping) and m.get("id")] if isinstance(models, list) else []
+    entries = (
+        [m for m in models if isinstance(m, Mapping) and m.get("id")] if isinstance(models, list) else []
+    )
     if not entries or any(m.get("owned_by") == "llamacpp" for m in entries):
         return True
     bare = model.split(":")[0]

@@ -280,7 +280,11 @@ class LLMPlanner:
         return await self.costed(self.worst(request, (), limit), request_made)
 
     async def complete(
-        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], limit: int | None, **options: Any
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]],
+        limit: int | None,
+        **options: Any,
     ) -> Completion:
         """One request of at most `limit` output tokens (none sent when None). A server that
         refuses the limit as above the model's maximum and names it (Venice's 400) is asked
@@ -291,7 +295,9 @@ class LLMPlanner:
         if limit is None:  # a client that takes no limit is asked for none
             return await self.client.complete(self.model, messages, tools, **options)
         try:
-            return await self.client.complete(self.model, messages, tools, max_completion_tokens=limit, **options)
+            return await self.client.complete(
+                self.model, messages, tools, max_completion_tokens=limit, **options
+            )
         except OutputMaximumError as error:
             if error.maximum >= limit:
                 raise
@@ -390,7 +396,9 @@ class LLMPlanner:
         prices are known, and MAX_COMPLETION_TOKENS does not fix the limit."""
         return self.cap is not None and self.facts.prices is not None and self.max_completion_tokens is None
 
-    def affordable(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], most: int) -> int:
+    def affordable(
+        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], most: int
+    ) -> int:
         """The most output tokens (up to `most`) the money left can pay for after the request's
         worst-case input (0: not even its input)."""
         assert self.cap is not None and self.facts.prices is not None

@@ -139,7 +139,9 @@ def above_maximum(body: dict[str, Any], maximum: Any) -> str | None:
     for field in ("max_completion_tokens", "max_tokens"):
         asked = body.get(field)
         if isinstance(asked, int) and asked > maximum:
-            return f"{field} ({asked}) exceeds the maximum allowed for model '{body.get('model')}' ({maximum})"
+            return (
+                f"{field} ({asked}) exceeds the maximum allowed for model '{body.get('model')}' ({maximum})"
+            )
     return None
 
 
