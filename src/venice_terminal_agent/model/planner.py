@@ -9,12 +9,12 @@ Money: every response's usage is added up whole and costed (the server's figure,
 prices from `/models`); with a cap, each request's worst cost is checked before it is made
 (`cost_cap`), and unless MAX_COMPLETION_TOKENS is set each request asks for no more output than
 the money left can pay for (`request_limit`). A server that names the model's output maximum
-when a limit is above it is asked once more with it (`complete`). A cost that cannot be known stays unknown (a server with no prices, a response
-with no usage, a request that failed after reaching the model or was cancelled), never $0.00,
-and counts against the cap as its worst case. An answer cut at the output limit (`length`)
-ends `output_limit`, partial. When the loop stops on `budget`, `max_rounds` or
-`repeated_call`, `conclude` makes one last request without tools so the person gets a
-partial answer from what was gathered and paid for.
+when a limit is above it is asked once more with it (`complete`). A cost that cannot be known
+stays unknown (a server with no prices, a response with no usage, a request that failed after
+reaching the model or was cancelled), never $0.00, and counts against the cap as its worst case.
+An answer cut at the output limit (`length`) ends `output_limit`, partial. When the loop stops
+on `budget`, `max_rounds` or `repeated_call`, `conclude` makes one last request without tools
+so the person gets a partial answer from what was gathered and paid for.
 
 Context: with a `Gauge`, each request's size is estimated before it is made. When it would
 pass the gauge's threshold, the older rounds are compacted first (`compaction.py`: its
@@ -402,12 +402,15 @@ class LLMPlanner:
         """The most output tokens (up to `most`) the money left can pay for after the request's
         worst-case input (0: not even its input)."""
         assert self.cap is not None and self.facts.prices is not None
-        prices, left = self.facts.prices, self.cap.left
+        prices, left, bound = self.facts.prices, self.cap.left, self.input_bound(messages, tools)
+
+        def worst(tokens: int) -> float:  # as `worst` says it, the request's JSON read once
+            return prices.worst(bound, tokens) + self.search_usd
+
         if prices.output <= 0:
-            return most if (self.worst(messages, tools, 0) or 0.0) <= left else 0
-        spare = left - (self.worst(messages, tools, 0) or 0.0)
-        tokens = max(0, min(most, int(spare * PER / prices.output)))
-        while tokens > 0 and (self.worst(messages, tools, tokens) or 0.0) > left:
+            return most if worst(0) <= left else 0
+        tokens = max(0, min(most, int((left - worst(0)) * PER / prices.output)))
+        while tokens > 0 and worst(tokens) > left:
             tokens -= 1  # a float's last digit: the cap is never passed
         return tokens
 
