@@ -102,7 +102,7 @@ def test_the_cost_cap_refuses_before_the_first_request_and_a_cap_needs_prices(tm
         tmp_path, {"replies": [], "model_spec": PRICED}, "--max-usd", "0.0001", "go", servers=False
     )
     assert done.returncode == 8 and bodies == []
-    assert "stopped before model request 1: it could cost up to $0.04" in done.stderr  # why: stderr
+    assert "stopped before model request 1: it could cost up to $0.00" in done.stderr  # why: stderr
     assert "of the $0.0001 cap is left" in done.stderr
     done, bodies = ask(tmp_path, [], "go", MAX_USD="1", servers=False)
     assert done.returncode == 2 and bodies == []
@@ -193,8 +193,9 @@ def test_the_model_is_told_that_tool_output_is_data_not_instructions(tmp_path: P
 
 
 def test_the_model_name_comes_from_the_flag_over_the_environment(tmp_path: Path) -> None:
+    script = {"replies": [{"text": "hi"}], "models": ["env-model", "flag-model"]}
     done, bodies = ask(
-        tmp_path, [{"text": "hi"}], "--model", "flag-model", "hi", VENICE_MODEL="env-model", servers=False
+        tmp_path, script, "--model", "flag-model", "hi", VENICE_MODEL="env-model", servers=False
     )
     assert done.returncode == 0, done.stderr
     assert bodies[0]["model"] == "flag-model"
