@@ -393,3 +393,27 @@ async def test_the_replay_shows_a_declined_call_failed_and_leaves_out_what_is_ou
     assert declined.title == '→ charge({"amount": 2})' and declined.kind == "other"
     assert unanswered.status == "failed" and unanswered.tool_call_id != declined.tool_call_id
     assert updates[3].content.text == "Not charged."
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "line"),
+    [
+        (("--max-usd", "0.05"), {}, "a money cap needs the model's prices"),
+        ((), {"VENICE_API_KEY": ""}, "no Venice API key: set VENICE_API_KEY"),
+    ],
+    ids=["a money cap on a model without prices", "no key"],
+)
+async def test_a_session_that_cannot_start_is_refused_with_why_and_the_agent_serves_on(
+    tmp_path: Path, args: tuple[str, ...], env: dict[str, str], line: str
+) -> None:
+    with fake_venice([{"text": "never"}], tmp_path) as fake:
+        async with editor_on(tmp_path, fake, allow, "--no-mcp", *args, **env) as (editor, conn):
+            for _ in range(2):  # each session says it; the agent is still there
+                with pytest.raises(RequestError) as refused:
+                    await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+                assert refused.value.code != -32603
+                assert str(refused.value).startswith(line), refused.value
+            again = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+            assert again.agent_info.name == "venice-agent"
+    assert fake.chat_bodies() == []
+    assert line in (tmp_path / "acp.stderr").read_text()  # and in the editor's log

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,7 +56,7 @@ from acp.schema import (
 )
 
 from ..core.consent import Why
-from ..core.errors import StoreError
+from ..core.errors import StoreError, VeniceAgentError
 from ..core.events import (
     ConsentAsked,
     ConsentGiven,
@@ -78,6 +79,10 @@ STOP_REASONS = {
     Exit.CANCELLED: "cancelled",
 }
 ALLOW, REJECT = "allow-once", "reject"
+# A session or question that cannot start (a setting, the store, the model server): a server
+# error of ours (JSON-RPC leaves -32000 to -32099 to servers; ACP uses -32000 and -32002) whose
+# message is our one line, never -32603 "Internal error".
+CANNOT_START = -32001
 
 
 def stop_reason(exit: Exit) -> str:
@@ -158,12 +163,16 @@ class EditorAgent:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any
     ) -> NewSessionResponse:
+        _check_folder(cwd)
         # With sessions on, the id is the saved session's: the one `venice-agent --resume` takes.
         session_id = self.sessions.new_id() if self.sessions is not None else f"s{next(self._ids)}"
         conversation = Conversation(agent=None)
-        conversation.agent = await self.make_agent(
-            self._approver(session_id, conversation), mcp_servers or [], session_id, cwd, None
-        )
+        try:
+            conversation.agent = await self.make_agent(
+                self._approver(session_id, conversation), mcp_servers or [], session_id, cwd, None
+            )
+        except VeniceAgentError as error:
+            raise cannot_start(error) from None
         self.conversations[session_id] = conversation
         return NewSessionResponse(session_id=session_id)
 
@@ -172,6 +181,7 @@ class EditorAgent:
     ) -> LoadSessionResponse:
         """A saved session (or one of this process's own): its whole conversation replayed as
         `session/update`s, then the response; later prompts go on with it."""
+        _check_folder(cwd)
         conversation = self.conversations.get(session_id)
         if conversation is None:
             if self.sessions is None:
@@ -183,9 +193,12 @@ class EditorAgent:
             except StoreError as error:
                 raise _invalid(error.message) from None
             conversation = Conversation(agent=None)
-            conversation.agent = await self.make_agent(
-                self._approver(session_id, conversation), mcp_servers or [], session_id, cwd, stored
-            )
+            try:
+                conversation.agent = await self.make_agent(
+                    self._approver(session_id, conversation), mcp_servers or [], session_id, cwd, stored
+                )
+            except VeniceAgentError as error:
+                raise cannot_start(error) from None
             receipts = stored.session.receipts
             conversation.last = receipts[-1]["receipt"] if receipts else None
             self.conversations[session_id] = conversation
@@ -216,6 +229,8 @@ class EditorAgent:
         except asyncio.CancelledError:  # the connection itself went away: so does the question
             conversation.running.cancel()
             raise
+        except VeniceAgentError as error:
+            raise cannot_start(error) from None
         finally:
             await self._flush()
         if receipt.stopped_because is not Exit.ANSWERED and receipt.refusal and not receipt.partial:
@@ -364,6 +379,18 @@ class EditorAgent:
         if found is None:
             raise RequestError.invalid_params({"reason": f"no session {session_id}"})
         return found
+
+
+def _check_folder(cwd: str) -> None:
+    """ACP's rule: a session's folder is an absolute path (ours is where its session is found)."""
+    if "\0" in cwd or not os.path.isabs(cwd):
+        raise _invalid(f"cwd {cwd!r} is not an absolute path")
+
+
+def cannot_start(error: VeniceAgentError) -> RequestError:
+    """The error a request that cannot start answers: our one line, and the exit status the
+    command line would end with."""
+    return RequestError(CANNOT_START, error.message, {"exit_status": error.exit_status})
 
 
 def _invalid(reason: str) -> RequestError:

@@ -29,36 +29,84 @@ def acp_main(flags: Flags) -> int:
     try:
         settings, servers = load(flags)
         settings.require_venice_key()
-    except ConfigError as error:
-        return fail(error.message)
+    except ConfigError as error:  # said to the editor too, at each session it opens
+        return _run(_refuse(error))
     from .head_start import head_start
 
     servers, started = head_start(servers)
     try:
-        return asyncio.run(_serve(settings, flags, servers))
-    except VeniceAgentError as error:
-        return fail(error.message, error.exit_status)
-    except KeyboardInterrupt:
-        return 0  # the editor stopped us
+        return _run(_serve(settings, flags, servers))
     finally:
         for server in started:
             server.discard()
 
 
-async def _serve(settings: Any, flags: Flags, servers: list[Any]) -> int:
+def _run(serving: Any) -> int:
+    try:
+        return asyncio.run(serving)
+    except VeniceAgentError as error:
+        return fail(error.message, error.exit_status)
+    except KeyboardInterrupt:
+        return 0  # the editor stopped us
+
+
+def warn(message: str) -> None:
+    from .text import safe
+
+    print(f"venice-agent: {safe(message)}", file=sys.stderr, flush=True)
+
+
+async def _editor(editor: Any) -> None:
+    """Speak ACP for `editor` on stdin and stdout, each line checked first (`acp_wire`)."""
     from acp import run_agent
+
+    from .acp_wire import editor_streams
+
+    try:
+        out, checked, pumping = await editor_streams()
+    except ValueError:  # asyncio takes pipes, sockets and terminals only
+        raise ConfigError("acp speaks ACP on stdin and stdout: an editor starts it with pipes") from None
+    try:
+        await run_agent(
+            cast(Any, editor), out, checked
+        )  # it implements the methods it offers, not all the Protocol
+    finally:
+        pumping.cancel()
+
+
+async def _refuse(error: VeniceAgentError) -> int:
+    """A setting that keeps every question from starting (no key, a money cap that cannot be
+    kept, an unknown model): the editor is still answered, each session refused with the line
+    that says why (a process that exits shows the editor only that it went away)."""
+    from .. import __version__
+    from .acp_agent import EditorAgent
+
+    warn(error.message)
+
+    async def make_agent(*_: Any) -> Any:
+        raise error
+
+    await _editor(EditorAgent(make_agent, model="", version=__version__))
+    return 0
+
+
+async def _serve(settings: Any, flags: Flags, servers: list[Any]) -> int:
+    from contextlib import AsyncExitStack
 
     from .. import __version__
     from .acp_agent import EditorAgent
     from .runtime import open_runtime
-    from .text import safe
-
-    def warn(message: str) -> None:
-        print(f"venice-agent: {safe(message)}", file=sys.stderr, flush=True)
 
     # Nobody at a terminal answers a server's form or sampling request: the editor is asked
     # only through ACP's permission request, for the model's own calls.
-    async with open_runtime(settings, servers, root=flags.root, person=False) as runtime:
+    async with AsyncExitStack() as stack:
+        try:
+            runtime = await stack.enter_async_context(
+                open_runtime(settings, servers, root=flags.root, person=False)
+            )
+            runtime.agent(runtime.consented())  # one no session could start with (a money cap)
+        except ConfigError as error:  # an unknown model, a cap that cannot be kept
+            return await _refuse(error)
         for failure in runtime.mcp.failures:
             warn(failure)
         editor_servers = EditorServers(runtime, settings, warn)
@@ -81,7 +129,7 @@ async def _serve(settings: Any, flags: Flags, servers: list[Any]) -> int:
             sessions=sessions,
         )
         try:
-            await run_agent(cast(Any, editor))  # it implements the methods it offers, not all the Protocol
+            await _editor(editor)
         finally:
             await editor_servers.close()
             if sessions is not None:
