@@ -407,7 +407,7 @@ async def test_a_session_that_cannot_start_is_refused_with_why_and_the_agent_ser
     tmp_path: Path, args: tuple[str, ...], env: dict[str, str], line: str
 ) -> None:
     with fake_venice([{"text": "never"}], tmp_path) as fake:
-        async with editor_on(tmp_path, fake, allow, "--no-mcp", *args, **env) as (editor, conn):
+        async with editor_on(tmp_path, fake, allow, "--no-mcp", *args, **env) as (_editor, conn):
             for _ in range(2):  # each session says it; the agent is still there
                 with pytest.raises(RequestError) as refused:
                     await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
