@@ -417,3 +417,24 @@ async def test_a_session_that_cannot_start_is_refused_with_why_and_the_agent_ser
             assert again.agent_info.name == "venice-agent"
     assert fake.chat_bodies() == []
     assert line in (tmp_path / "acp.stderr").read_text()  # and in the editor's log
+
+
+async def test_the_models_reasoning_streams_as_thought_chunks_never_as_the_answer(tmp_path: Path) -> None:
+    script = [{"reasoning_content": "Let me think about 2+2.", "text": "Four."}]
+    with fake_venice(script, tmp_path) as fake:
+        async with editor_on(tmp_path, fake, allow, "--no-mcp", **SESSIONS) as (editor, conn):
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            done = await conn.prompt(session_id=session.session_id, prompt=[text_block("2+2?")])
+        async with editor_on(tmp_path, fake, allow, "--no-mcp", **SESSIONS) as (again, conn):
+            await conn.load_session(cwd=str(tmp_path), session_id=session.session_id, mcp_servers=[])
+    assert done.stop_reason == "end_turn" and editor.text() == "Four."
+    thoughts = [u.content.text for u in editor.updates if u.session_update == "agent_thought_chunk"]
+    assert "".join(thoughts) == "Let me think about 2+2."
+    kinds = editor.kinds()
+    assert kinds.index("agent_thought_chunk") < kinds.index("agent_message_chunk")
+    replayed = [(u.session_update, u.content.text) for u in again.updates if hasattr(u, "content")]
+    assert replayed == [
+        ("user_message_chunk", "2+2?"),
+        ("agent_thought_chunk", "Let me think about 2+2."),
+        ("agent_message_chunk", "Four."),
+    ]

@@ -6,7 +6,8 @@ SDK's. This module maps that protocol onto our agent and nothing else:
 
 - each ACP session is one conversation (an `Agent` on the one runtime: the same model, MCP
   servers, caps and consent as every other command);
-- a question's events become `session/update`s: message chunks, tool calls (`→ name(args)`,
+- a question's events become `session/update`s: message chunks, the model's reasoning as
+  thought chunks, tool calls (`→ name(args)`,
   their status and a short result), and a `usage_update` from its receipt;
 - consent is ACP's permission request: a call that needs a yes becomes
   `session/request_permission` (allow once / reject); no answer, an error or a cancel is a no.
@@ -36,6 +37,7 @@ from acp import (
     text_block,
     tool_content,
     update_agent_message_text,
+    update_agent_thought_text,
     update_tool_call,
 )
 from acp.schema import (
@@ -64,6 +66,7 @@ from ..core.events import (
     Finished,
     TextDelta,
     TextDiscarded,
+    ThinkingDelta,
     ToolFinished,
     ToolStarted,
 )
@@ -262,6 +265,8 @@ class EditorAgent:
     def _update(self, conversation: Conversation, event: Event) -> Any:
         if isinstance(event, TextDelta):
             return update_agent_message_text(event.text) if event.text else None
+        if isinstance(event, ThinkingDelta):  # the model's reasoning: shown apart, never the answer
+            return update_agent_thought_text(event.text) if event.text else None
         if isinstance(event, TextDiscarded):
             return None  # an editor cannot take text back; the retried round's text follows
         if isinstance(event, ConsentAsked | ToolStarted):
