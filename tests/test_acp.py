@@ -438,3 +438,19 @@ async def test_the_models_reasoning_streams_as_thought_chunks_never_as_the_answe
         ("agent_thought_chunk", "Let me think about 2+2."),
         ("agent_message_chunk", "Four."),
     ]
+
+
+async def test_an_embedded_file_is_local_data_so_a_trusted_read_only_tool_asks_first(tmp_path: Path) -> None:
+    from acp import embedded_text_resource, resource_block
+
+    script = [call("get_current_time", timezone="UTC"), {"text": "Not sent."}]
+    file = resource_block(embedded_text_resource("file:///project/secret.txt", "the launch code is 1234"))
+    with fake_venice(script, tmp_path) as fake:
+        async with editor_on(tmp_path, fake, reject) as (editor, conn):
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            done = await conn.prompt(
+                session_id=session.session_id, prompt=[text_block("what time is it?"), file]
+            )
+    (asked,) = editor.asked  # mcp-server-time is trusted and read-only: only local data makes it ask
+    assert asked.title.startswith("Run get_current_time") and "local file contents" in asked.title
+    assert done.field_meta["venice-agent/receipt"]["steps"] == []

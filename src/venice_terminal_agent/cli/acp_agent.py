@@ -226,7 +226,12 @@ class EditorAgent:
         if not question.strip():
             raise RequestError.invalid_params({"reason": "the prompt holds no text"})
         events = self._events(session_id, conversation)
-        conversation.running = asyncio.ensure_future(conversation.agent.ask(question, events=events))
+        # An embedded resource is a file's contents from the editor: local data, as piped text
+        # and read_file are, so any tool that leaves the machine asks first from now on.
+        local = any(getattr(block, "type", None) == "resource" for block in prompt)
+        conversation.running = asyncio.ensure_future(
+            conversation.agent.ask(question, events=events, local_data=local)
+        )
         try:
             receipt = await asyncio.shield(conversation.running)
         except asyncio.CancelledError:  # the connection itself went away: so does the question
