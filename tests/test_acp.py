@@ -454,3 +454,39 @@ async def test_an_embedded_file_is_local_data_so_a_trusted_read_only_tool_asks_f
     (asked,) = editor.asked  # mcp-server-time is trusted and read-only: only local data makes it ask
     assert asked.title.startswith("Run get_current_time") and "local file contents" in asked.title
     assert done.field_meta["venice-agent/receipt"]["steps"] == []
+
+
+async def test_the_secrets_of_an_editors_server_are_masked_in_everything_written(tmp_path: Path) -> None:
+    from acp.schema import EnvVariable, McpServerStdio
+
+    from cli_support import PYTHON
+
+    secret = "editor-given-token-5150"
+    server = McpServerStdio(
+        name="editor-echo",
+        command=PYTHON,
+        args=[str(Path(__file__).parent / "servers" / "paged.py"), "--tools", "1"],
+        env=[EnvVariable(name="ECHO_TOKEN", value=secret)],
+    )
+    script = [call("echo_0", text=f"the token is {secret}"), {"text": f"It said {secret}."}]
+    runs = tmp_path / "runs.db"
+    with fake_venice(script, tmp_path) as fake:
+        async with editor_on(tmp_path, fake, allow, "--no-mcp", VENICE_AGENT_DB=str(runs), **SESSIONS) as (
+            _editor,
+            conn,
+        ):
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[server])
+            done = await conn.prompt(session_id=session.session_id, prompt=[text_block("echo it")])
+    steps = done.field_meta["venice-agent/receipt"]["steps"]
+    assert [step["tool"] for step in steps] == ["echo_0"] and steps[0]["error"] is None
+    written = stores_written(tmp_path)
+    assert sessions_file(tmp_path) in written and runs in written
+    assert any("***" in text for text in stored(tmp_path, session.session_id))
+    for path, content in written.items():
+        assert secret.encode() not in content, path
+
+
+def stores_written(tmp_path: Path) -> dict[Path, bytes]:
+    """The sessions file and runs.db of a test, with their journals: what each holds."""
+    paths = [*sessions_file(tmp_path).parent.iterdir(), *tmp_path.glob("runs.db*")]
+    return {path: path.read_bytes() for path in paths}

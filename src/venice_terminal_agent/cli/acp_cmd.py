@@ -113,11 +113,12 @@ async def _serve(settings: Any, flags: Flags, servers: list[Any]) -> int:
         sessions = EditorSessions(runtime, warn) if settings.venice_agent_sessions else None
 
         async def make_agent(approver: Any, extra: list[Any], session_id: str, cwd: str, stored: Any) -> Any:
-            tools = await editor_servers.open(extra)
+            tools, configs = await editor_servers.open(extra)
             base = runtime.agent(runtime.consented(approver, tools=tools))
-            agent = runtime.recording(base, warn)
+            agent = runtime.recording(base, warn, configs)
             if sessions is None:
                 return agent
+            sessions.mask(settings.secrets(configs))  # the editor's servers' env and headers
             return sessions.attach(agent, base, session_id, cwd, stored)
 
         window = getattr(runtime.facts, "context_tokens", None)
@@ -155,6 +156,11 @@ class EditorSessions:
         self.runtime, self.warn = runtime, warn
         self.store = SessionStore(sessions_path(), secrets=runtime.settings.secrets(runtime.servers))
         self.open: list[Any] = []  # the SavingAgents of this connection
+
+    def mask(self, secrets: list[str]) -> None:
+        """Mask `secrets` too in everything saved from now on (one store serves every session of
+        this connection, so a session's servers' secrets are masked in all of them)."""
+        self.store.secrets.extend(secret for secret in secrets if secret not in self.store.secrets)
 
     def new_id(self) -> str:
         from ..store.sessions import new_id
@@ -225,7 +231,9 @@ class EditorServers:
         self.holders: list[asyncio.Task[None]] = []
         self.done = asyncio.Event()
 
-    async def open(self, given: list[Any]) -> Any:
+    async def open(self, given: list[Any]) -> tuple[Any, list[Any]]:
+        """The toolbox of a session with the `given` servers, and their parsed entries (whose
+        secrets the session's writers mask)."""
         from ..core.toolbox import CombinedToolbox
         from ..mcp.config import parse_servers
 
@@ -250,14 +258,14 @@ class EditorServers:
                     f"the editor's MCP server {server.name!r}: only stdio and HTTP servers are supported"
                 )
         if not entries:
-            return self.runtime.tools
+            return self.runtime.tools, []
         configs = parse_servers({"mcpServers": entries}, "the editor's MCP servers", self.settings, {})
         ready: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.holders.append(asyncio.ensure_future(self._hold(configs, ready)))
         box = await ready
         for failure in box.failures:
             self.warn(failure)
-        return CombinedToolbox(self.runtime.tools, box)
+        return CombinedToolbox(self.runtime.tools, box), configs
 
     async def _hold(self, configs: list[Any], ready: asyncio.Future[Any]) -> None:
         from ..mcp.toolbox import McpToolbox
