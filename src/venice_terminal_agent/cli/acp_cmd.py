@@ -76,7 +76,7 @@ async def _editor(editor: Any) -> None:
 
 async def _refuse(error: VeniceAgentError) -> int:
     """A setting that keeps every question from starting (no key, a money cap that cannot be
-    kept, an unknown model): the editor is still answered, each session refused with the line
+    kept, a bad setting): the editor is still answered, each session refused with the line
     that says why (a process that exits shows the editor only that it went away)."""
     from .. import __version__
     from .acp_agent import EditorAgent
@@ -105,7 +105,7 @@ async def _serve(settings: Any, flags: Flags, servers: list[Any]) -> int:
                 open_runtime(settings, servers, root=flags.root, person=False)
             )
             runtime.agent(runtime.consented())  # one no session could start with (a money cap)
-        except ConfigError as error:  # an unknown model, a cap that cannot be kept
+        except ConfigError as error:  # a setting no question can start with
             return await _refuse(error)
         for failure in runtime.mcp.failures:
             warn(failure)

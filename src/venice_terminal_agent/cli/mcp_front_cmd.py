@@ -495,7 +495,7 @@ async def open_front(
 ) -> AsyncIterator[Any]:
     """The MCP server (the SDK's `MCPServer`) on a runtime opened here and closed on the way out;
     `timing` (deadline, sleep) goes to `Front`. A setting no question can start with (`problem`,
-    or found here: no key, an unknown model, a money cap that cannot be kept) still gets a
+    or found here: no key, a bad setting, a money cap that cannot be kept) still gets a
     server: each question is answered with the line that says why (a server that exits shows
     the client only "Connection closed")."""
     from contextlib import AsyncExitStack
