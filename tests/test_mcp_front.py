@@ -50,6 +50,28 @@ async def front(
         yield client
 
 
+@asynccontextmanager
+async def hanging(client: Client, conversation: str) -> AsyncIterator[None]:
+    """A question on `conversation` whose reply never ends, asked in the background: the body
+    runs once its first round started; the question is cancelled (by the client) after it."""
+    started = anyio.Event()
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        started.set()
+
+    async def ask() -> None:
+        await client.call_tool(
+            "ask", {"question": "hang", "conversation": conversation}, progress_callback=progress
+        )
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask)
+        with anyio.fail_after(30):
+            await started.wait()
+        yield
+        group.cancel_scope.cancel()
+
+
 def text_of(result: mcp.types.CallToolResult) -> str:
     return "\n".join(block.text for block in result.content if block.type == "text")
 
@@ -177,22 +199,8 @@ async def test_a_cancel_from_the_client_cancels_the_question_and_rolls_it_back(
     script = [{"text": "thinking", "hang": True}, {"text": "After."}]
     with fake_venice(script, tmp_path) as fake:
         async with front(tmp_path, fake.base_url, mode=mode, mcp_servers=False) as client:
-            started = anyio.Event()
-
-            async def progress(value: float, total: float | None, message: str | None) -> None:
-                started.set()
-
-            async with anyio.create_task_group() as group:
-
-                async def hanging() -> None:
-                    await client.call_tool(
-                        "ask", {"question": "hang", "conversation": "c"}, progress_callback=progress
-                    )
-
-                group.start_soon(hanging)
-                with anyio.fail_after(30):
-                    await started.wait()
-                group.cancel_scope.cancel()
+            async with hanging(client, "c"):
+                pass
             after = await client.call_tool("ask", {"question": "next", "conversation": "c"})
         bodies = fake.chat_bodies()
     assert text_of(after) == "After."
@@ -477,23 +485,8 @@ async def test_a_conversation_answering_a_question_refuses_a_second_one(tmp_path
         async with front(tmp_path, fake.base_url, env=env, mcp_servers=False) as client:
             first = await client.call_tool("ask", {"question": "first"})
             conversation = first.structured_content["conversation"]
-            started = anyio.Event()
-
-            async def progress(value: float, total: float | None, message: str | None) -> None:
-                started.set()
-
-            async with anyio.create_task_group() as group:
-
-                async def hanging() -> None:
-                    await client.call_tool(
-                        "ask", {"question": "slow", "conversation": conversation}, progress_callback=progress
-                    )
-
-                group.start_soon(hanging)
-                with anyio.fail_after(30):
-                    await started.wait()
+            async with hanging(client, conversation):
                 second = await client.call_tool("ask", {"question": "fast", "conversation": conversation[:6]})
-                group.cancel_scope.cancel()
             after = await client.call_tool("ask", {"question": "after", "conversation": conversation[:6]})
         bodies = fake.chat_bodies()
     assert second.is_error and f"conversation {conversation} is answering another question" in text_of(second)
