@@ -490,3 +490,11 @@ def stores_written(tmp_path: Path) -> dict[Path, bytes]:
     """The sessions file and runs.db of a test, with their journals: what each holds."""
     paths = [*sessions_file(tmp_path).parent.iterdir(), *tmp_path.glob("runs.db*")]
     return {path: path.read_bytes() for path in paths}
+
+
+async def test_loading_a_session_without_a_key_says_the_key_is_missing(tmp_path: Path) -> None:
+    with fake_venice([], tmp_path) as fake:
+        async with editor_on(tmp_path, fake, allow, "--no-mcp", VENICE_API_KEY="", **SESSIONS) as (_, conn):
+            with pytest.raises(RequestError) as refused:
+                await conn.load_session(cwd=str(tmp_path), session_id="abc", mcp_servers=[])
+    assert str(refused.value).startswith("no Venice API key: set VENICE_API_KEY"), refused.value

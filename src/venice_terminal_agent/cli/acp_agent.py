@@ -128,6 +128,8 @@ class EditorAgent:
     consent wrapper with `approver` asking for a yes, going on from `stored` (a saved session
     `sessions.find` gave, or None for a new one); `window` is the model's context window when
     known. `sessions`: the saved sessions (`acp_cmd.EditorSessions`), None when sessions are off.
+    `refusal`: a setting no session can start with; every `session/new` and `session/load` is
+    answered with it.
     """
 
     def __init__(
@@ -138,9 +140,10 @@ class EditorAgent:
         window: Callable[[], int | None] = lambda: None,
         version: str = "0",
         sessions: Any = None,
+        refusal: VeniceAgentError | None = None,
     ) -> None:
         self.make_agent, self.model, self.window, self.version = make_agent, model, window, version
-        self.sessions = sessions
+        self.sessions, self.refusal = sessions, refusal
         self.client: Any = None
         self.conversations: dict[str, Conversation] = {}
         self._ids = itertools.count(1)
@@ -167,6 +170,8 @@ class EditorAgent:
         self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any
     ) -> NewSessionResponse:
         _check_folder(cwd)
+        if self.refusal is not None:
+            raise cannot_start(self.refusal)
         # With sessions on, the id is the saved session's: the one `venice-agent --resume` takes.
         session_id = self.sessions.new_id() if self.sessions is not None else f"s{next(self._ids)}"
         conversation = Conversation(agent=None)
@@ -185,6 +190,8 @@ class EditorAgent:
         """A saved session (or one of this process's own): its whole conversation replayed as
         `session/update`s, then the response; later prompts go on with it."""
         _check_folder(cwd)
+        if self.refusal is not None:
+            raise cannot_start(self.refusal)
         conversation = self.conversations.get(session_id)
         if conversation is None:
             if self.sessions is None:

@@ -84,9 +84,9 @@ async def _refuse(error: VeniceAgentError) -> int:
     warn(error.message)
 
     async def make_agent(*_: Any) -> Any:
-        raise error
+        raise error  # never called: every session is refused first
 
-    await _editor(EditorAgent(make_agent, model="", version=__version__))
+    await _editor(EditorAgent(make_agent, model="", version=__version__, refusal=error))
     return 0
 
 
