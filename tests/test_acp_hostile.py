@@ -11,6 +11,7 @@ import queue
 import subprocess
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -274,3 +275,20 @@ def test_a_hostile_line_gets_a_protocol_error_and_the_agent_serves_on(
     assert answer["id"] == (sent["id"] if isinstance(sent, dict) else answer["id"])
     if code in (PARSE,):
         assert answer["id"] is None
+
+
+def test_stdout_that_is_a_file_is_one_line_and_status_2(tmp_path: Path) -> None:
+    with fake_venice([], tmp_path) as fake, (tmp_path / "out.txt").open("w") as out:
+        done = subprocess.run(
+            [COMMAND, "acp", "--no-mcp"],
+            env=clean_env(tmp_path, fake.base_url, VENICE_MODEL="fake-model"),
+            input=b"{}\n",
+            stdout=out,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.decode().strip() == (
+        "venice-agent: acp speaks ACP on stdin and stdout: an editor starts it with pipes"
+    )
