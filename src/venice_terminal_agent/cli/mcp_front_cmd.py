@@ -199,7 +199,7 @@ class Front:
                     agent, base, said = await self.agent_for(conversation)
             except ConfigError as error:  # no such saved conversation
                 agent, problem = None, error.message
-            if agent is not None and conversation is not None:
+            if agent is not None:
                 if id(agent) in self.busy:  # refused at once: a wait could last a consent's deadline
                     problem = BUSY.format(conversation=getattr(agent, "id", conversation))
                 else:
@@ -223,7 +223,8 @@ class Front:
         except Exception as error:  # a bug: said to the client as the tool's error, not lost in a task
             result = refused(f"the question failed: {safe(str(error))}")
         finally:
-            self.busy.discard(held)  # type: ignore[arg-type]
+            if held is not None:
+                self.busy.discard(held)
         running.signals.put_nowait(result)
         if running.expired is not None and not running.driven:
             # Its client may never come back: the result is kept for one more deadline only.
