@@ -507,3 +507,17 @@ def test_banner_and_errors_go_to_stderr_and_stdout_holds_answers_and_receipts(tm
     assert failed.returncode == 7
     assert [line.split(" · ")[0] for line in failed.stdout.splitlines()] == ["stopped: model_error"]
     assert "bad request" in failed.stderr
+
+
+def test_a_recorded_run_masks_the_secrets_an_answer_repeats(tmp_path: Path) -> None:
+    from cli_support import run_cli
+
+    with fake_venice([{"text": f"Your key is {KEY}."}], tmp_path) as fake:
+        done = run_cli(
+            tmp_path, fake.base_url, "--no-mcp", "--db", "runs.db", f"is {KEY} mine?", VENICE_API_KEY=KEY
+        )
+    assert done.returncode == 0, done.stderr
+    written = list(tmp_path.glob("runs.db*"))
+    assert written and b"***" in (tmp_path / "runs.db").read_bytes()
+    for path in written:
+        assert KEY.encode() not in path.read_bytes(), path
