@@ -16,19 +16,31 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import field
 from typing import Any
 
 from .defaults import COMPACT_AT, KEEP_TURNS, PAGE_SHARE
 from .record import Record
+from .tokens import image_parts, image_tokens
 
 BYTES_PER_TOKEN = 3  # English is about 4 bytes a token, JSON and code fewer: 3 errs on the high side
 
 
 def request_bytes(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()) -> int:
-    """The bytes of what a request sends to the model: its messages and its tools' schemas."""
-    return len(json.dumps([*messages, *tools], ensure_ascii=False, default=str).encode("utf-8"))
+    """The bytes of what a request sends to the model: its messages and its tools' schemas,
+    each image counted as the bytes of the tokens it is estimated at (`tokens.image_tokens`),
+    not as its data URL."""
+    return sent_bytes(messages, tools, lambda url: image_tokens(url) * BYTES_PER_TOKEN)
+
+
+def sent_bytes(
+    messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], image: Callable[[str], int]
+) -> int:
+    """The UTF-8 bytes of a request's messages and tools as JSON, each image's
+    URL replaced by `image(url)`."""
+    size = len(json.dumps([*messages, *tools], ensure_ascii=False, default=str).encode("utf-8"))
+    return size + sum(image(url) - len(url) for url in image_parts(messages))
 
 
 class Gauge(Record, frozen=False):
