@@ -132,7 +132,7 @@ def test_files_that_cannot_go_are_refused_with_their_reason(tmp_path: Path) -> N
     assert too_big.returncode == unknown.returncode == missing.returncode == 2
     assert "over Venice's limit of 25 MB a file" in too_big.stderr
     assert "blob.bin: not an image" in unknown.stderr
-    assert "nowhere.pdf: cannot read it" in missing.stderr
+    assert "nowhere.pdf: no such file" in missing.stderr
 
 
 def test_an_attachment_is_local_data_so_a_read_only_server_tool_asks_first(tmp_path: Path) -> None:

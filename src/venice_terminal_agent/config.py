@@ -90,21 +90,17 @@ def user_config_file() -> Path:
 def read_user_config(path: Path | None = None) -> dict[str, Any]:
     """The user config file's values by key ({} when there is none); `ConfigError` if unreadable."""
     path = path or user_config_file()
-    try:
-        file = path.open("rb")
-    except FileNotFoundError:
-        return {}  # the usual case: nothing to parse, and the parser is not even imported
-    except OSError as error:
-        raise ConfigError(f"cannot read the user config {path}: {error.strerror or error}") from None
+    if not os.path.lexists(path):
+        return {}  # the usual case: nothing to parse, and neither the reader nor the parser is imported
     import tomllib
 
-    with file:
-        try:
-            return tomllib.load(file)
-        except OSError as error:
-            raise ConfigError(f"cannot read the user config {path}: {error.strerror or error}") from None
-        except tomllib.TOMLDecodeError as error:
-            raise ConfigError(f"the user config {path} is not TOML: {error}") from None
+    from .core.files import read_text
+
+    text = read_text(path, f"the user config {path}", missing_ok=True)
+    try:
+        return tomllib.loads(text or "")
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"the user config {path} is not TOML: {error}") from None
 
 
 def write_user_config(values: dict[str, Any], path: Path | None = None) -> Path:
