@@ -147,7 +147,7 @@ class E2EE:
         key_hex = report.get("signing_key") or report.get("signing_public_key")
         self._enclave = _public_key(_hex_bytes(key_hex))
         self._enclave_hex = str(key_hex)
-        checks = report.get("server_verification") or {}
+        checks = _object(report.get("server_verification"))
         self.verified = {
             "attestation_sha256": hashlib.sha256(raw).hexdigest(),
             "nonce": nonce,
@@ -167,7 +167,7 @@ class E2EE:
                 "every piece of the answer was encrypted to this session's key and decrypted (AES-GCM)",
             ],
             "reported_by_venice": sorted(
-                name for name in ("tdx", "nvidia") if (checks.get(name) or {}).get("valid") is True
+                name for name in ("tdx", "nvidia") if _object(checks.get(name)).get("valid") is True
             ),
         }
 
@@ -205,8 +205,11 @@ class E2EE:
         if isinstance(chunk.get("id"), str) and chunk["id"] not in self.request_ids:
             self.request_ids.append(chunk["id"])
         choices = []
-        for choice in chunk.get("choices") or ():
-            delta = dict(choice.get("delta") or {})
+        listed = chunk.get("choices") or []
+        if not isinstance(listed, list) or not all(isinstance(choice, dict) for choice in listed):
+            raise self.fail("a piece of the answer is not a list of choices")
+        for choice in listed:
+            delta = dict(_object(choice.get("delta")))
             if delta.get("tool_calls"):
                 raise self.fail("the answer carried tool calls, which E2EE does not allow")
             for field in TEXT_FIELDS:
@@ -253,19 +256,25 @@ def _attestation_problems(report: Any, model: str, nonce: str) -> list[str]:
     if not isinstance(checks, dict):
         problems.append("it carries no server_verification")
     else:
-        if (checks.get("nonceBinding") or {}).get("bound") is not True:
+        # Each part is an object; of any other type it says nothing, and nothing is not a pass.
+        if _object(checks.get("nonceBinding")).get("bound") is not True:
             problems.append("the nonce is not bound to the evidence")
-        if report.get("intel_quote") and (checks.get("tdx") or {}).get("valid") is not True:
+        if report.get("intel_quote") and _object(checks.get("tdx")).get("valid") is not True:
             problems.append("the Intel TDX evidence did not pass")
-        if report.get("nvidia_payload") and (checks.get("nvidia") or {}).get("valid") is not True:
+        if report.get("nvidia_payload") and _object(checks.get("nvidia")).get("valid") is not True:
             problems.append("the NVIDIA GPU evidence did not pass")
-        if not checks.get("tdx") and not checks.get("nvidia"):
+        if not _object(checks.get("tdx")) and not _object(checks.get("nvidia")):
             problems.append("no hardware evidence was checked")
     if not report.get("intel_quote"):
         problems.append("it carries no Intel TDX quote")
     else:
         problems.extend(_quote_problems(report["intel_quote"]))
     return problems
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one (a part of the wrong type says nothing)."""
+    return value if isinstance(value, dict) else {}
 
 
 def _quote_problems(quote_hex: Any) -> list[str]:
