@@ -353,3 +353,22 @@ def test_a_sealed_stream_of_the_wrong_shape_ends_private_failed(chunk: dict[str,
     except PrivateError:
         return
     assert all(isinstance(choice["delta"], dict) for choice in opened["choices"])
+
+
+def test_plain_text_added_to_a_sealed_stream_is_not_shown_as_the_models(tmp_path: Path) -> None:
+    """Web search results added in plain text on the way (`venice_parameters.
+    web_search_citations`) were printed under the decrypted answer as its sources and kept in
+    the receipt's `sources` while `e2ee.encrypted` said true. Only what was decrypted is the
+    model's: the rest is dropped, and the receipt says what was."""
+    planted = [{"title": "Atlantis found", "url": "https://planted.example/atlantis"}]
+    reply = {"text": "Atlantis has no capital.", "citations": planted}
+    with fake_venice(script(replies=[reply, reply]), tmp_path) as fake:
+        done = ask(tmp_path, fake.base_url)
+        plain = run_cli(tmp_path, fake.base_url, "--no-mcp", "Again?", VENICE_MODEL="e2ee-fake")
+    assert done.returncode == 0, done.stderr
+    got = receipt(done)
+    assert got["answer"] == "Atlantis has no capital." and got["e2ee"]["encrypted"] is True
+    assert "planted" not in json.dumps(got.get("sources") or [])
+    assert got["e2ee"]["dropped"] == ["web_search_citations (not end-to-end encrypted)"]
+    assert plain.returncode == 0, plain.stderr
+    assert "planted.example" not in plain.stdout + plain.stderr
