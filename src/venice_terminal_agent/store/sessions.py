@@ -200,7 +200,11 @@ class SessionStore:
         if self._worker.running:
             return
         if not self.path.exists():  # created by us, readable by us alone, before SQLite opens it
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            except OSError as error:  # a file where a folder should be, a read-only or full disk
+                reason = error.strerror or error
+                raise StoreError(f"cannot create the folder {self.path.parent}: {reason}") from None
             try:
                 os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
             except FileExistsError:
