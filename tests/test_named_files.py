@@ -98,3 +98,35 @@ def test_a_plan_piped_in_is_bounded_as_a_plan_file_is(tmp_path: Path) -> None:
     with fake_venice([], tmp_path) as fake:
         done = run_cli(tmp_path, fake.base_url, "run", "-", stdin=" " * (2 * MIB))
     assert done.returncode == 2 and "stdin: over 1.0 MB, the most a plan may be" in done.stderr
+
+
+def test_a_dotenv_that_is_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """pydantic-settings reads a FIFO `.env` (for `<(…)`) and waited for a writer for ever."""
+    fifo(tmp_path / ".env")
+    with fake_venice([], tmp_path) as fake:
+        done = run_cli(tmp_path, fake.base_url, "--no-mcp", "q", timeout=60)
+    assert (
+        done.returncode == 2 and done.stderr.strip() == "venice-agent: .env: a FIFO (named pipe), not a file"
+    )
+
+
+@pytest.mark.parametrize("surface", ["--schema @FILE", "--mcp-config", "run PLAN"])
+def test_json_nested_too_deep_is_refused_in_one_line(tmp_path: Path, surface: str) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    argv, _ = SURFACES[surface]
+    with fake_venice([], tmp_path) as fake:
+        done = run_cli(tmp_path, fake.base_url, *argv(str(deep)), timeout=60)
+        assert fake.chat_bodies() == []
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "nested too deeply" in done.stderr, done.stderr
+
+
+def test_a_user_config_nested_too_deep_is_refused_in_one_line(tmp_path: Path) -> None:
+    config = tmp_path / "config" / "venice-agent" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    with fake_venice([], tmp_path) as fake:
+        done = run_cli(tmp_path, fake.base_url, "--no-mcp", "q", timeout=60)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "is not TOML: nested too deeply" in done.stderr

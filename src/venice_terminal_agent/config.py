@@ -101,6 +101,8 @@ def read_user_config(path: Path | None = None) -> dict[str, Any]:
         return tomllib.loads(text or "")
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"the user config {path} is not TOML: {error}") from None
+    except RecursionError:
+        raise ConfigError(f"the user config {path} is not TOML: nested too deeply") from None
 
 
 def write_user_config(values: dict[str, Any], path: Path | None = None) -> Path:
@@ -220,6 +222,12 @@ class Settings(BaseSettings):
 def load_settings(**overrides: Any) -> Settings:
     """Settings from flags (non-None keyword arguments), the environment, `.env`, defaults."""
     given = {name: value for name, value in overrides.items() if value is not None}
+    if os.path.exists(".env") and not os.path.isfile(".env") and not os.path.isdir(".env"):
+        # pydantic-settings reads a FIFO (for `<(…)`) and would wait for a writer for ever; a
+        # folder (a virtual environment named .env) or no file is skipped, as it skips them.
+        from .core.files import read_bytes
+
+        read_bytes(".env", ".env")  # says what it is, in one line
     try:
         return Settings(**given)
     except ValidationError as error:

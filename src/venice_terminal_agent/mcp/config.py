@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.defaults import APP_NAME
 from ..core.errors import ConfigError
+from ..core.receipt import read_json
 from .apify import apify_server, is_apify_command, is_apify_url
 from .server_config import DOWNLOAD_STARTUP_TIMEOUT, PROTOCOLS, ServerConfig
 
@@ -74,8 +75,8 @@ def load_servers(
 
     text = read_text(path, f"the MCP config {path}")
     try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as error:
+        data = read_json(text)
+    except ValueError as error:
         raise ConfigError(f"the MCP config {path} is not JSON: {error}") from None
     return parse_servers(data, str(path), settings, os.environ)
 
