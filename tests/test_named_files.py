@@ -130,3 +130,27 @@ def test_a_user_config_nested_too_deep_is_refused_in_one_line(tmp_path: Path) ->
         done = run_cli(tmp_path, fake.base_url, "--no-mcp", "q", timeout=60)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "is not TOML: nested too deeply" in done.stderr
+
+
+LONG = "/tmp/" + "n" * 300 + "/x.db"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["logs", "--db", LONG],
+        ["logs", "--db", "~no-such-user-here/x.db"],
+        ["chat", "--db", "~no-such-user-here/x.db", "--chat", "me"],
+        ["--no-mcp", "--db", "~no-such-user-here/x.db", "q"],
+        ["--no-mcp", "--root", "/tmp/" + "n" * 300, "q"],
+        ["config", "set", "mcp-config", "~no-such-user-here/m.json"],
+    ],
+    ids=lambda argv: " ".join(argv)[:40],
+)
+def test_a_path_no_file_can_have_is_said_not_raised(tmp_path: Path, argv: list[str]) -> None:
+    """A name longer than a file name may be made Path.exists raise (Errno 36), an unknown
+    `~user` made Path.expanduser raise: both ended exit 1. They are names of nothing."""
+    with fake_venice([{"text": "fine"}], tmp_path) as fake:
+        done = run_cli(tmp_path, fake.base_url, *argv, stdin="", timeout=60)
+    assert done.returncode in (0, 2), done.stderr
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr

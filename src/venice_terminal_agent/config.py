@@ -276,7 +276,7 @@ def check_value(key: str, value: str) -> Any:
         raise ConfigError(f"no setting {key!r}; the settings are: {', '.join(KEYS)}")
     field = KEYS[key]
     if field == "venice_agent_mcp_config":  # a relative path would mean another file in each folder
-        value = str(Path(value).expanduser().resolve())
+        value = os.path.realpath(os.path.expanduser(value))  # os.path: no raising on ~nobody
     try:
         given: dict[str, Any] = {field: value}
         checked = _one_value()(**given)

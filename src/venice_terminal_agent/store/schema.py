@@ -35,7 +35,7 @@ def default_db_path() -> Path:
 def resolve_db_path(flag: str | os.PathLike[str] | None = None) -> Path:
     """`--db` if given, else `VENICE_AGENT_DB`, else the default file."""
     chosen = flag or os.environ.get("VENICE_AGENT_DB")
-    return Path(chosen).expanduser() if chosen else default_db_path()
+    return Path(os.path.expanduser(chosen)) if chosen else default_db_path()  # never raises: ~nobody stays
 
 
 def _m1_initial(db: sqlite3.Connection) -> None:
