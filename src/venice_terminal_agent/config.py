@@ -96,9 +96,9 @@ def read_user_config(path: Path | None = None) -> dict[str, Any]:
 
     from .core.files import read_text
 
-    text = read_text(path, f"the user config {path}", missing_ok=True)
+    text = read_text(path, f"the user config {path}")
     try:
-        return tomllib.loads(text or "")
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"the user config {path} is not TOML: {error}") from None
     except RecursionError:

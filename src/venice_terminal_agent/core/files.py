@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Literal, overload
 
 from .errors import ConfigError, VeniceAgentError
 
@@ -47,20 +46,16 @@ def read_bytes(
     limit: int = CONFIG_LIMIT,
     error: type[VeniceAgentError] = ConfigError,
     *,
-    missing_ok: bool = False,
     over: str | None = None,
-) -> bytes | None:
+) -> bytes:
     """The bytes of the regular file at `path`, at most `limit` of them; `error(f"{where}: …")`
-    for anything else (`over`: what to say of a file over the limit). `missing_ok`: None when
-    there is no such file (a config that may be absent)."""
+    for anything else (`over`: what to say of a file over the limit)."""
     try:
         kind = _kind(os.stat(path).st_mode)
         if kind is not None:
             raise error(f"{where}: {kind}, not a file")
         descriptor = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        if missing_ok:
-            return None
         raise error(f"{where}: no such file") from None
     except (OSError, ValueError) as problem:
         raise error(f"{where}: cannot read it ({_reason(problem)})") from None
@@ -82,36 +77,11 @@ def read_bytes(
     return data
 
 
-@overload
 def read_text(
-    path: Path | str,
-    where: str,
-    limit: int = ...,
-    error: type[VeniceAgentError] = ...,
-    *,
-    missing_ok: Literal[False] = ...,
-) -> str: ...
-@overload
-def read_text(
-    path: Path | str,
-    where: str,
-    limit: int = ...,
-    error: type[VeniceAgentError] = ...,
-    *,
-    missing_ok: bool,
-) -> str | None: ...
-def read_text(
-    path: Path | str,
-    where: str,
-    limit: int = CONFIG_LIMIT,
-    error: type[VeniceAgentError] = ConfigError,
-    *,
-    missing_ok: bool = False,
-) -> str | None:
+    path: Path | str, where: str, limit: int = CONFIG_LIMIT, error: type[VeniceAgentError] = ConfigError
+) -> str:
     """`read_bytes` as UTF-8 text; a file that is not UTF-8 is refused the same way."""
-    data = read_bytes(path, where, limit, error, missing_ok=missing_ok)
-    if data is None:
-        return None
+    data = read_bytes(path, where, limit, error)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as problem:

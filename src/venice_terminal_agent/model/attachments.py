@@ -54,7 +54,7 @@ class Attachment:
 def read_attachment(path: Path) -> Attachment:
     """`path` as a content part; `ConfigError` naming the file and why it cannot go."""
     where = f"-a {path}"
-    data = read_bytes(path, where, MAX_BYTES, over="over Venice's limit of 25 MB a file") or b""
+    data = read_bytes(path, where, MAX_BYTES, over="over Venice's limit of 25 MB a file")
     suffix = path.suffix.lower()
     if suffix in IMAGES:
         url = f"data:{IMAGES[suffix]};base64,{base64.b64encode(data).decode()}"
