@@ -51,17 +51,14 @@ def load_schema(given: str) -> dict[str, Any]:
 
 
 def _registry(schema: dict[str, Any]) -> Any:
-    """The schema as the only resource its references may reach: a reference to anything else
-    (an `http://` URL, a file) is refused, never fetched (jsonschema's old resolution fetched it)."""
+    """The schema as the only resource its references may reach: a registry of its own, whose
+    default retrieval refuses, so a reference to anything else (an `http://` URL, a file) is
+    never fetched (jsonschema's deprecated resolution fetched it), as the MCP SDK does too."""
     from referencing import Registry, Resource
-    from referencing.exceptions import NoSuchResource
     from referencing.jsonschema import DRAFT202012
 
-    def refuse(uri: str) -> Any:
-        raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
-
     resource = Resource.from_contents(schema, default_specification=DRAFT202012)
-    return Registry(retrieve=refuse).with_resource(resource.id() or "", resource)  # type: ignore[call-arg]
+    return Registry().with_resource(resource.id() or "", resource)
 
 
 def unresolved(schema: dict[str, Any]) -> str | None:
