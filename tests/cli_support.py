@@ -133,12 +133,23 @@ def clean_env(folder: Path, base_url: str, **extra: str) -> dict[str, str]:
 def in_read_only_folder(folder: Path, command: list[str]) -> list[str]:
     """`command` run where `folder` is mounted read-only (a user and mount namespace of its own),
     so even root cannot write in it; on a machine without namespaces the test cannot run."""
+    return _in_namespace('mount --bind -o ro "$1" "$1"', folder, command)
+
+
+def in_full_folder(folder: Path, command: list[str]) -> list[str]:
+    """`command` run where `folder` is a tiny disk that is full (a tmpfs of its own, filled),
+    its `venice-agent` folder made before it filled; as `in_read_only_folder`."""
+    fill = 'mount -t tmpfs -o size=16k tmpfs "$1" && mkdir "$1/venice-agent" && (cat /dev/zero > "$1/fill" 2>/dev/null; true)'
+    return _in_namespace(fill, folder, command)
+
+
+def _in_namespace(setup: str, folder: Path, command: list[str]) -> list[str]:
     probe = subprocess.run(["unshare", "-rm", "true"], capture_output=True, check=False)
     if probe.returncode != 0:
         (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)(
             f"unshare -rm cannot make a mount namespace here: {probe.stderr.decode().strip()}"
         )
-    script = 'mount --bind -o ro "$1" "$1" && shift && exec "$@"'
+    script = f'{setup} && shift && exec "$@"'
     return ["unshare", "-rm", "sh", "-c", script, "sh", str(folder), *command]
 
 

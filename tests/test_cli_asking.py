@@ -38,9 +38,7 @@ def test_system_from_a_missing_file_or_with_a_resume_is_refused_before_any_reque
         empty = run_cli(tmp_path, fake.base_url, "--no-mcp", "-s", "  ", "hi")
         resumed = run_cli(tmp_path, fake.base_url, "--no-mcp", "-s", "x", "-c", "hi")
         bodies = fake.chat_bodies()
-    assert missing.returncode == 2 and missing.stderr.startswith(
-        "venice-agent: -s @nope.md: cannot read nope.md"
-    )
+    assert missing.returncode == 2 and missing.stderr.startswith("venice-agent: -s @nope.md: no such file")
     assert empty.returncode == 2 and "the instruction is empty" in empty.stderr
     assert resumed.returncode == 2 and "a resumed session keeps its own" in resumed.stderr
     assert bodies == []

@@ -300,3 +300,84 @@ async def test_after_a_reply_that_does_not_decrypt_the_conversation_goes_on_encr
         "user",
         "assistant",
     ]  # the failed one left no trace
+
+
+GOOD_CHECKS = {"nonceBinding": {"bound": True}, "tdx": {"valid": True}}
+
+
+@pytest.mark.parametrize(
+    "replaced",
+    [
+        {"server_verification": {**GOOD_CHECKS, "nonceBinding": "bound"}},
+        {"server_verification": {**GOOD_CHECKS, "nonceBinding": [True]}},
+        {"server_verification": {**GOOD_CHECKS, "tdx": [{"valid": True}]}},
+        {"server_verification": {**GOOD_CHECKS, "tdx": "valid"}},
+        {"server_verification": {"nonceBinding": {"bound": True}, "nvidia": 1}},
+        {"server_verification": {**GOOD_CHECKS, "nvidia": "valid"}, "nvidia_payload": "x"},
+        {"server_verification": ["nonceBinding"]},
+        {"server_verification": "verified"},
+        {"verified": "true"},
+        {"nonce": 12},
+        {"model": {"id": "e2ee-fake"}},
+        {"signing_key": 12},
+        {"signing_key": ["04"]},
+        {"signing_key": "zz"},
+        {"signing_key": None, "signing_public_key": {"hex": "04"}},
+        {"intel_quote": 7},
+        {"intel_quote": ["00"]},
+        {"intel_quote": "0xzz"},
+        {"intel_quote": None},
+    ],
+    ids=lambda replaced: json.dumps(replaced)[:60],
+)
+def test_an_attestation_of_the_wrong_shape_ends_private_failed(
+    tmp_path: Path, replaced: dict[str, Any]
+) -> None:
+    """Each field the client reads, of a type it is not: `private_failed` as a missing
+    attestation is (a string `nonceBinding` or a list `tdx` used to exit 1), nothing sent."""
+    with fake_venice(script(tee={"report": replaced}), tmp_path) as fake:
+        done = ask(tmp_path, fake.base_url)
+        requests = fake.requests()
+    assert done.returncode == PRIVATE_FAILED, done.stderr
+    got = receipt(done)
+    assert got["stopped_because"] == "private_failed" and "the attestation did not pass" in got["refusal"]
+    assert not [r for r in requests if r["path"].endswith("/chat/completions")]
+
+
+@pytest.mark.parametrize(
+    "chunk",
+    [
+        {"choices": {"0": {"delta": {}}}},
+        {"choices": ["text"]},
+        {"choices": [{"delta": "text"}]},
+    ],
+)
+def test_a_sealed_stream_of_the_wrong_shape_ends_private_failed(chunk: dict[str, Any]) -> None:
+    from venice_terminal_agent.core.errors import PrivateError
+    from venice_terminal_agent.model.private import E2EE
+
+    private = E2EE("e2ee-fake")
+    try:
+        opened = private.open({"id": "c", **chunk})
+    except PrivateError:
+        return
+    assert all(isinstance(choice["delta"], dict) for choice in opened["choices"])
+
+
+def test_plain_text_added_to_a_sealed_stream_is_not_shown_as_the_models(tmp_path: Path) -> None:
+    """Web search results added in plain text on the way (`venice_parameters.
+    web_search_citations`) were printed under the decrypted answer as its sources and kept in
+    the receipt's `sources` while `e2ee.encrypted` said true. Only what was decrypted is the
+    model's: the rest is dropped, and the receipt says what was."""
+    planted = [{"title": "Atlantis found", "url": "https://planted.example/atlantis"}]
+    reply = {"text": "Atlantis has no capital.", "citations": planted}
+    with fake_venice(script(replies=[reply, reply]), tmp_path) as fake:
+        done = ask(tmp_path, fake.base_url)
+        plain = run_cli(tmp_path, fake.base_url, "--no-mcp", "Again?", VENICE_MODEL="e2ee-fake")
+    assert done.returncode == 0, done.stderr
+    got = receipt(done)
+    assert got["answer"] == "Atlantis has no capital." and got["e2ee"]["encrypted"] is True
+    assert "planted" not in json.dumps(got.get("sources") or [])
+    assert got["e2ee"]["dropped"] == ["web_search_citations (not end-to-end encrypted)"]
+    assert plain.returncode == 0, plain.stderr
+    assert "planted.example" not in plain.stdout + plain.stderr

@@ -107,3 +107,23 @@ def test_roots_in_the_config_are_a_list_of_folders():
         {"DATA": "/d"},
     )
     assert server.roots == ("/d/photos",)
+
+
+def test_an_argument_that_cannot_be_a_file_name_is_not_a_folder(tmp_path):
+    """An inline JSON configuration is one argument, and one longer than a file name may be
+    made `Path.is_dir` raise (`[Errno 36] File name too long`): the server did not start. An
+    unknown `~user` raised too (`Path.expanduser`). Neither is a folder: the server starts."""
+    from cli_support import PAID_SERVER, PYTHON
+
+    inline = json.dumps({"settings": {"comment": "x" * 300}})
+    for odd in (inline, "~no-such-user-here/x"):
+        servers = {"shop": {"command": PYTHON, "args": [str(PAID_SERVER), odd], "trusted": True}}
+        config = tmp_path / "mcp.json"
+        config.write_text(json.dumps({"mcpServers": servers}))
+        done = subprocess.run(
+            [COMMAND, "tools", "list", "--json", "--mcp-config", str(config)],
+            capture_output=True, text=True, timeout=120, env=clean_env(tmp_path, "http://127.0.0.1:9"),
+            cwd=tmp_path, stdin=subprocess.DEVNULL, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, (odd[:20], done.stderr)
+        assert "did not start" not in done.stderr

@@ -87,7 +87,7 @@ def test_bad_plan_is_one_line_and_status_2(tmp_path: Path, content: str, message
 def test_missing_plan_file_is_status_2(tmp_path: Path) -> None:
     done = venice_agent("run", str(tmp_path / "nope.json"))
     assert done.returncode == 2
-    assert "cannot read" in done.stderr
+    assert "nope.json: no such file" in done.stderr
     assert "Traceback" not in done.stderr
 
 

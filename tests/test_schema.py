@@ -91,4 +91,42 @@ def test_a_schema_that_is_not_one_is_refused_before_any_request(tmp_path: Path) 
     assert not_json.returncode == not_schema.returncode == no_file.returncode == 2
     assert "--schema: not JSON" in not_json.stderr
     assert "--schema: not a valid JSON schema" in not_schema.stderr
-    assert "--schema @missing.json: cannot read it" in no_file.stderr
+    assert "--schema @missing.json: no such file" in no_file.stderr
+
+
+def test_a_remote_reference_is_refused_and_never_fetched(tmp_path: Path) -> None:
+    """jsonschema's old resolution fetched an `http://` `$ref` (user agent "python-jsonschema
+    (deprecated $ref resolution)") and then crashed; a schema never makes the agent dial out."""
+    with fake_venice(takes_schema(True, [{"text": '{"city": "Paris"}'}]), tmp_path) as fake:
+        remote = {"type": "object", "properties": {"city": {"$ref": f"{fake.base_url}/city.json"}}}
+        done = ask(tmp_path, fake.base_url, json.dumps(remote))
+        seen = [request["path"] for request in fake.requests()]
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert (
+        f"$ref '{fake.base_url}/city.json' points outside the schema, and a schema is never fetched"
+        in done.stderr
+    )
+    assert not [path for path in seen if path.endswith("city.json")] and fake.chat_bodies() == []
+
+
+def test_a_local_reference_is_followed(tmp_path: Path) -> None:
+    local = {
+        "type": "object",
+        "properties": {"city": {"$ref": "#/$defs/city"}},
+        "required": ["city"],
+        "$defs": {"city": {"type": "string", "minLength": 2}},
+    }
+    replies = [{"text": '{"city": "P"}'}, {"text": '{"city": "Paris"}'}]
+    with fake_venice(takes_schema(True, replies), tmp_path) as fake:
+        done = ask(tmp_path, fake.base_url, json.dumps(local))
+        assert len(fake.chat_bodies()) == 2  # the first answer did not match the referenced part
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["parsed"] == {"city": "Paris"}
+
+
+def test_a_reference_to_nothing_is_refused_before_any_request(tmp_path: Path) -> None:
+    with fake_venice([], tmp_path) as fake:
+        done = ask(tmp_path, fake.base_url, json.dumps({"$ref": "#/$defs/nowhere"}))
+        assert fake.chat_bodies() == []
+    assert done.returncode == 2 and "$ref '#/$defs/nowhere' points at nothing in the schema" in done.stderr

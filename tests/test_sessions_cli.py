@@ -11,7 +11,17 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from cli_support import clean_env, fake_venice, mcp_config, run_cli
+import pytest
+
+from cli_support import (
+    COMMAND,
+    clean_env,
+    fake_venice,
+    in_full_folder,
+    in_read_only_folder,
+    mcp_config,
+    run_cli,
+)
 
 KEY = "sk-test-secret-4242"
 
@@ -251,3 +261,60 @@ def test_continue_in_the_repl_in_a_terminal_restores_this_folders_latest(tmp_pat
             json.dumps({"role": "user", "content": "and the second?"}),
         ]
     assert len(ids(tmp_path)) == 1 and len(stored(tmp_path)) == len(kept) + 2
+
+
+def _damaged(kind: str, data: Path) -> None:
+    """The data folder (XDG_DATA_HOME) or its sessions file, as a damaged disk or a careless
+    hand may leave it."""
+    store = data / "venice-agent" / "sessions.db"
+    if kind == "the data folder is a file":
+        data.write_text("not a folder\n")
+        return
+    store.parent.mkdir(parents=True)
+    if kind == "sessions.db is a folder":
+        store.mkdir()
+    elif kind == "sessions.db is garbage":
+        store.write_bytes(b"\x00\xffnot sqlite" * 500)
+    elif kind == "sessions.db links to a device":
+        store.symlink_to("/dev/zero")
+    elif kind == "sessions.db links to nowhere":
+        store.symlink_to(data / "gone" / "sessions.db")
+
+
+DAMAGE = [
+    "the data folder is a file",
+    "sessions.db is a folder",
+    "sessions.db is garbage",
+    "sessions.db links to a device",
+    "sessions.db links to nowhere",
+    "the data folder is read-only",
+    "the disk is full",
+]
+
+
+@pytest.mark.parametrize("kind", DAMAGE)
+def test_a_failed_save_never_fails_the_question(tmp_path: Path, kind: str) -> None:
+    """The answer is printed, one line says the conversation was not saved, and the status is
+    the question's (a data folder that was a regular file ended `FileExistsError`, exit 1)."""
+    data = tmp_path / "data"
+    command = [COMMAND, "--no-mcp", "What is new?"]
+    if kind == "the data folder is read-only":
+        data.mkdir()
+        command = in_read_only_folder(data, command)
+    elif kind == "the disk is full":
+        data.mkdir()
+        command = in_full_folder(data, command)
+    else:
+        _damaged(kind, data)
+    with fake_venice([{"text": "Nothing much."}], tmp_path) as fake:
+        env = clean_env(tmp_path, fake.base_url, VENICE_MODEL="fake-model", VENICE_AGENT_SESSIONS="1")
+        done = subprocess.run(
+            command, capture_output=True, text=True, env=env, cwd=tmp_path, stdin=subprocess.DEVNULL,
+            timeout=90, check=False,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Nothing much." in done.stdout
+    said = [line for line in done.stderr.splitlines() if "not saved" in line]
+    assert len(said) == 1 and "Traceback" not in done.stderr and "internal error" not in done.stderr, (
+        done.stderr
+    )

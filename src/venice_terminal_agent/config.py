@@ -90,21 +90,19 @@ def user_config_file() -> Path:
 def read_user_config(path: Path | None = None) -> dict[str, Any]:
     """The user config file's values by key ({} when there is none); `ConfigError` if unreadable."""
     path = path or user_config_file()
-    try:
-        file = path.open("rb")
-    except FileNotFoundError:
-        return {}  # the usual case: nothing to parse, and the parser is not even imported
-    except OSError as error:
-        raise ConfigError(f"cannot read the user config {path}: {error.strerror or error}") from None
+    if not os.path.lexists(path):
+        return {}  # the usual case: nothing to parse, and neither the reader nor the parser is imported
     import tomllib
 
-    with file:
-        try:
-            return tomllib.load(file)
-        except OSError as error:
-            raise ConfigError(f"cannot read the user config {path}: {error.strerror or error}") from None
-        except tomllib.TOMLDecodeError as error:
-            raise ConfigError(f"the user config {path} is not TOML: {error}") from None
+    from .core.files import read_text
+
+    text = read_text(path, f"the user config {path}")
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"the user config {path} is not TOML: {error}") from None
+    except RecursionError:
+        raise ConfigError(f"the user config {path} is not TOML: nested too deeply") from None
 
 
 def write_user_config(values: dict[str, Any], path: Path | None = None) -> Path:
@@ -224,6 +222,12 @@ class Settings(BaseSettings):
 def load_settings(**overrides: Any) -> Settings:
     """Settings from flags (non-None keyword arguments), the environment, `.env`, defaults."""
     given = {name: value for name, value in overrides.items() if value is not None}
+    if os.path.exists(".env") and not os.path.isfile(".env") and not os.path.isdir(".env"):
+        # pydantic-settings reads a FIFO (for `<(…)`) and would wait for a writer for ever; a
+        # folder (a virtual environment named .env) or no file is skipped, as it skips them.
+        from .core.files import read_bytes
+
+        read_bytes(".env", ".env")  # says what it is, in one line
     try:
         return Settings(**given)
     except ValidationError as error:
@@ -272,7 +276,7 @@ def check_value(key: str, value: str) -> Any:
         raise ConfigError(f"no setting {key!r}; the settings are: {', '.join(KEYS)}")
     field = KEYS[key]
     if field == "venice_agent_mcp_config":  # a relative path would mean another file in each folder
-        value = str(Path(value).expanduser().resolve())
+        value = os.path.realpath(os.path.expanduser(value))  # os.path: no raising on ~nobody
     try:
         given: dict[str, Any] = {field: value}
         checked = _one_value()(**given)

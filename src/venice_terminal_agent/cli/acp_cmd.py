@@ -10,6 +10,7 @@ session is saved like a terminal's (`saving.py`), under the id the editor knows.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import Any, cast
@@ -22,9 +23,9 @@ from .terminal import fail
 
 def acp_main(flags: Flags) -> int:
     """The whole command; returns the process exit status."""
-    if flags.root is not None and not flags.root.is_dir():
+    if flags.root is not None and not os.path.isdir(flags.root):
         return fail(f"--root {flags.root} is not a folder")
-    if flags.mcp_config is not None and not flags.mcp_config.is_file():
+    if flags.mcp_config is not None and not os.path.lexists(flags.mcp_config):
         return fail(f"--mcp-config {flags.mcp_config}: no such file")
     try:
         settings, servers = load(flags)

@@ -7,6 +7,7 @@ Any settings problem is one line on stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from typing import Any
 
@@ -40,9 +41,9 @@ def ask_main(question: str | None, flags: Flags) -> int:
         return fail("the question is empty; ask something, or run venice-agent alone to chat")
     if flags.json_output and question is None:
         return fail('--json needs a question: venice-agent --json "question"')
-    if flags.root is not None and not flags.root.is_dir():
+    if flags.root is not None and not os.path.isdir(flags.root):
         return fail(f"--root {flags.root} is not a folder")
-    if flags.mcp_config is not None and not flags.mcp_config.is_file():
+    if flags.mcp_config is not None and not os.path.lexists(flags.mcp_config):
         return fail(f"--mcp-config {flags.mcp_config}: no such file")
     if sum(map(bool, (flags.continue_, flags.resume, flags.fork))) > 1:
         return fail("-c, --resume and --fork each name the session to go on from: give one")

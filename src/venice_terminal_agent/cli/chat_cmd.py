@@ -10,6 +10,7 @@ over from one session to the next. With a Venice key the model plans; without on
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +48,7 @@ def chat_main(options: ChatOptions) -> int:
 
     if not options.chat.strip():
         return _fail("--chat needs a name, e.g. --chat work")
-    if options.root is not None and not options.root.is_dir():
+    if options.root is not None and not os.path.isdir(options.root):
         return _fail(f"--root {options.root} is not a folder")
     flags = Flags(
         mcp_config=options.mcp_config,

@@ -336,11 +336,11 @@ async def _sessions_check(settings: Any) -> Check:
 
 def _store_path(chosen: str) -> tuple[Path | None, Check | None]:
     """The existing store file to open, or None when it is yet to be created (or cannot be)."""
-    path = Path(chosen).expanduser()
-    if path.exists():
+    path = Path(os.path.expanduser(chosen))
+    if os.path.exists(path):
         return path, None
     folder = path.parent
-    if folder.is_dir() and os.access(folder, os.W_OK):
+    if os.path.isdir(folder) and os.access(folder, os.W_OK):
         return None, None
     return None, Check(
         "store", False, f"{path}: its folder is missing or not writable", "choose another --db"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -27,7 +28,7 @@ def logs_main(count: int, *, json_output: bool, db: Path | None) -> int:
     except ConfigError:
         chosen = db  # another setting is bad: that is not this command's business
     path = resolve_db_path(chosen)
-    if not path.exists():
+    if not os.path.exists(path):  # never raises (a name too long is no file)
         if json_output:
             print("[]")
         print(

@@ -19,6 +19,7 @@ same run (`Front.resume`). A retry that never comes is a no after `DEADLINE` sec
 # and they name classes imported inside `build_server`.
 
 import asyncio
+import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -430,7 +431,7 @@ def mcp_front_main(options: FrontOptions) -> int:
     """The whole command; returns the exit status."""
     if options.http and options.token is None and not is_loopback(options.host):
         return fail(f"--host {options.host} is not loopback: give --token (or VENICE_AGENT_MCP_TOKEN)")
-    if options.mcp_config is not None and not options.mcp_config.is_file():
+    if options.mcp_config is not None and not os.path.lexists(options.mcp_config):
         return fail(f"--mcp-config {options.mcp_config}: no such file")
     flags = Flags(
         model=options.model,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import typer
 from ..core.consent import Consent
 from ..core.defaults import PLAN_BUDGET
 from ..core.events import Event, ToolFinished, ToolStarted
+from ..core.files import CONFIG_LIMIT, read_text, size_text
 from ..core.loop import run_loop
 from ..core.pager import DEFAULT_PAGE_CHARS, Pager
 from ..core.plans import PlanError, parse_plan
@@ -33,7 +35,7 @@ def run_plan(
     yes: bool = False,
 ) -> int:
     try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        text = _stdin() if source == "-" else read_text(source, source, error=PlanError)
         plan = parse_plan(text, "stdin" if source == "-" else source)
     except (OSError, UnicodeDecodeError) as error:
         typer.echo(f"venice-agent run: cannot read {source}: {_reason(error)}", err=True)
@@ -41,7 +43,7 @@ def run_plan(
     except PlanError as error:
         typer.echo(f"venice-agent run: {error}", err=True)
         return USAGE_ERROR_STATUS
-    if root is not None and not root.is_dir():
+    if root is not None and not os.path.isdir(root):
         typer.echo(f"venice-agent run: --root {root} is not a folder", err=True)
         return USAGE_ERROR_STATUS
 
@@ -83,6 +85,14 @@ def _show_end(receipt: Receipt) -> None:
     if receipt.refusal is not None:
         typer.echo(f"refusal: {safe(receipt.refusal)}")
     typer.echo(receipt.summary())
+
+
+def _stdin() -> str:
+    """The plan piped in, bounded as a plan file is."""
+    text = sys.stdin.read(CONFIG_LIMIT + 1)
+    if len(text) > CONFIG_LIMIT:
+        raise PlanError(f"stdin: over {size_text(CONFIG_LIMIT)}, the most a plan may be")
+    return text
 
 
 def _reason(error: Exception) -> str:

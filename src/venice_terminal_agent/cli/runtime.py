@@ -83,12 +83,9 @@ def read_instruction(given: str | None) -> str | None:
         return None
     text = given
     if given.startswith("@"):
-        path = Path(given[1:]).expanduser()
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            reason = getattr(error, "strerror", None) or error
-            raise ConfigError(f"-s {given}: cannot read {path}: {reason}") from None
+        from ..core.files import read_text
+
+        text = read_text(os.path.expanduser(given[1:]), f"-s {given}")
     if not text.strip():
         raise ConfigError(f"-s {given}: the instruction is empty")
     return text.strip()

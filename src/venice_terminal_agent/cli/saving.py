@@ -190,6 +190,9 @@ class SavingAgent:
         except StoreError as error:
             self.warn(f"the conversation was not saved: {error.message}")
             return False
+        except OSError as error:  # the store says its own; a safety net for the disk under it
+            self.warn(f"the conversation was not saved: {error.strerror or error}")
+            return False
 
     async def _save_apart(self, save: Any, first: Any) -> None:
         """The session went on elsewhere: this conversation goes on in a fork of the session as

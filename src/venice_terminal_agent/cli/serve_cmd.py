@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import os
 import signal
 import socket
 import sys
@@ -71,11 +72,9 @@ def listen(host: str, port: int) -> socket.socket:
 
 def read_tokens(path: Path) -> dict[str, str]:
     """token → user, from lines `USER TOKEN` (blank lines and # comments skipped)."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as problem:
-        reason = getattr(problem, "strerror", None) or problem
-        raise ConfigError(f"cannot read the token file {path}: {reason}") from None
+    from ..core.files import read_text
+
+    lines = read_text(path, f"the token file {path}").splitlines()
     users: dict[str, str] = {}
     for number, line in enumerate(lines, 1):
         words = line.split()
@@ -101,7 +100,7 @@ def serve_main(options: ServeOptions) -> int:
             f"without --token-file the API serves loopback only; refusing to listen on {options.host} "
             "(give --token-file, or --host 127.0.0.1)"
         )
-    if options.root is not None and not options.root.is_dir():
+    if options.root is not None and not os.path.isdir(options.root):
         return _fail(f"--root {options.root} is not a folder")
     from ..serve.edge import split_host
 

@@ -98,11 +98,11 @@ def sessions_import(
     Exit status: 0 imported, 2 the file is not our export or cannot be read.
     """
     from ..core.errors import StoreError
+    from ..core.files import IMPORT_LIMIT, read_text
 
     try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        problem = StoreError(f"cannot read {file}: {getattr(error, 'strerror', None) or error}")
+        text = read_text(file, str(file), IMPORT_LIMIT, StoreError)
+    except StoreError as problem:
         raise typer.Exit(_run(_raise(problem))) from None
     raise typer.Exit(_run(_import(text, str(file))))
 

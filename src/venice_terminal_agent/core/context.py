@@ -16,19 +16,31 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import field
 from typing import Any
 
 from .defaults import COMPACT_AT, KEEP_TURNS, PAGE_SHARE
 from .record import Record
+from .tokens import image_parts, image_tokens
 
 BYTES_PER_TOKEN = 3  # English is about 4 bytes a token, JSON and code fewer: 3 errs on the high side
 
 
 def request_bytes(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()) -> int:
-    """The bytes of what a request sends to the model: its messages and its tools' schemas."""
-    return len(json.dumps([*messages, *tools], ensure_ascii=False, default=str).encode("utf-8"))
+    """The bytes of what a request sends to the model: its messages and its tools' schemas,
+    each image counted as the bytes of the tokens it is estimated at (`tokens.image_tokens`),
+    not as its data URL."""
+    return sent_bytes(messages, tools, lambda url: image_tokens(url) * BYTES_PER_TOKEN)
+
+
+def sent_bytes(
+    messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], image: Callable[[str], int]
+) -> int:
+    """The UTF-8 bytes of a request's messages and tools as JSON, each image's
+    URL replaced by `image(url)`."""
+    size = len(json.dumps([*messages, *tools], ensure_ascii=False, default=str).encode("utf-8"))
+    return size + sum(image(url) - len(url) for url in image_parts(messages))
 
 
 class Gauge(Record, frozen=False):
@@ -202,3 +214,98 @@ def replay(record: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         start, end = entry["replaced"]
         view[start:end] = [entry["summary"]]
     return view
+
+
+ROLES = ("system", "developer", "user", "assistant", "tool")
+
+
+def record_problem(record: Sequence[Any]) -> tuple[int, str] | None:
+    """Where (the entry's index) and why `record` is not a conversation a session can keep:
+    each entry a message of the OpenAI shape or a compaction marker whose range is in the
+    conversation so far, and the conversation it stands for well-formed (each assistant
+    turn's calls answered by one tool message each, in order, and no tool message else).
+    None when it is one: it can be shown, exported, replayed and sent."""
+    view: list[tuple[int, dict[str, Any]]] = []  # the conversation, each with its record index
+    for index, entry in enumerate(record):
+        problem = _entry_problem(entry, len(view))
+        if problem is not None:
+            return index, problem
+        if entry["role"] == MARKER:
+            start, end = entry["replaced"]
+            view[start:end] = [(index, entry["summary"])]
+        else:
+            view.append((index, entry))
+    return _pairing_problem(view)
+
+
+def _entry_problem(entry: Any, length: int) -> str | None:
+    if not isinstance(entry, dict):
+        return f"a message is a JSON object, not {type(entry).__name__}"
+    role = entry.get("role")
+    if role == MARKER:
+        replaced = entry.get("replaced")
+        if not (
+            isinstance(replaced, list)
+            and len(replaced) == 2
+            and all(_count(side) for side in replaced)
+            and replaced[0] <= replaced[1] <= length
+        ):
+            return f"a compaction's 'replaced' is [start, end] of the {length} messages before it"
+        if not all(_count(entry.get(name)) for name in ("rounds", "tokens_before", "tokens_after")):
+            return "a compaction's 'rounds', 'tokens_before' and 'tokens_after' are counts"
+        summary = entry.get("summary")
+        if not isinstance(summary, dict) or summary.get("role") not in ROLES or summary.get("tool_calls"):
+            return "a compaction's 'summary' is a message without tool calls"
+        return _message_problem(summary)
+    if role not in ROLES:
+        return f"the role {role!r} is not one of {', '.join(ROLES)} or {MARKER}"
+    return _message_problem(entry)
+
+
+def _message_problem(message: dict[str, Any]) -> str | None:
+    role, content = message["role"], message.get("content")
+    if not (isinstance(content, str) or (content is None and role == "assistant") or _parts(content)):
+        return f"a {role} message's content is text or a list of parts"
+    calls = message.get("tool_calls")
+    if calls is not None and (role != "assistant" or not isinstance(calls, list)):
+        return "only an assistant message has tool_calls, a list"
+    for call in calls or ():
+        function = call.get("function") if isinstance(call, dict) else None
+        if not (
+            isinstance(call, dict)
+            and isinstance(call.get("id"), str)
+            and isinstance(function, dict)
+            and isinstance(function.get("name"), str)
+        ):
+            return "a tool call has an 'id' and a 'function' with a 'name'"
+    if role == "tool" and not isinstance(message.get("tool_call_id"), str):
+        return "a tool message names the call it answers ('tool_call_id')"
+    return None
+
+
+def _pairing_problem(view: Sequence[tuple[int, dict[str, Any]]]) -> tuple[int, str] | None:
+    pending: list[str] = []
+    asked = 0  # the record index of the assistant turn whose calls are pending
+    for index, message in view:
+        if message["role"] == "tool":
+            if not pending or message["tool_call_id"] != pending[0]:
+                return index, f"a tool result ({message['tool_call_id']!r}) without its call just before it"
+            pending.pop(0)
+            continue
+        if pending:
+            return asked, f"the tool call {pending[0]!r} has no result after it"
+        calls = message.get("tool_calls") or []
+        pending, asked = [call["id"] for call in calls], index
+    if pending:
+        return asked, f"the tool call {pending[0]!r} has no result after it"
+    return None
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _parts(content: Any) -> bool:
+    return isinstance(content, list) and all(
+        isinstance(part, dict) and isinstance(part.get("type"), str) for part in content
+    )

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import PlanError
-from .receipt import Answer, Call
+from .receipt import Answer, Call, read_json
 
 
 @dataclass(frozen=True)
@@ -24,9 +24,11 @@ class Plan:
 
 def parse_plan(text: str, source: str = "plan") -> Plan:
     try:
-        data = json.loads(text)
+        data = read_json(text)
     except json.JSONDecodeError as error:
         raise PlanError(f"{source}: not JSON ({error.msg} at line {error.lineno})") from None
+    except ValueError as error:  # nested too deeply
+        raise PlanError(f"{source}: not JSON ({error})") from None
     budget = page_chars = None
     if isinstance(data, dict):
         unknown = set(data) - {"steps", "budget", "page_chars", "description"}

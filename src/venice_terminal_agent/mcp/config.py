@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.defaults import APP_NAME
 from ..core.errors import ConfigError
+from ..core.receipt import read_json
 from .apify import apify_server, is_apify_command, is_apify_url
 from .server_config import DOWNLOAD_STARTUP_TIMEOUT, PROTOCOLS, ServerConfig
 
@@ -67,14 +68,15 @@ def load_servers(
     path = mcp_config or getattr(settings, "venice_agent_mcp_config", None)
     if path is None:
         found = default_config_path()
-        path = found if found.is_file() else None
+        path = found if os.path.isfile(found) else None
     if path is None:
         return [apify_server(settings)]
+    from ..core.files import read_text
+
+    text = read_text(path, f"the MCP config {path}")
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as error:
-        raise ConfigError(f"cannot read the MCP config {path}: {error.strerror or error}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        data = read_json(text)
+    except ValueError as error:
         raise ConfigError(f"the MCP config {path} is not JSON: {error}") from None
     return parse_servers(data, str(path), settings, os.environ)
 

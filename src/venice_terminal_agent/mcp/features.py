@@ -11,6 +11,7 @@ its entry names, else the built-in file root, unless its command line names fold
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,10 +125,13 @@ def roots_for(config: Any, default: Sequence[Path]) -> tuple[Path, ...]:
     """
     roots = getattr(config, "roots", None)
     if roots is not None:
-        return tuple(Path(root).expanduser() for root in roots)
+        return tuple(Path(os.path.expanduser(root)) for root in roots)
     if getattr(config, "transport", None) == "stdio":
-        base = Path(getattr(config, "cwd", None) or ".").expanduser()
-        if any((base / Path(arg).expanduser()).is_dir() for arg in getattr(config, "args", ())):
+        # An argument is any string (an inline JSON config, a name longer than a file name may
+        # be, a NUL): os.path's tests say False where Path's raise.
+        base = os.path.expanduser(getattr(config, "cwd", None) or ".")
+        args = [arg for arg in getattr(config, "args", ()) if isinstance(arg, str)]
+        if any(os.path.isdir(os.path.join(base, os.path.expanduser(arg))) for arg in args):
             return ()
     return tuple(default)
 

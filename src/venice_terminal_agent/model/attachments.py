@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ConfigError
+from ..core.files import read_bytes
 
 MAX_BYTES = 25 * 1024 * 1024
 IMAGES = {
@@ -53,15 +54,7 @@ class Attachment:
 def read_attachment(path: Path) -> Attachment:
     """`path` as a content part; `ConfigError` naming the file and why it cannot go."""
     where = f"-a {path}"
-    try:
-        size = path.stat().st_size
-        if not path.is_file():
-            raise ConfigError(f"{where}: not a file")
-        if size > MAX_BYTES:
-            raise ConfigError(f"{where}: {size / 1024 / 1024:.1f} MB, over Venice's limit of 25 MB a file")
-        data = path.read_bytes()
-    except OSError as error:
-        raise ConfigError(f"{where}: cannot read it ({error.strerror or error})") from None
+    data = read_bytes(path, where, MAX_BYTES, over="over Venice's limit of 25 MB a file")
     suffix = path.suffix.lower()
     if suffix in IMAGES:
         url = f"data:{IMAGES[suffix]};base64,{base64.b64encode(data).decode()}"

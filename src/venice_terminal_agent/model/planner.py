@@ -29,13 +29,14 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
-from ..core.context import Compaction, Gauge, full_refusal, request_bytes
+from ..core.context import Compaction, Gauge, full_refusal, request_bytes, sent_bytes
 from ..core.costs import PER, Cap, add_usage, measured, round_cost, server_cost
 from ..core.defaults import CAPPED_OUTPUT_MIN, CAPPED_OUTPUT_TOKENS
 from ..core.errors import ContextFullError, OutputMaximumError, PrivateError
 from ..core.events import EventSink
 from ..core.loop import Move, Outcome, Stop
 from ..core.receipt import Answer, Call, Exit, Tally, read_json
+from ..core.tokens import IMAGE_MOST_TOKENS
 from ..core.toolbox import ToolSpec
 from .compaction import Compactor
 from .errors import ModelError
@@ -475,8 +476,9 @@ class LLMPlanner:
     @staticmethod
     def input_bound(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> int:
         """At least as many input tokens as the request can have: a token is at least one byte
-        of what is sent, and the JSON around each message outweighs a template's few tokens."""
-        return len(json.dumps([*messages, *tools], ensure_ascii=False, default=str).encode("utf-8"))
+        of what is sent, and the JSON around each message outweighs a template's few tokens;
+        an image is not its bytes but at most `IMAGE_MOST_TOKENS` (core/tokens.py)."""
+        return sent_bytes(messages, tools, lambda url: IMAGE_MOST_TOKENS)
 
     def answer_calls(self, outcomes: Sequence[Outcome]) -> None:
         """One `tool` message for each call of the last assistant turn, in its order."""

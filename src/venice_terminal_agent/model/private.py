@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
@@ -42,6 +43,8 @@ NONCE_BYTES = 12
 TAG_BYTES = 16
 SEALED = re.compile(r"\A[0-9a-fA-F]+\Z")
 TEXT_FIELDS = ("content", "reasoning_content")  # the answer's text, and its thinking
+# A sealed stream chunk's fields that are the stream's own, not the model's words: kept as sent.
+PLAIN_CHUNK_FIELDS = ("id", "object", "created", "model", "system_fingerprint", "usage", "cost", "choices")
 TDX_TEE_TYPE = 0x81
 TDX_BODY = 48  # where the TD report starts in a TDX quote
 TDX_MIN_BYTES = 632
@@ -121,11 +124,13 @@ class E2EE:
         self.verified: dict[str, Any] = {}
         self.request_ids: list[str] = []
         self.failure: str | None = None
+        self.dropped: list[str] = []  # what came in plain text beside the sealed answer, not shown
 
     def begin(self) -> None:
         """A new question: its receipt says what became of it alone (the attestation stays)."""
         self.failure = None
         self.request_ids = []
+        self.dropped = []
 
     @property
     def attested(self) -> bool:
@@ -147,7 +152,7 @@ class E2EE:
         key_hex = report.get("signing_key") or report.get("signing_public_key")
         self._enclave = _public_key(_hex_bytes(key_hex))
         self._enclave_hex = str(key_hex)
-        checks = report.get("server_verification") or {}
+        checks = _object(report.get("server_verification"))
         self.verified = {
             "attestation_sha256": hashlib.sha256(raw).hexdigest(),
             "nonce": nonce,
@@ -167,7 +172,7 @@ class E2EE:
                 "every piece of the answer was encrypted to this session's key and decrypted (AES-GCM)",
             ],
             "reported_by_venice": sorted(
-                name for name in ("tdx", "nvidia") if (checks.get(name) or {}).get("valid") is True
+                name for name in ("tdx", "nvidia") if _object(checks.get(name)).get("valid") is True
             ),
         }
 
@@ -205,19 +210,36 @@ class E2EE:
         if isinstance(chunk.get("id"), str) and chunk["id"] not in self.request_ids:
             self.request_ids.append(chunk["id"])
         choices = []
-        for choice in chunk.get("choices") or ():
-            delta = dict(choice.get("delta") or {})
-            if delta.get("tool_calls"):
+        listed = chunk.get("choices") or []
+        if not isinstance(listed, list) or not all(isinstance(choice, dict) for choice in listed):
+            raise self.fail("a piece of the answer is not a list of choices")
+        for choice in listed:
+            given = _object(choice.get("delta"))
+            if given.get("tool_calls"):
                 raise self.fail("the answer carried tool calls, which E2EE does not allow")
+            delta = {"role": given["role"]} if isinstance(given.get("role"), str) else {}
             for field in TEXT_FIELDS:
-                piece = delta.get(field)
+                piece = given.get(field)
                 if isinstance(piece, str) and piece:
                     try:
                         delta[field] = _decrypt(piece, self._own)
                     except ValueError as error:
                         raise self.fail(f"a piece of the answer was refused: {error}") from None
-            choices.append({**choice, "delta": delta})
-        return {**chunk, "choices": choices}
+            self._drop(name for name, value in given.items() if name not in delta and value not in (None, ""))
+            kept = {name: choice[name] for name in ("index", "finish_reason") if name in choice}
+            choices.append({**kept, "delta": delta})
+        # Only what was decrypted is the model's: anything else added on the way in plain text
+        # (Venice's web search citations, say) is not shown as its, nor kept.
+        venice = _object(chunk.get("venice_parameters"))  # the request's settings, echoed
+        self._drop(["web_search_citations"] if venice.get("web_search_citations") else [])
+        self._drop(name for name in chunk if name not in (*PLAIN_CHUNK_FIELDS, "venice_parameters"))
+        return {**{name: chunk[name] for name in PLAIN_CHUNK_FIELDS if name in chunk}, "choices": choices}
+
+    def _drop(self, names: Iterable[str]) -> None:
+        for name in names:
+            line = f"{name} (not end-to-end encrypted)"
+            if line not in self.dropped:
+                self.dropped.append(line)
 
     def report(self) -> dict[str, Any]:
         """The receipt's `e2ee` object."""
@@ -229,6 +251,8 @@ class E2EE:
         report["not_verified_by_us"] = list(NOT_VERIFIED)
         if self.request_ids:
             report["request_ids"] = list(self.request_ids)
+        if self.dropped:
+            report["dropped"] = list(self.dropped)
         report["off"] = "tools, web search and attachments (Venice does not allow them with E2EE)"
         return report
 
@@ -253,19 +277,25 @@ def _attestation_problems(report: Any, model: str, nonce: str) -> list[str]:
     if not isinstance(checks, dict):
         problems.append("it carries no server_verification")
     else:
-        if (checks.get("nonceBinding") or {}).get("bound") is not True:
+        # Each part is an object; of any other type it says nothing, and nothing is not a pass.
+        if _object(checks.get("nonceBinding")).get("bound") is not True:
             problems.append("the nonce is not bound to the evidence")
-        if report.get("intel_quote") and (checks.get("tdx") or {}).get("valid") is not True:
+        if report.get("intel_quote") and _object(checks.get("tdx")).get("valid") is not True:
             problems.append("the Intel TDX evidence did not pass")
-        if report.get("nvidia_payload") and (checks.get("nvidia") or {}).get("valid") is not True:
+        if report.get("nvidia_payload") and _object(checks.get("nvidia")).get("valid") is not True:
             problems.append("the NVIDIA GPU evidence did not pass")
-        if not checks.get("tdx") and not checks.get("nvidia"):
+        if not _object(checks.get("tdx")) and not _object(checks.get("nvidia")):
             problems.append("no hardware evidence was checked")
     if not report.get("intel_quote"):
         problems.append("it carries no Intel TDX quote")
     else:
         problems.extend(_quote_problems(report["intel_quote"]))
     return problems
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one (a part of the wrong type says nothing)."""
+    return value if isinstance(value, dict) else {}
 
 
 def _quote_problems(quote_hex: Any) -> list[str]:

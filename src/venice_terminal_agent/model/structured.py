@@ -10,10 +10,10 @@ only when a schema is given.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from ..core.errors import ConfigError
+from ..core.files import read_text
 from ..core.receipt import read_json
 
 RETRY = (
@@ -30,12 +30,8 @@ def load_schema(given: str) -> dict[str, Any]:
     where = "--schema"
     text = given
     if given.startswith("@"):
-        path = Path(given[1:])
         where = f"--schema {given}"
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise ConfigError(f"{where}: cannot read it ({error.__class__.__name__}: {error})") from None
+        text = read_text(given[1:], where)
     try:
         schema = read_json(text)
     except ValueError as error:
@@ -48,7 +44,54 @@ def load_schema(given: str) -> dict[str, Any]:
         validators.validator_for(schema).check_schema(schema)
     except SchemaError as error:
         raise ConfigError(f"{where}: not a valid JSON schema ({error.message})") from None
+    problem = unresolved(schema)
+    if problem is not None:
+        raise ConfigError(f"{where}: {problem}")
     return schema
+
+
+def _registry(schema: dict[str, Any]) -> Any:
+    """The schema as the only resource its references may reach: a registry of its own, whose
+    default retrieval refuses, so a reference to anything else (an `http://` URL, a file) is
+    never fetched (jsonschema's deprecated resolution fetched it), as the MCP SDK does too."""
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
+    resource = Resource.from_contents(schema, default_specification=DRAFT202012)
+    return Registry().with_resource(resource.id() or "", resource)
+
+
+def unresolved(schema: dict[str, Any]) -> str | None:
+    """Why a `$ref` of the schema cannot be followed within it, or None: a remote one is not
+    fetched, a local one must point at a part of the schema."""
+    from referencing.exceptions import Unresolvable
+
+    resolver = _registry(schema).resolver(
+        base_uri=schema.get("$id") if isinstance(schema.get("$id"), str) else ""
+    )
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            reference = node.get("$ref")
+            if isinstance(reference, str):
+                try:
+                    resolver.lookup(reference)
+                except Unresolvable:
+                    where = (
+                        "points outside the schema, and a schema is never fetched"
+                        if _remote(reference)
+                        else "points at nothing in the schema"
+                    )
+                    return f"$ref {reference!r} {where}; put what it names under $defs and refer to it as #/$defs/…"
+            stack.extend(node.values())
+    return None
+
+
+def _remote(reference: str) -> bool:
+    return not reference.startswith("#")
 
 
 def response_format(schema: dict[str, Any]) -> dict[str, Any]:
@@ -72,7 +115,13 @@ def check(answer: str, schema: dict[str, Any]) -> tuple[Any, str | None]:
         value = read_json(text)
     except ValueError as error:
         return None, f"it is not JSON ({error})"
-    problem = best_match(validators.validator_for(schema)(schema).iter_errors(value))
+    from referencing.exceptions import Unresolvable
+
+    try:
+        validator = validators.validator_for(schema)(schema, registry=_registry(schema))
+        problem = best_match(validator.iter_errors(value))
+    except (Unresolvable, RecursionError) as error:  # refused up front (`load_schema`); a safety net
+        return None, f"the schema cannot be checked ({error.__class__.__name__})"
     if problem is not None:
         where = "/".join(str(part) for part in problem.absolute_path) or "the top level"
         return None, f"at {where}: {problem.message}"

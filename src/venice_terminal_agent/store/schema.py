@@ -35,7 +35,7 @@ def default_db_path() -> Path:
 def resolve_db_path(flag: str | os.PathLike[str] | None = None) -> Path:
     """`--db` if given, else `VENICE_AGENT_DB`, else the default file."""
     chosen = flag or os.environ.get("VENICE_AGENT_DB")
-    return Path(chosen).expanduser() if chosen else default_db_path()
+    return Path(os.path.expanduser(chosen)) if chosen else default_db_path()  # never raises: ~nobody stays
 
 
 def _m1_initial(db: sqlite3.Connection) -> None:
@@ -87,9 +87,9 @@ def connect(path: str, *, create: bool = True, schema: Schema | None = None) -> 
     bot's store unless another is named."""
     schema = schema if schema is not None else Schema(APPLICATION_ID, MIGRATIONS)  # read now: tests add one
     memory = path == ":memory:"
-    if not memory and not create and not Path(path).exists():
+    if not memory and not create and not os.path.exists(path):
         raise StoreError(f"no store at {path}")
-    if not memory and not Path(path).parent.is_dir():
+    if not memory and not os.path.isdir(Path(path).parent):
         raise StoreError(f"cannot create {path}: the folder {Path(path).parent} does not exist")
     try:
         db = sqlite3.connect(path, isolation_level=None)  # autocommit: transactions are explicit
@@ -106,6 +106,8 @@ def connect(path: str, *, create: bool = True, schema: Schema | None = None) -> 
         db.close()
         if error.sqlite_errorcode & 0xFF in NOT_ALLOWED:  # the file may be fine: we may not write there
             raise StoreError(cannot_open(Path(path), error)) from None
+        if error.sqlite_errorcode & 0xFF == sqlite3.SQLITE_FULL:  # the file is fine: the disk is not
+            raise StoreError(f"cannot write the store {path}: the disk is full") from None
         raise StoreError(
             f"{path} is not a usable venice-agent store ({error}); {REFUSED}: "
             f"move it away or {schema.choose.removeprefix('choose ')}"
@@ -117,11 +119,11 @@ def connect(path: str, *, create: bool = True, schema: Schema | None = None) -> 
 
 def cannot_open(path: Path, error: sqlite3.Error) -> str:
     """Why `path` cannot be opened, in words (SQLite only says "unable to open database file")."""
-    if path.is_dir():
+    if os.path.isdir(path):
         reason = f"it is a folder, not a file (e.g. --db {path / DB_FILE_NAME})"
     elif not os.access(path.parent, os.W_OK):
         reason = f"the folder {path.parent} is not writable (the store keeps its journal next to the file)"
-    elif path.exists() and not os.access(path, os.R_OK | os.W_OK):
+    elif os.path.exists(path) and not os.access(path, os.R_OK | os.W_OK):
         reason = "the file is not readable and writable by this user"
     else:
         reason = str(error)

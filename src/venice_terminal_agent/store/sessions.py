@@ -30,6 +30,7 @@ from typing import Any
 from ..core.costs import tokens
 from ..core.defaults import APP_NAME
 from ..core.errors import StoreError
+from ..core.receipt import read_json
 from ..core.scrub import redact, redact_all
 from .schema import Schema
 from .worker import SqliteWorker
@@ -159,6 +160,14 @@ def _info(row: Sequence[Any]) -> SessionInfo:
     )
 
 
+def _stored(text: Any) -> Any:
+    """A stored JSON value; a row that is not JSON (edited by hand) is None, which no check passes."""
+    try:
+        return read_json(text)
+    except (TypeError, ValueError):
+        return None
+
+
 def new_id() -> str:
     return random.token_hex(ID_BYTES)
 
@@ -200,7 +209,11 @@ class SessionStore:
         if self._worker.running:
             return
         if not self.path.exists():  # created by us, readable by us alone, before SQLite opens it
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            except OSError as error:  # a file where a folder should be, a read-only or full disk
+                reason = error.strerror or error
+                raise StoreError(f"cannot create the folder {self.path.parent}: {reason}") from None
             try:
                 os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
             except FileExistsError:
@@ -244,18 +257,22 @@ class SessionStore:
         return _info(rows[0])
 
     async def load(self, session_id: str) -> Session:
+        """The session, checked (`session_export.session_problem`) before anything shows, exports
+        or resumes it: `StoreError` for one stored damaged (by hand, or by an older import)."""
+        from .session_export import session_problem
+
         def work(db: sqlite3.Connection) -> Session | None:
             row = db.execute(f"SELECT {_COLUMNS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
             if row is None:
                 return None
             messages = [
-                json.loads(text)
+                _stored(text)
                 for (text,) in db.execute(
                     "SELECT message FROM messages WHERE session = ? ORDER BY n", (session_id,)
                 )
             ]
             receipts = [
-                {"at": at, "question": question, "receipt": json.loads(receipt)}
+                {"at": at, "question": question, "receipt": _stored(receipt)}
                 for at, question, receipt in db.execute(
                     "SELECT at, question, receipt FROM receipts WHERE session = ? ORDER BY n", (session_id,)
                 )
@@ -265,6 +282,14 @@ class SessionStore:
         found = await self._worker.read(work)
         if found is None:
             raise StoreError(f"no session {session_id!r}")
+        problem = session_problem(found.info.to_dict(), found.messages, found.receipts)
+        if problem is not None:
+            at, why = problem
+            where = "its facts or receipts" if at < 0 else f"message {at + 1}"
+            raise StoreError(
+                f"session {session_id} is damaged in {where} ({why}); "
+                f"it cannot be shown, exported or resumed: venice-agent sessions delete {session_id}"
+            )
         return found
 
     async def listing(self, folder: str | None = None) -> list[SessionInfo]:

@@ -19,7 +19,6 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 from ..core.receipt import Receipt
@@ -64,7 +63,7 @@ class Store:
     """One SQLite file (or memory, for `None` / ":memory:"), used from async code."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, create: bool = True) -> None:
-        self.path = ":memory:" if path is None or str(path) == ":memory:" else str(Path(path).expanduser())
+        self.path = ":memory:" if path is None or str(path) == ":memory:" else os.path.expanduser(path)
         self._worker = SqliteWorker(self.path, create=create)
 
     async def __aenter__(self) -> Store:

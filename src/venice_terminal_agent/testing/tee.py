@@ -19,7 +19,9 @@ Script key `tee`: `true`, or `{"fault": F}` with F one of
   wrong_key     the reply's pieces are sealed for another key than the client's
   tampered      one byte of the reply's second piece is changed after sealing
   plaintext     the reply's second piece is sent as plain text
-and `"on": [N, …]` to have a reply fault only on those replies (numbered from 1; default all).
+and `"on": [N, …]` to have a reply fault only on those replies (numbered from 1; default all),
+`"report": {field: value}` to have those fields of the attestation replaced (a hostile one:
+`{"server_verification": {"nonceBinding": "yes"}}`; a field given as null is left out).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class FakeTee:
     def __init__(self, config: Any) -> None:
         self.fault = config.get("fault") if isinstance(config, dict) else None
         self.on = config.get("on") if isinstance(config, dict) else None
+        self.replaced = config.get("report") or {} if isinstance(config, dict) else {}
         if self.fault is not None and self.fault not in FAULTS:
             raise ValueError(f"tee fault {self.fault!r} is not one of {sorted(FAULTS)}")
         self.enclave = ec.generate_private_key(ec.SECP256K1())
@@ -74,7 +77,7 @@ class FakeTee:
         quote[4:8] = (0x81).to_bytes(4, "little")  # TEE type: TDX
         if self.fault == "debug":
             quote[48 + 120] = 1  # tdAttributes bit 0: debug
-        return 200, {
+        report = {
             "verified": self.fault != "unverified",
             "nonce": os.urandom(32).hex() if self.fault == "stale_nonce" else nonce,
             "model": model,
@@ -84,6 +87,8 @@ class FakeTee:
             "intel_quote": quote.hex(),
             "server_verification": {"nonceBinding": {"bound": True}, "tdx": {"valid": True}},
         }
+        report.update(self.replaced)
+        return 200, {name: value for name, value in report.items() if value is not None}
 
     def open_messages(self, messages: list[Any]) -> str | None:
         """Open every message (kept in `plaintexts`); why one cannot be opened, or None."""
