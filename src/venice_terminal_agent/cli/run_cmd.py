@@ -36,7 +36,7 @@ def run_plan(
         text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
         plan = parse_plan(text, "stdin" if source == "-" else source)
     except (OSError, UnicodeDecodeError) as error:
-        typer.echo(f"venice-agent run: cannot read {source}: {_reason(error)}", err=True)
+        typer.echo(f"venice-agent run: cannot read {source}: {_reason(error)}{_elsewhere(source)}", err=True)
         return USAGE_ERROR_STATUS
     except PlanError as error:
         typer.echo(f"venice-agent run: {error}", err=True)
@@ -83,6 +83,14 @@ def _show_end(receipt: Receipt) -> None:
     if receipt.refusal is not None:
         typer.echo(f"refusal: {safe(receipt.refusal)}")
     typer.echo(receipt.summary())
+
+
+def _elsewhere(source: str) -> str:
+    """Where the README's plans are, when one of them is missing: outside a clone, the command
+    shipped alone, without the examples folder."""
+    if Path(source).parts[:1] != ("examples",) or Path(source).exists():
+        return ""
+    return " (the examples are in a clone of the repository; venice-agent demo --tour runs the tour shipped with the command)"
 
 
 def _reason(error: Exception) -> str:

@@ -37,11 +37,15 @@ def usage_line(error: Any, default_command: str) -> str:
         if ctx is not None and ctx.parent is None:  # where a question goes: `--` asks it
             ask = f"to ask it, put it after --: {command} -- {error.name}"
             if error.close == [error.name]:  # `venice-agent --json doctor`: options came first
-                return f"{command}: {error.name} is a command: name it first, {command} {error.name} … ({ask})"
+                return (
+                    f"{command}: {error.name} is a command: name it first, {command} {error.name} … ({ask})"
+                )
             return f"{command}: no such command {error.name}; {did_you_mean(error.close)} ({ask})"
         return f"{command}: {_nearly(error.message, error.close)} ({see})"
     if isinstance(error, NoSuchOption):
-        options = [] if ctx is None else [name for param in ctx.command.get_params(ctx) for name in _opts(param)]
+        options = (
+            [] if ctx is None else [name for param in ctx.command.get_params(ctx) for name in _opts(param)]
+        )
         if close := near_misses(error.option_name, options):
             return f"{command}: no such option {error.option_name}; {did_you_mean(close)} ({see})"
         if asking:

@@ -113,9 +113,7 @@ def _slips(a: str, b: str) -> int:
     for i in range(1, len(a) + 1):
         previous, row = row, [i] + [0] * len(b)
         for j in range(1, len(b) + 1):
-            row[j] = min(
-                previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] != b[j - 1])
-            )
+            row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] != b[j - 1]))
             if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
                 row[j] = min(row[j], before[j - 2] + 1)
         before = previous
