@@ -3,18 +3,23 @@ command alone: its stand-in model and MCP server come with it, and so does its t
 
 Each test runs the real command in a folder that is not the clone, with no key, and with the
 model server's URL on a port where nothing listens: the demo must need neither. The installed
-command itself (a wheel in a fresh environment) is in `test_installed_demo` (slow tier).
+command itself (a wheel in a fresh environment) is tried in the slow tier, last.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pexpect
+import pytest
 
-from cli_support import COMMAND, clean_env, run_cli
+from cli_support import COMMAND, TESTS, clean_env, run_cli
+from test_readme_examples import check_the_demo_block
 from test_repl_pty import ANSI, PROMPT
 
 NOWHERE = "http://127.0.0.1:9"  # nothing listens there: the demo uses its own stand-in
@@ -111,3 +116,53 @@ def test_the_repl_asks_before_the_pretend_paid_tool_and_shows_the_receipt(tmp_pa
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+@pytest.mark.slow
+def test_the_installed_command_runs_the_first_screens_demo_from_any_folder(tmp_path: Path) -> None:
+    """The wheel as `uv build` makes it, installed in a fresh environment outside the clone with
+    the project's locked packages (offline, from uv's cache): no examples folder, no clone on
+    the path. The README's demo block runs as written from a folder of its own."""
+    uv = shutil.which("uv")
+    if uv is None:
+        (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)("uv is not on PATH")
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    for name in ("pyproject.toml", "uv.lock", "README.md"):
+        shutil.copy2(TESTS.parent / name, clone / name)
+    shutil.copytree(TESTS.parent / "src", clone / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    installed = tmp_path / "installed"
+    env = {**os.environ, "UV_OFFLINE": "1", "UV_PROJECT_ENVIRONMENT": str(installed)}
+    env.pop("VIRTUAL_ENV", None)
+    env.setdefault("UV_CACHE_DIR", real_uv_cache(uv))  # the packages are there, not in this test's home
+
+    def uv_run(*args: str) -> None:
+        done = subprocess.run([uv, *args], cwd=clone, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+
+    uv_run("build", "--wheel", "--out-dir", str(tmp_path / "dist"))
+    uv_run("sync", "--frozen", "--no-install-project", "--python", sys.executable)
+    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    uv_run(
+        "pip", "install", "--no-cache", "--python", str(installed / "bin" / "python"), "--no-deps", str(wheel)
+    )
+    shutil.rmtree(clone)  # nothing of the clone is left to lean on
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    check_the_demo_block(elsewhere, installed / "bin")
+    missing = subprocess.run(
+        [installed / "bin" / "venice-agent", "run", "examples/tour.json"],
+        cwd=elsewhere, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert missing.returncode == 2 and "venice-agent demo --tour runs the tour" in missing.stderr
+
+
+def real_uv_cache(uv: str) -> str:
+    """uv's cache as the person running the tests has it (each test has a home of its own)."""
+    from conftest import REAL_HOME
+
+    env = {name: value for name, value in os.environ.items() if name != "XDG_CACHE_HOME"}
+    done = subprocess.run(
+        [uv, "cache", "dir"], env={**env, "HOME": REAL_HOME}, capture_output=True, text=True
+    )
+    return done.stdout.strip()
