@@ -83,11 +83,12 @@ def near_misses(word: str, names: Iterable[str]) -> list[str]:
     """The names `word` may be a slip of the keys for, nearest first: a letter left out, added
     or changed, or two side by side swapped; one slip in a name of up to 7 letters, two in a
     longer one, and the first letter right (people rarely miss it, and without it every short
-    word is near some name). Case and leading dashes do not count: `--modle` is near `--model`."""
-    typed = word.lstrip("-").lower()
+    word is near some name). Case and leading dashes or slashes do not count: `--modle` is near
+    `--model`, `/recipt` near `/receipt`."""
+    typed = word.lstrip("-/").lower()
     found = []
     for name in names:
-        bare = name.lstrip("-").lower()
+        bare = name.lstrip("-/").lower()
         if not typed or not bare or typed[0] != bare[0]:
             continue
         slips = _slips(typed, bare)
