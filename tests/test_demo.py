@@ -53,6 +53,11 @@ def test_the_tour_runs_the_plan_shipped_in_the_package_from_any_folder(tmp_path:
     refused = demo(tmp_path, "--tour", "what?")
     assert refused.returncode == 2
     assert refused.stderr == "venice-agent: demo --tour runs a plan: it takes no question and asks nothing\n"
+    unasked = demo(tmp_path, "--json")
+    assert (unasked.returncode, unasked.stderr) == (
+        2,
+        'venice-agent: demo --json needs a question: venice-agent demo --json "question"\n',
+    )
 
 
 def test_a_question_without_a_terminal_runs_the_read_only_tool_and_asks_nobody(tmp_path: Path) -> None:

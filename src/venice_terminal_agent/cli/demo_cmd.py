@@ -6,7 +6,7 @@ server (`testing.demo_server`, started by the command's own Python), lists the w
 with a built-in tool, then answers. So the REPL, a question with tools, consent and the receipt
 are the real ones, and nothing is paid, sent anywhere or saved. `--tour` runs the plan shipped
 in the package (`testing/demo_tour.json`) on the package's own files, with no model, as `run`
-runs any plan.
+runs any plan. The fake's HTTP parser, h11, comes with uvicorn, a dependency of the agent.
 """
 
 from __future__ import annotations
@@ -113,16 +113,24 @@ def demo_main(question: str | None, *, tour: bool, yes: bool, json_output: bool)
         from .run_cmd import run_plan
 
         return run_plan(str(TOUR), budget=None, json_output=json_output, root=PACKAGE)
+    if json_output and question is None:
+        return fail('demo --json needs a question: venice-agent demo --json "question"')
     import json
     import os
     import tempfile
+    from contextlib import ExitStack
 
     from .ask_cmd import Flags, ask_main
 
-    with tempfile.TemporaryDirectory(prefix="venice-agent-demo-") as folder, stand_in_model() as base_url:
-        config = Path(folder) / "mcp.json"
-        server = {"command": sys.executable, "args": ["-m", "venice_terminal_agent.testing.demo_server"]}
-        config.write_text(json.dumps({"mcpServers": {"demo": server}}), encoding="utf-8")
+    with ExitStack() as started:
+        try:
+            folder = started.enter_context(tempfile.TemporaryDirectory(prefix="venice-agent-demo-"))
+            base_url = started.enter_context(stand_in_model())
+            config = Path(folder) / "mcp.json"
+            server = {"command": sys.executable, "args": ["-m", "venice_terminal_agent.testing.demo_server"]}
+            config.write_text(json.dumps({"mcpServers": {"demo": server}}), encoding="utf-8")
+        except OSError as error:  # no loopback port, no temporary folder
+            return fail(f"demo: the stand-ins cannot start: {error.strerror or error}")
         os.environ.update(DEMO_ENVIRONMENT)
         print(f"venice-agent demo: {INTRO}", file=sys.stderr)
         flags = Flags(
