@@ -166,11 +166,11 @@ def test_the_installed_command_runs_the_first_screens_demo_from_any_folder(tmp_p
 
 
 def real_uv_cache(uv: str) -> str:
-    """uv's cache as the person running the tests has it (each test has a home of its own)."""
-    from conftest import REAL_HOME
+    """uv's cache as the person running the tests has it: each test has a home of its own (and
+    under xdist even the session's HOME is one), so the home is the account's, from passwd."""
+    import pwd
 
     env = {name: value for name, value in os.environ.items() if name != "XDG_CACHE_HOME"}
-    done = subprocess.run(
-        [uv, "cache", "dir"], env={**env, "HOME": REAL_HOME}, capture_output=True, text=True
-    )
+    env["HOME"] = pwd.getpwuid(os.getuid()).pw_dir
+    done = subprocess.run([uv, "cache", "dir"], env=env, capture_output=True, text=True, check=True)
     return done.stdout.strip()
