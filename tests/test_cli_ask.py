@@ -46,6 +46,7 @@ def test_missing_key_says_what_to_set_and_where_to_get_it() -> None:
     line = one_line_error(invoke("what is MCP?"))
     assert line.startswith("venice-agent: no Venice API key: set VENICE_API_KEY")
     assert "https://venice.ai/settings/api" in line
+    assert line.endswith("or try the agent without one: venice-agent demo")
 
 
 def test_missing_key_is_the_same_for_the_repl() -> None:

@@ -196,3 +196,27 @@ async def test_command_exits_1_when_the_script_ran_out() -> None:
     process.send_signal(signal.SIGTERM)
     assert await process.wait() == 1
     assert b"ran out" in await process.stderr.read()
+
+
+async def test_a_script_looped_by_question_starts_each_question_at_its_first_reply() -> None:
+    """`loop: "question"` (the demo's stand-in): the reply is the one for this question's model
+    turn, whatever an earlier question left undone; a request without tools gets the last."""
+    script = {"loop": "question", "replies": [{"tool_calls": [{"name": "echo"}]}, {"text": "done"}]}
+    tools = [{"type": "function", "function": {"name": "echo", "parameters": {"type": "object"}}}]
+    turn = [{"role": "assistant", "content": None, "tool_calls": [call("c1")]}]
+    turn += [{"role": "tool", "tool_call_id": "c1", "content": "echoed"}]
+    async with FakeVenice(script) as fake:
+        client = AsyncOpenAI(api_key="k", base_url=fake.base_url, max_retries=0)
+
+        async def reply(messages: list, **extra) -> dict:
+            done = await client.chat.completions.create(model="m", messages=messages, **extra)
+            return done.choices[0].message.to_dict()
+
+        first = await reply([USER], tools=tools)  # a question whose call was never answered
+        again = await reply([USER], tools=tools)  # the next question starts over
+        second = await reply([USER, *turn], tools=tools)
+        later = await reply([USER, *turn, {"role": "assistant", "content": "x"}, USER, *turn], tools=tools)
+        without_tools = await reply([USER])
+        await client.close()
+    assert [m["tool_calls"][0]["function"]["name"] for m in (first, again)] == ["echo", "echo"]
+    assert second["content"] == later["content"] == without_tools["content"] == "done"

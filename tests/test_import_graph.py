@@ -117,7 +117,8 @@ LAYERS: dict[str, set[str]] = {
     "bot": {"core", "store", "tools", "model", "mcp", "agent"},
     "testing": {"core", "model"},  # the scripted fakes
     "serve": BELOW_FRONTS,
-    "cli": BELOW_FRONTS | {"serve"},  # `venice-agent serve` starts the service
+    # `venice-agent serve` starts the service; `venice-agent demo`, the stand-in model of `testing`
+    "cli": BELOW_FRONTS | {"serve", "testing"},
     "__main__": {"cli"},
 }
 

@@ -97,6 +97,8 @@ def test_tools_call_usage_errors(paged_only):
     config = paged_only
     done = venice_agent("tools", "call", "nope", "{}", "--mcp-config", str(config))
     assert done.returncode == 2 and "there is no tool named 'nope' (tools: big, broken" in done.stderr
+    done = venice_agent("tools", "call", "read_ntoe", "{}", "--mcp-config", str(config))
+    assert "there is no tool named 'read_ntoe'; did you mean read_note? (tools: big," in done.stderr
     done = venice_agent("tools", "call", "read_note", "[1]", "--mcp-config", str(config))
     assert done.returncode == 2 and "the arguments are a JSON object" in done.stderr
     done = venice_agent("tools", "call", "read_note", "{", "--mcp-config", str(config))

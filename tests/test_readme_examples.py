@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_support import COMMAND
+from cli_support import COMMAND, PYTHON, fake_venice
 from servers.net import free_port
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -85,3 +85,82 @@ def test_the_install_section_names_the_package_to_uninstall_and_how_to_find_the_
     for words in (["tool", "update-shell"], ["tool", "uninstall"], ["tool", "install"]):
         done = subprocess.run(["uv", *words, "--help"], capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stderr
+
+
+def first_screen() -> str:
+    """What a reader sees first: the README up to its first `##` section."""
+    return README.read_text(encoding="utf-8").split("\n## ", 1)[0]
+
+
+def run_block(
+    block: str, folder: Path, bin_folder: Path | str, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """A README shell block run as pasted, in `folder`, with the command from `bin_folder`, no
+    key and nothing of the user's (`env` adds to it)."""
+    variables = {
+        "PATH": f"{bin_folder}{os.pathsep}{os.environ['PATH']}",
+        "HOME": str(folder),
+        "XDG_DATA_HOME": str(folder / "data"),
+        "XDG_CONFIG_HOME": str(folder / "config"),
+        **env,
+    }
+    return subprocess.run(
+        ["bash", "-c", f"set -e\n{block}"],
+        cwd=folder, env=variables, capture_output=True, text=True, timeout=120, check=False,
+        stdin=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+
+
+def check_the_demo_block(folder: Path, bin_folder: Path) -> None:
+    """The first screen's "Try it without a key" block, as written, in a folder that is no clone,
+    with no key and the model server's URL where nothing listens."""
+    block = sh_block_after("**Try it without a key**")
+    assert block.splitlines()[0].startswith("venice-agent demo --tour ")
+    done = run_block(block, folder, bin_folder, VENICE_BASE_URL="http://127.0.0.1:9")
+    assert done.returncode == 0, done.stderr
+    assert "stopped: answered · 3 calls · 4 rounds" in done.stdout  # the tour
+    assert "played by a stand-in" in done.stdout  # the question
+    assert "stopped: answered · 2 calls proposed: 1 ran, 1 not run (no one to ask)" in done.stdout
+    assert "/help for commands" in done.stderr  # and the REPL, which left at once: no input
+
+
+def test_the_first_screen_says_what_it_is_how_to_install_try_ask_and_add_servers(tmp_path: Path) -> None:
+    screen = first_screen()
+    assert len(screen.splitlines()) <= 50
+    for lead in ("A terminal agent", "**Install**", "**Try it without a key**", "**Ask a real model**"):
+        assert f"\n{lead}" in screen, lead
+    assert "**Add your own MCP servers**" in screen
+    install = README.read_text(encoding="utf-8").split("## Install", 1)[1].split("\n## ", 1)[0]
+    for command in re.findall(r"`(uv tool install [^`]+)`", screen):  # as the Install section says
+        assert command in install, command
+    check_the_demo_block(tmp_path, Path(COMMAND).parent)
+
+
+def test_the_first_screen_asks_and_adds_an_mcp_server_as_written(tmp_path: Path) -> None:
+    """Against the fake Venice; `uvx` would download mcp-server-time and Apify is on the
+    network, which a test machine has not: a stand-in `uvx` runs the copy the tests installed,
+    and Apify's URL is one where nothing listens (its tools are then left out, as said)."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    uvx = tools / "uvx"
+    uvx.write_text(f'#!/bin/sh\n[ "$1" = mcp-server-time ] && shift\nexec {PYTHON} -m mcp_server_time "$@"\n')
+    uvx.chmod(0o755)
+    asking = sh_block_after("**Ask a real model**")
+    servers = sh_block_after("**Add your own MCP servers**")
+    script = [
+        {"text": "Website Content Crawler, or apify/hacker-news-scraper."},
+        {"tool_calls": [{"name": "get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}]},
+        {"text": "I could not ask the clock."},
+    ]
+    with fake_venice(script, tmp_path) as fake:
+        env = {"VENICE_BASE_URL": fake.base_url, "APIFY_MCP_URL": "http://127.0.0.1:9/mcp"}
+        path = f"{tools}{os.pathsep}{Path(COMMAND).parent}"
+        asked = run_block(asking, tmp_path, path, **env)
+        added = run_block(servers, tmp_path, path, VENICE_API_KEY="test-key", **env)
+        bodies = fake.chat_bodies()
+    assert asked.returncode == 0, asked.stderr
+    assert asked.stdout.startswith("Website Content Crawler")
+    assert added.returncode == 0, added.stderr
+    assert "get_current_time" in added.stdout  # tools list, then the question's receipt
+    assert "stopped: answered" in added.stdout and "skipped get_current_time" in added.stderr
+    assert len(bodies) == 3 and bodies[1]["messages"][-1]["content"] == "What time is it in Tokyo?"

@@ -84,13 +84,16 @@ async def test_a_question_is_answered_and_its_receipt_kept_for_slash_receipt() -
 
 
 async def test_slash_commands() -> None:
-    loop, agent, out = repl("one", "/tools", "/clear", "/receipt", "/nope", "/help", "/quit", "never asked")
+    loop, agent, out = repl(
+        "one", "/tools", "/clear", "/receipt", "/nope", "/recipt", "/help", "/quit", "never asked"
+    )
     await loop.run()
     text = out.getvalue()
     assert "asks echo" in text  # the stand-in's tool is not read-only
     assert "conversation cleared" in text and agent.history == []
     assert "no question asked yet" in text
     assert "unknown command /nope; /help lists them" in text
+    assert "unknown command /recipt; did you mean /receipt? (/help lists them)" in text
     assert "/reload" in text and "Ctrl+C while a question runs cancels it" in text
     assert "never asked" not in text
 

@@ -133,3 +133,15 @@ def test_a_paid_call_in_a_plan_with_no_one_to_ask_stops_it_and_says_so(tmp_path:
         "charge did not run: this call needs the user's yes and there was no one to ask, so the plan stops here"
     )
     assert receipt["proposed"] == [{"tool": "charge", "arguments": {"amount": 5}, "outcome": "no_one_to_ask"}]
+
+
+def test_a_readme_plan_run_outside_a_clone_says_where_the_examples_are(tmp_path: Path) -> None:
+    """The installed command has no examples folder: the README's plan is missing outside a
+    clone, and the line says which command runs the tour shipped with it."""
+    done = venice_agent("run", "examples/tour.json", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == (
+        "venice-agent run: cannot read examples/tour.json: No such file or directory (the examples "
+        "are in a clone of the repository; venice-agent demo --tour runs the tour shipped with the command)\n"
+    )
+    assert "demo --tour" not in venice_agent("run", "mine.json", cwd=tmp_path).stderr

@@ -40,7 +40,10 @@ from .core.defaults import (
 )
 from .core.errors import ConfigError
 
-VENICE_KEY_HELP = "set VENICE_API_KEY (environment or .env); get a key at https://venice.ai/settings/api"
+VENICE_KEY_HELP = (
+    "set VENICE_API_KEY (environment or .env); get a key at https://venice.ai/settings/api, "
+    "or try the agent without one: venice-agent demo"
+)
 USER_CONFIG_FILE = "config.toml"
 
 # The user config file's keys (what `config set` takes) and the setting each one is.

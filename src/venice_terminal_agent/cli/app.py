@@ -20,6 +20,7 @@ from ..core.errors import CRASHED
 from ..core.exits import USAGE_ERROR_STATUS, Exit, exit_statuses
 from .bot_app import add_bot_commands
 from .config_cmd import add_config_commands
+from .demo_cmd import add_demo_command
 from .fronts_app import add_front_commands
 from .group import DefaultCommandGroup, add_crash_status, command_group, declare_lazily
 from .mcp_front_app import add_mcp_front_command
@@ -54,7 +55,7 @@ app = typer.Typer(
         "A terminal agent on a deterministic loop: every run stops for a named reason "
         "and prints a receipt.\n\n"
         "Asking needs VENICE_API_KEY (https://venice.ai/settings/api); Apify's anonymous tools "
-        "work without a token.\n\n"
+        "work without a token. venice-agent demo tries it all without a key.\n\n"
         "\b\n"
         'venice-agent "Which Actor scrapes Hacker News?"  # ask once\n'
         "venice-agent                                     # chat (Ctrl+D leaves)\n"
@@ -67,7 +68,8 @@ app = typer.Typer(
         'venice-agent -s @style.md "review this"          # an instruction of yours, this run\n'
         'git diff | venice-agent "review this"            # piped text goes with the question\n'
         'venice-agent --web-search on "news on Venice?"   # sources listed under the answer\n'
-        "venice-agent run examples/tour.json              # a plan, offline"
+        "venice-agent run examples/tour.json              # a plan, offline\n"
+        "venice-agent demo                                # a stand-in model: no key, no network"
     ),
     epilog=(
         "Settings: a flag wins over the environment, which wins over .env, which wins over the "
@@ -80,6 +82,8 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+add_demo_command(app)  # first in the list of commands: the way to try it without a key
 
 
 @app.command()

@@ -63,8 +63,28 @@ class DefaultCommandGroup(TyperGroup):
         if first is None and ctx.resilient_parsing:
             return super().parse_args(ctx, args)  # completing a command's name: offer them all
         if first is None or (first not in self.list_commands(ctx) and first not in ("--help", "-h")):
+            if not ctx.resilient_parsing:
+                self._refuse_a_slip(ctx, args)
             args = [DEFAULT_COMMAND, *args]
         return super().parse_args(ctx, args)
+
+    def _refuse_a_slip(self, ctx: Context, args: list[str]) -> None:
+        """`venice-agent docter`: a command's name with a slip of the keys is not a question to
+        pay for; the line names the command meant. After `--` a word is asked as it is."""
+        word = _question_word(self.get_command(ctx, DEFAULT_COMMAND), args)
+        if word is None:
+            return
+        from ..core.wording import near_misses
+
+        shown = [name for name in self.list_commands(ctx) if not self._hidden(name)]
+        if close := near_misses(word, shown):
+            from .usage import NoSuchCommand
+
+            raise NoSuchCommand(word, close, ctx)
+
+    def _hidden(self, name: str) -> bool:
+        command = self.commands.get(name) or self.declared[name].info
+        return bool(command.hidden)
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         """Click's main, except that a usage error is one line of ours, never Typer's usage
@@ -134,6 +154,43 @@ class DefaultCommandGroup(TyperGroup):
         with formatter.section("Options"):
             formatter.write_dl([*OWN_OPTIONS.items(), *_option_rows(self, ctx, help_too=True)])
         self.format_commands(ctx, formatter)
+
+
+def _question_word(command: Any, args: list[str]) -> str | None:
+    """The question in the default command's `args` when it is one word (letters and dashes)
+    before any `--`: what a command's name with a slip in it looks like."""
+    takes_value = {
+        name
+        for param in command.params
+        if param.param_type_name == "option" and not param.is_flag and not param.count
+        for name in param.opts
+    }
+    after_option = False
+    for arg in args:
+        if after_option:
+            after_option = False
+        elif arg == "--":
+            return None
+        elif arg.startswith("-") and len(arg) > 1:
+            after_option = arg in takes_value
+        else:
+            return arg if arg.replace("-", "").replace("_", "").isalpha() else None
+    return None
+
+
+class SubcommandGroup(TyperGroup):
+    """A command with subcommands (`tools`, `sessions`): a name with a slip in it gets the one
+    wording of the main group ("no such command lst; did you mean list?")."""
+
+    def resolve_command(self, ctx: Context, args: list[str]) -> Any:
+        name = args[0] if args else "-"
+        if not name.startswith("-") and self.get_command(ctx, name) is None and not ctx.resilient_parsing:
+            from ..core.wording import near_misses
+            from .usage import NoSuchCommand
+
+            shown = [name for name, command in self.commands.items() if not command.hidden]
+            raise NoSuchCommand(name, near_misses(name, shown), ctx)
+        return super().resolve_command(ctx, args)
 
 
 class _Declared:
@@ -276,6 +333,7 @@ def _commands(app: typer.Typer) -> list[Any]:
 def command_group(parent: typer.Typer, name: str, help: str) -> typer.Typer:
     """A command with subcommands (`tools`, `store`) added to `parent`: alone, it shows its help."""
     group = typer.Typer(
+        cls=SubcommandGroup,
         name=name,
         help=help,
         no_args_is_help=True,

@@ -124,7 +124,11 @@ class Repl:
         name, _, rest = text.strip().partition(" ")
         handler = self.commands.get(name.lower())
         if handler is None:
-            self.warn_to.print(Text(f"unknown command {safe(name)}; /help lists them", style="yellow"))
+            from ..core.wording import did_you_mean, near_misses
+
+            close = did_you_mean(near_misses(name, self.commands))
+            said = f"{close} (/help lists them)" if close else "/help lists them"
+            self.warn_to.print(Text(f"unknown command {safe(name)}; {said}", style="yellow"))
             return True
         return await handler(rest.strip())
 

@@ -38,10 +38,10 @@ def run_plan(
         text = _stdin() if source == "-" else read_text(source, source, error=PlanError)
         plan = parse_plan(text, "stdin" if source == "-" else source)
     except (OSError, UnicodeDecodeError) as error:
-        typer.echo(f"venice-agent run: cannot read {source}: {_reason(error)}", err=True)
+        typer.echo(f"venice-agent run: cannot read {source}: {_reason(error)}{_elsewhere(source)}", err=True)
         return USAGE_ERROR_STATUS
     except PlanError as error:
-        typer.echo(f"venice-agent run: {error}", err=True)
+        typer.echo(f"venice-agent run: {error}{_elsewhere(source)}", err=True)
         return USAGE_ERROR_STATUS
     if root is not None and not os.path.isdir(root):
         typer.echo(f"venice-agent run: --root {root} is not a folder", err=True)
@@ -93,6 +93,14 @@ def _stdin() -> str:
     if len(text) > CONFIG_LIMIT:
         raise PlanError(f"stdin: over {size_text(CONFIG_LIMIT)}, the most a plan may be")
     return text
+
+
+def _elsewhere(source: str) -> str:
+    """Where the README's plans are, when one of them is missing: outside a clone, the command
+    shipped alone, without the examples folder."""
+    if Path(source).parts[:1] != ("examples",) or Path(source).exists():
+        return ""
+    return " (the examples are in a clone of the repository; venice-agent demo --tour runs the tour shipped with the command)"
 
 
 def _reason(error: Exception) -> str:

@@ -148,10 +148,17 @@ async def _call(
     async with open_runtime(settings, servers, model=False, on_status=_progress(False)) as runtime:
         box = runtime.mcp
         if name not in box:  # its server may be one that did not start: the one line says why
-            known = ", ".join(sorted(spec.name for spec in box.specs())) or "none"
+            from ..core.wording import did_you_mean, near_misses
+
+            names = sorted(spec.name for spec in box.specs())
+            close = did_you_mean(near_misses(name, names))
             among = " among the servers that started" if box.failures else ""
+            nearly = f"; {close}" if close else ""
             failed = ": " + " · ".join(box.failures) if box.failures else ""
-            return _fail("tools call", f"there is no tool named {name!r}{among} (tools: {known}){failed}")
+            known = ", ".join(names) or "none"
+            return _fail(
+                "tools call", f"there is no tool named {name!r}{among}{nearly} (tools: {known}){failed}"
+            )
         for failure in box.failures:
             typer.echo(f"venice-agent tools call: {safe(failure)}", err=True)
         tools = consent(box, yes)

@@ -1,11 +1,14 @@
 """The one place for wordings said on several paths: how many of something ("1 call", "2
-calls", "The 1 tool call … is"), an empty answer, a call nobody can be asked about.
+calls", "The 1 tool call … is"), an empty answer, a call nobody can be asked about, a name
+that was nearly right ("did you mean doctor?").
 
 Every count a person reads goes through `plural`, so no message says "1 calls" or "All 1
 tool calls". It imports nothing: the loop core uses it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
 
 EMPTY_RESPONSE = "(empty response)"
 
@@ -74,3 +77,45 @@ def cap_above_balance(cap: float, balance: float) -> str:
         f"--max-usd ${cap:,.2f} is above the account's balance (${balance:,.2f}): "
         "a question may end on an empty balance (402) before the cap"
     )
+
+
+def near_misses(word: str, names: Iterable[str]) -> list[str]:
+    """The names `word` may be a slip of the keys for, nearest first: a letter left out, added
+    or changed, or two side by side swapped; one slip in a name of up to 7 letters, two in a
+    longer one, and the first letter right (people rarely miss it, and without it every short
+    word is near some name). Case and leading dashes or slashes do not count: `--modle` is near
+    `--model`, `/recipt` near `/receipt`."""
+    typed = word.lstrip("-/").lower()
+    found = []
+    for name in names:
+        bare = name.lstrip("-/").lower()
+        if not typed or not bare or typed[0] != bare[0]:
+            continue
+        slips = _slips(typed, bare)
+        if slips <= (1 if len(bare) <= 7 else 2):
+            found.append((slips, name))
+    return [name for _, name in sorted(found, key=lambda pair: pair[0])]
+
+
+def did_you_mean(names: Sequence[str]) -> str:
+    """The question after a name that was nearly right: "did you mean doctor?", "did you mean
+    list or last?"; "" for no name."""
+    if not names:
+        return ""
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    return f"did you mean {listed}?"
+
+
+def _slips(a: str, b: str) -> int:
+    """How many slips turn `a` into `b`: letters left out, added, changed, or swapped side by side
+    (the optimal string alignment distance)."""
+    before: list[int] = []
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        previous, row = row, [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], before[j - 2] + 1)
+        before = previous
+    return row[len(b)]

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..core.costs import Prices
 from ..core.record import Record
+from ..core.wording import did_you_mean
 
 BALANCE = {"usd": "x-venice-balance-usd", "diem": "x-venice-balance-diem"}
 DEPRECATION = ("x-venice-model-deprecation-warning", "x-venice-model-deprecation-date")
@@ -161,9 +162,8 @@ def unlisted(model: str, models: Any, where: str) -> str:
     near = [i for i in ids if low in i.lower() or i.lower() in low]
     near += [i for i in difflib.get_close_matches(model, ids, n=3) if i not in near]
     near = (near or difflib.get_close_matches(model, ids, n=3, cutoff=0.0))[:3]
-    named = " or ".join([", ".join(near[:-1]), near[-1]] if len(near) > 1 else near)
     return (
-        f"{model} is not a model {where} lists: did you mean {named}? (venice-agent models lists "
+        f"{model} is not a model {where} lists: {did_you_mean(near)} (venice-agent models lists "
         f"all {len(ids)}; pass --model or set VENICE_MODEL)"
     )
 

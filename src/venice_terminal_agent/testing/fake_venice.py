@@ -16,7 +16,9 @@ default, picks a free one; `--record FILE` appends every request it sees as a JS
 
 Script: a list of replies, or an object
   replies   one reply per POST /chat/completions, in order
-  loop      true: start over when the replies run out (benchmarks, demos)
+  loop      true: start over when the replies run out (benchmarks); "question": start over
+            at each question, the reply for its Nth model turn the Nth (the last one for any
+            turn after, and for a request without tools), whatever came before (demos)
   models    model ids served by GET /models (default ["fake-model"])
   traits    the `data` of GET /models/traits (default: default and function_calling_default
             name the first model; {} makes discovery find nothing)

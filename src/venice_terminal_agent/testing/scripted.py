@@ -154,7 +154,7 @@ class Scripted:
         above = replies.above_maximum(body, self.script.get("output_maximum"))
         if above is not None:  # Venice's own refusal, before any reply is used
             return Answer(400, [], {"error": above})
-        reply = self._take()
+        reply = self._take(body)
         if reply is None:
             return Answer(500, [("x-should-retry", "false")], {"error": self.exhausted})
         number = self._next
@@ -205,8 +205,11 @@ class Scripted:
             )
         return None
 
-    def _take(self) -> dict[str, Any] | None:
+    def _take(self, body: dict[str, Any]) -> dict[str, Any] | None:
         script = self.script["replies"]
+        if self.script.get("loop") == "question" and script:  # this question's round, whatever came before
+            self._next += 1
+            return script[-1] if not body.get("tools") else script[min(_rounds(body), len(script) - 1)]
         if self._next >= len(script) and self.script.get("loop") and script:
             self._next = 0
         if self._next >= len(script):
@@ -229,6 +232,16 @@ class Scripted:
             "x-venice-version": "fake",
         }
         return [*venice.items(), *((k, str(v)) for k, v in self.script.get("headers", {}).items())]
+
+
+def _rounds(body: dict[str, Any]) -> int:
+    """How many model turns this question has had: the assistant messages after its last user one."""
+    turns = 0
+    for message in reversed(body["messages"]):
+        if message.get("role") == "user":
+            break
+        turns += message.get("role") == "assistant"
+    return turns
 
 
 def root_path(script: dict[str, Any]) -> str:
