@@ -400,8 +400,9 @@ async def test_the_replay_shows_a_declined_call_failed_and_leaves_out_what_is_ou
     [
         (("--max-usd", "0.05"), {}, "a money cap needs the model's prices"),
         ((), {"VENICE_API_KEY": ""}, "no Venice API key: set VENICE_API_KEY"),
+        (("--model", "fake-modle"), {}, "fake-modle is not a model"),
     ],
-    ids=["a money cap on a model without prices", "no key"],
+    ids=["a money cap on a model without prices", "no key", "a model the server does not list"],
 )
 async def test_a_session_that_cannot_start_is_refused_with_why_and_the_agent_serves_on(
     tmp_path: Path, args: tuple[str, ...], env: dict[str, str], line: str

@@ -449,8 +449,9 @@ def test_the_money_cap_is_the_servers_or_lower_whatever_the_client_asks() -> Non
     [
         (("--max-usd", "0.50"), {}, "a money cap needs the model's prices"),
         ((), {"VENICE_API_KEY": ""}, "no Venice API key: set VENICE_API_KEY"),
+        (("--model", "fake-modle"), {}, "fake-modle is not a model"),
     ],
-    ids=["a money cap on a model without prices", "no key"],
+    ids=["a money cap on a model without prices", "no key", "a model the server does not list"],
 )
 async def test_a_question_that_cannot_start_is_a_tool_error_saying_why(
     tmp_path: Path, args: tuple[str, ...], env: dict[str, str], line: str

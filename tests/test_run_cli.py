@@ -141,7 +141,7 @@ def test_a_readme_plan_run_outside_a_clone_says_where_the_examples_are(tmp_path:
     done = venice_agent("run", "examples/tour.json", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr == (
-        "venice-agent run: cannot read examples/tour.json: No such file or directory (the examples "
+        "venice-agent run: examples/tour.json: no such file (the examples "
         "are in a clone of the repository; venice-agent demo --tour runs the tour shipped with the command)\n"
     )
     assert "demo --tour" not in venice_agent("run", "mine.json", cwd=tmp_path).stderr
