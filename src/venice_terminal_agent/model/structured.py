@@ -20,6 +20,7 @@ RETRY = (
     "Your answer does not match the JSON schema: {error}. Answer again with only the JSON value, "
     "matching the schema exactly."
 )
+ASKING_AGAIN = "the answer did not match --schema: {error}; asking the model once more"
 IN_QUESTION = (
     "\n\nAnswer with only a JSON value (no prose, no code fence) that matches this JSON schema:\n{schema}"
 )
@@ -35,7 +36,8 @@ def load_schema(given: str) -> dict[str, Any]:
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
-            raise ConfigError(f"{where}: cannot read it ({error.__class__.__name__}: {error})") from None
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            raise ConfigError(f"{where}: cannot read it ({reason.lower()})") from None
     try:
         schema = read_json(text)
     except ValueError as error:
