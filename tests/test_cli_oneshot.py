@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from cli_support import COMMAND, clean_env, fake_venice, in_read_only_folder, mcp_config
+from cli_support import COMMAND, clean_env, fake_venice, in_read_only_folder, mcp_config, run_probe
 
 
 def ask(
@@ -506,3 +506,23 @@ def test_banner_and_errors_go_to_stderr_and_stdout_holds_answers_and_receipts(tm
     assert failed.returncode == 7
     assert [line.split(" · ")[0] for line in failed.stdout.splitlines()] == ["stopped: model_error"]
     assert "bad request" in failed.stderr
+
+
+def test_a_librarys_python_warning_never_reaches_the_person_unless_asked_for(tmp_path: Path) -> None:
+    probe = (  # the command's own entry point, with a library warning on the way to any command
+        "import sys, warnings\n"
+        "import venice_terminal_agent.cli.app as app\n"
+        "command = app.main\n"
+        "def noisy():\n"
+        "    warnings.warn('ping is removed', UserWarning)\n"
+        "    command()\n"
+        "app.main = noisy\n"
+        "sys.argv = ['venice-agent', '--version']\n"
+        "from venice_terminal_agent.cli.start import main\n"
+        "main()\n"
+    )
+    env = clean_env(tmp_path, "http://127.0.0.1:9")
+    quiet = run_probe(probe, env=env, cwd=tmp_path)
+    assert quiet.stderr == "" and quiet.stdout.startswith("venice-agent ")
+    asked = run_probe(probe, env={**env, "PYTHONWARNINGS": "always"}, cwd=tmp_path)
+    assert "UserWarning: ping is removed" in asked.stderr  # -W / PYTHONWARNINGS: shown as Python does
