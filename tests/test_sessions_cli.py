@@ -34,7 +34,7 @@ class Cli:
         self, *args: str, folder: Path | None = None, stdin: str | None = None, **env: str
     ) -> subprocess.CompletedProcess[str]:
         # Asking gets the test's servers; the other commands take no --mcp-config first.
-        asking = not args or args[0] not in ("sessions", "config", "chat")
+        asking = not args or args[0] not in ("sessions", "config", "chat", "logs")
         servers = ["--mcp-config", str(self.servers)] if asking else []
         variables: dict[str, str | None] = {"VENICE_MODEL": None, **self.env, **env}
         return run_cli(self.tmp_path, self.base_url, *servers, *args, stdin=stdin, cwd=folder, **variables)
