@@ -103,6 +103,7 @@ def test_the_cost_cap_refuses_before_the_first_request_and_a_cap_needs_prices(tm
     )
     assert done.returncode == 8 and bodies == []
     assert "stopped before model request 1: it could cost up to $0.04" in done.stderr  # why: stderr
+    assert done.stdout == "stopped: cost_cap · 0 calls · 0 tokens · $0.00\n"  # no round: no request made
     assert "of the $0.0001 cap is left" in done.stderr
     done, bodies = ask(tmp_path, [], "go", MAX_USD="1", servers=False)
     assert done.returncode == 2 and bodies == []

@@ -383,6 +383,8 @@ class Agent:
                 tally=tally,
             )
         receipt = receipt.replace(
+            # A round stopped before its request (the money cap, the window) was not made.
+            rounds=min(receipt.rounds, planner.requests),
             model=planner.served_by or self.model,
             usage=planner.usage,
             cost_usd=planner.cost if planner.requests else 0.0,
