@@ -227,21 +227,15 @@ class Renderer:
             self._status = None
 
 
-def short_count(count: int) -> str:
-    """1234 -> 1.2k, 1500000 -> 1.5M: a count read at a glance."""
-    for size, unit in ((1_000_000, "M"), (1000, "k")):
-        if count >= size:
-            return f"{count / size:.1f}".removesuffix(".0") + unit
-    return str(count)
-
-
 def thought_line(receipt: Receipt, characters: int) -> str:
     """`thought for 1.2k tokens`: the reasoning tokens the server counted, else the length."""
+    from ..core.context import short
+
     details = (receipt.usage or {}).get("completion_tokens_details")
     counted = details.get("reasoning_tokens") if isinstance(details, dict) else None
     if isinstance(counted, int) and counted > 0:
-        return f"thought for {short_count(counted)} tokens"
-    return f"thought for {short_count(characters)} characters"
+        return f"thought for {short(counted)} tokens"
+    return f"thought for {short(characters)} characters"
 
 
 def balance_line(balance: dict[str, str] | None) -> str | None:

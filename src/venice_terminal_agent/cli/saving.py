@@ -43,7 +43,9 @@ def folder() -> str:
 
 
 def short_tokens(count: int) -> str:
-    return f"{count:,} tokens" if count < 10_000 else f"{count // 1000}k tokens"
+    from ..core.context import short
+
+    return f"{short(count)} tokens"
 
 
 @dataclass
