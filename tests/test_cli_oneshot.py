@@ -527,3 +527,14 @@ def test_a_librarys_python_warning_never_reaches_the_person_unless_asked_for(tmp
     assert quiet.stderr == "" and quiet.stdout.startswith("venice-agent ")
     asked = run_probe(probe, env={**env, "PYTHONWARNINGS": "always"}, cwd=tmp_path)
     assert "UserWarning: ping is removed" in asked.stderr  # -W / PYTHONWARNINGS: shown as Python does
+
+
+def test_quiet_drops_the_banner_from_a_one_shot_question(tmp_path: Path) -> None:
+    with fake_venice([{"text": "hello"}, {"text": "hello"}], tmp_path) as fake:
+        env = clean_env(tmp_path, fake.base_url, VENICE_MODEL="fake-model")
+        run = [COMMAND, "--no-mcp", "hi"]
+        loud = subprocess.run(run, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        quiet = subprocess.run([*run, "-q"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert loud.stderr.startswith("venice-agent\n  model  fake-model")
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    assert quiet.stdout == loud.stdout and quiet.stdout.startswith("hello\nstopped: answered")

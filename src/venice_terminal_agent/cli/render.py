@@ -180,7 +180,7 @@ class Renderer:
             # Why it stopped is a warning: on stderr beside the progress (a one-shot's stdout
             # holds the answer and the receipt line alone).
             say(self.console, safe(receipt.refusal), "yellow", soft_wrap=True)
-        say(self.out, receipt.summary(), "dim")
+        say(self.out, safe(receipt.summary()), "dim")  # a tool's name is a server's text
 
     def close(self) -> None:
         self._stop_spinner()

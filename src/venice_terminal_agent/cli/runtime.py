@@ -66,6 +66,7 @@ class Flags(Record):
     reasoning_effort: str | None = None  # --reasoning-effort LEVEL
     no_thinking: bool = False  # --no-thinking
     quiet_thinking: bool = False  # --quiet-thinking: one line instead of the thinking text
+    quiet: bool = False  # -q: no banner
 
     def asking(self) -> Any:
         """The request options these flags ask for (`model.options.RequestOptions`), or None."""
