@@ -138,7 +138,7 @@ class TerminalApprover:
             say(self.console, declined, "dim")
         return approved
 
-    async def sampling(self, request: Call, spec: ToolSpec | None) -> bool | CallOutcome:
+    async def sampling(self, request: Call, spec: ToolSpec | None) -> bool | CallOutcome | Grant:
         """A server's sampling request: the server, what it asks (a preview) and its token limit."""
         server = safe(spec.server if spec is not None and spec.server else "a server")
         if not self.interactive:
