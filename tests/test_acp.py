@@ -393,3 +393,108 @@ async def test_the_replay_shows_a_declined_call_failed_and_leaves_out_what_is_ou
     assert declined.title == '→ charge({"amount": 2})' and declined.kind == "other"
     assert unanswered.status == "failed" and unanswered.tool_call_id != declined.tool_call_id
     assert updates[3].content.text == "Not charged."
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "line"),
+    [
+        (("--max-usd", "0.05"), {}, "a money cap needs the model's prices"),
+        ((), {"VENICE_API_KEY": ""}, "no Venice API key: set VENICE_API_KEY"),
+    ],
+    ids=["a money cap on a model without prices", "no key"],
+)
+async def test_a_session_that_cannot_start_is_refused_with_why_and_the_agent_serves_on(
+    tmp_path: Path, args: tuple[str, ...], env: dict[str, str], line: str
+) -> None:
+    with fake_venice([{"text": "never"}], tmp_path) as fake:
+        async with editor_on(tmp_path, fake, allow, "--no-mcp", *args, **env) as (_editor, conn):
+            for _ in range(2):  # each session says it; the agent is still there
+                with pytest.raises(RequestError) as refused:
+                    await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+                assert refused.value.code != -32603
+                assert str(refused.value).startswith(line), refused.value
+            again = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+            assert again.agent_info.name == "venice-agent"
+    assert fake.chat_bodies() == []
+    assert line in (tmp_path / "acp.stderr").read_text()  # and in the editor's log
+
+
+async def test_the_models_reasoning_streams_as_thought_chunks_never_as_the_answer(tmp_path: Path) -> None:
+    script = [{"reasoning_content": "Let me think about 2+2.", "text": "Four."}]
+    with fake_venice(script, tmp_path) as fake:
+        async with editor_on(tmp_path, fake, allow, "--no-mcp", **SESSIONS) as (editor, conn):
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            done = await conn.prompt(session_id=session.session_id, prompt=[text_block("2+2?")])
+        async with editor_on(tmp_path, fake, allow, "--no-mcp", **SESSIONS) as (again, conn):
+            await conn.load_session(cwd=str(tmp_path), session_id=session.session_id, mcp_servers=[])
+    assert done.stop_reason == "end_turn" and editor.text() == "Four."
+    thoughts = [u.content.text for u in editor.updates if u.session_update == "agent_thought_chunk"]
+    assert "".join(thoughts) == "Let me think about 2+2."
+    kinds = editor.kinds()
+    assert kinds.index("agent_thought_chunk") < kinds.index("agent_message_chunk")
+    replayed = [(u.session_update, u.content.text) for u in again.updates if hasattr(u, "content")]
+    assert replayed == [
+        ("user_message_chunk", "2+2?"),
+        ("agent_thought_chunk", "Let me think about 2+2."),
+        ("agent_message_chunk", "Four."),
+    ]
+
+
+async def test_an_embedded_file_is_local_data_so_a_trusted_read_only_tool_asks_first(tmp_path: Path) -> None:
+    from acp import embedded_text_resource, resource_block
+
+    script = [call("get_current_time", timezone="UTC"), {"text": "Not sent."}]
+    file = resource_block(embedded_text_resource("file:///project/secret.txt", "the launch code is 1234"))
+    with fake_venice(script, tmp_path) as fake:
+        async with editor_on(tmp_path, fake, reject) as (editor, conn):
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            done = await conn.prompt(
+                session_id=session.session_id, prompt=[text_block("what time is it?"), file]
+            )
+    (asked,) = editor.asked  # mcp-server-time is trusted and read-only: only local data makes it ask
+    assert asked.title.startswith("Run get_current_time") and "local file contents" in asked.title
+    assert done.field_meta["venice-agent/receipt"]["steps"] == []
+
+
+async def test_the_secrets_of_an_editors_server_are_masked_in_everything_written(tmp_path: Path) -> None:
+    from acp.schema import EnvVariable, McpServerStdio
+
+    from cli_support import PYTHON
+
+    secret = "editor-given-token-5150"
+    server = McpServerStdio(
+        name="editor-echo",
+        command=PYTHON,
+        args=[str(Path(__file__).parent / "servers" / "paged.py"), "--tools", "1"],
+        env=[EnvVariable(name="ECHO_TOKEN", value=secret)],
+    )
+    script = [call("echo_0", text=f"the token is {secret}"), {"text": f"It said {secret}."}]
+    runs = tmp_path / "runs.db"
+    with fake_venice(script, tmp_path) as fake:
+        async with editor_on(tmp_path, fake, allow, "--no-mcp", VENICE_AGENT_DB=str(runs), **SESSIONS) as (
+            _editor,
+            conn,
+        ):
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[server])
+            done = await conn.prompt(session_id=session.session_id, prompt=[text_block("echo it")])
+    steps = done.field_meta["venice-agent/receipt"]["steps"]
+    assert [step["tool"] for step in steps] == ["echo_0"] and steps[0]["error"] is None
+    written = stores_written(tmp_path)
+    assert sessions_file(tmp_path) in written and runs in written
+    assert any("***" in text for text in stored(tmp_path, session.session_id))
+    for path, content in written.items():
+        assert secret.encode() not in content, path
+
+
+def stores_written(tmp_path: Path) -> dict[Path, bytes]:
+    """The sessions file and runs.db of a test, with their journals: what each holds."""
+    paths = [*sessions_file(tmp_path).parent.iterdir(), *tmp_path.glob("runs.db*")]
+    return {path: path.read_bytes() for path in paths}
+
+
+async def test_loading_a_session_without_a_key_says_the_key_is_missing(tmp_path: Path) -> None:
+    with fake_venice([], tmp_path) as fake:
+        async with editor_on(tmp_path, fake, allow, "--no-mcp", VENICE_API_KEY="", **SESSIONS) as (_, conn):
+            with pytest.raises(RequestError) as refused:
+                await conn.load_session(cwd=str(tmp_path), session_id="abc", mcp_servers=[])
+    assert str(refused.value).startswith("no Venice API key: set VENICE_API_KEY"), refused.value

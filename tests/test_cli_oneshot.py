@@ -102,7 +102,7 @@ def test_the_cost_cap_refuses_before_the_first_request_and_a_cap_needs_prices(tm
         tmp_path, {"replies": [], "model_spec": PRICED}, "--max-usd", "0.0001", "go", servers=False
     )
     assert done.returncode == 8 and bodies == []
-    assert "stopped before model request 1: it could cost up to $0.04" in done.stderr  # why: stderr
+    assert "stopped before model request 1: it could cost up to $0.00" in done.stderr  # why: stderr
     assert done.stdout == "stopped: cost_cap · 0 calls · 0 tokens · $0.00\n"  # no round: no request made
     assert "of the $0.0001 cap is left" in done.stderr
     done, bodies = ask(tmp_path, [], "go", MAX_USD="1", servers=False)
@@ -194,8 +194,9 @@ def test_the_model_is_told_that_tool_output_is_data_not_instructions(tmp_path: P
 
 
 def test_the_model_name_comes_from_the_flag_over_the_environment(tmp_path: Path) -> None:
+    script = {"replies": [{"text": "hi"}], "models": ["env-model", "flag-model"]}
     done, bodies = ask(
-        tmp_path, [{"text": "hi"}], "--model", "flag-model", "hi", VENICE_MODEL="env-model", servers=False
+        tmp_path, script, "--model", "flag-model", "hi", VENICE_MODEL="env-model", servers=False
     )
     assert done.returncode == 0, done.stderr
     assert bodies[0]["model"] == "flag-model"
@@ -507,6 +508,20 @@ def test_banner_and_errors_go_to_stderr_and_stdout_holds_answers_and_receipts(tm
     assert failed.returncode == 7
     assert [line.split(" · ")[0] for line in failed.stdout.splitlines()] == ["stopped: model_error"]
     assert "bad request" in failed.stderr
+
+
+def test_a_recorded_run_masks_the_secrets_an_answer_repeats(tmp_path: Path) -> None:
+    from cli_support import run_cli
+
+    with fake_venice([{"text": f"Your key is {KEY}."}], tmp_path) as fake:
+        done = run_cli(
+            tmp_path, fake.base_url, "--no-mcp", "--db", "runs.db", f"is {KEY} mine?", VENICE_API_KEY=KEY
+        )
+    assert done.returncode == 0, done.stderr
+    written = list(tmp_path.glob("runs.db*"))
+    assert written and b"***" in (tmp_path / "runs.db").read_bytes()
+    for path in written:
+        assert KEY.encode() not in path.read_bytes(), path
 
 
 def test_a_librarys_python_warning_never_reaches_the_person_unless_asked_for(tmp_path: Path) -> None:

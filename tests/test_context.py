@@ -373,6 +373,23 @@ async def test_the_compaction_request_is_costed_and_capped_with_the_question() -
         assert agent.history == before and len(chat(fake)) == sent
 
 
+async def test_under_a_cap_the_summary_request_asks_for_no_more_than_the_money_left_pays() -> None:
+    # The model publishes no output limit (Venice's): each request, the summary's too, carries
+    # what $0.004 pays at $2 a million output tokens after its worst-case input.
+    pricing = {"input": {"usd": 1.0}, "output": {"usd": 2.0}}
+    script = {"replies": [{"text": "noted"}], "loop": True, "model_spec": {"pricing": pricing}}
+    async with agent_on(script, max_usd=0.004) as (fake, agent):
+        for number in range(3):
+            assert (await agent.ask(f"question {number}")).stopped_because is Exit.ANSWERED
+        assert (await agent.compact()).startswith("compacted")
+        summary = chat(fake)[-1]
+    assert is_summary_request(summary)
+    sent = json.dumps(summary["messages"], ensure_ascii=False, default=str)
+    pays = int((0.004 - len(sent.encode()) * 1.0 / 1e6) * 1e6 / 2.0)
+    assert pays - 1 <= summary["max_completion_tokens"] <= pays
+    assert all(0 < body["max_completion_tokens"] < 2000 for body in chat(fake))
+
+
 async def test_a_summary_request_that_fails_is_said_and_the_question_goes_on_uncompacted() -> None:
     # The twelfth question passes the threshold; its summary request fails, and the question,
     # which still fits the window, goes out with the conversation whole.

@@ -120,3 +120,15 @@ def test_doctor_says_the_window_or_that_it_is_unknown(tmp_path: Path) -> None:
     assert checks["context window"]["detail"] == "4k tokens (the model list)"
     checks = {c["name"]: c for c in json.loads(unknown.stdout)["checks"]}
     assert checks["context window"]["detail"].startswith("unknown (the server does not say")
+
+
+def test_a_piped_repl_says_why_on_stderr_and_keeps_stdout_for_answers(tmp_path: Path) -> None:
+    with fake_venice(script(), tmp_path) as fake:
+        done = run(tmp_path, fake.base_url, "--no-mcp", "--no-compact", stdin=f"{FILLER * 30}\n/compact\n")
+        bodies = fake.chat_bodies()
+    assert done.returncode == 10, done.stderr  # the last question's status: context_full
+    assert bodies == []
+    refusal = "the next request needs about "
+    assert refusal in done.stderr and refusal not in done.stdout
+    assert "not compacted: " in done.stderr and "not compacted" not in done.stdout
+    assert "stopped: context_full" in done.stdout  # the receipt line is the transcript's

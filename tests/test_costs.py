@@ -133,11 +133,12 @@ async def test_without_prices_the_cost_is_unknown_and_said_so() -> None:
 
 
 async def test_the_cap_stops_before_the_request_that_could_pass_it() -> None:
-    # Output $10 a million tokens, up to 1000 of them: each request could cost $0.01 more.
+    # Output $10 a million tokens, 1000 of them asked (MAX_COMPLETION_TOKENS, so not shortened
+    # to what is left): each request could cost $0.01 more.
     spec = {"pricing": {"input": {"usd": 1}, "output": {"usd": 10}}, "maxCompletionTokens": 1000}
     replies = [{**echo(n), "usage": {"completion_tokens": 900}} for n in range(1, 5)]  # $0.009 each
     script = {"replies": replies, "model_spec": spec}
-    async with capped(script, max_usd=0.025) as (fake, agent):
+    async with capped(script, max_usd=0.025, max_completion_tokens=1000) as (fake, agent):
         before = list(agent.history)
         receipt = await agent.ask("keep echoing")
         requests = len(fake.chat_requests)
@@ -153,7 +154,7 @@ async def test_a_session_cap_spans_questions() -> None:
     spec = {"pricing": {"input": {"usd": 1}, "output": {"usd": 10}}, "maxCompletionTokens": 1000}
     one = {"text": "one", "usage": {"completion_tokens": 900}}  # $0.009 of the $0.015
     async with capped({"replies": [one, {"text": "two"}], "model_spec": spec},
-                      session_max_usd=0.015) as (fake, agent):  # fmt: skip
+                      session_max_usd=0.015, max_completion_tokens=1000) as (fake, agent):  # fmt: skip
         first = await agent.ask("one")
         second = await agent.ask("two")
         fake.script["replies"].clear()
@@ -168,7 +169,9 @@ async def test_a_summary_request_whose_cost_cannot_be_known_counts_at_its_worst_
     spec = {"pricing": {"input": {"usd": 1}, "output": {"usd": 10}}, "maxCompletionTokens": 1000}
     lost = {"text": "the summary so far", "drop": True}
     replies = [{"text": "noted"}] * 6 + [lost] * 3  # six rounds, then the summary's three attempts
-    async with capped({"replies": replies, "model_spec": spec}, session_max_usd=0.015) as (fake, agent):
+    async with capped(
+        {"replies": replies, "model_spec": spec}, session_max_usd=0.015, max_completion_tokens=1000
+    ) as (fake, agent):
         for number in range(6):
             assert (await agent.ask(f"question {number}")).stopped_because is Exit.ANSWERED
         said = await agent.compact()
@@ -184,10 +187,11 @@ async def test_a_cap_without_prices_is_a_configuration_error() -> None:
     with pytest.raises(ConfigError, match="a money cap needs the model's prices"):
         async with capped({"replies": []}, max_usd=1.0):
             pass
+    # Prices without an output limit (every Venice text model) are enough: each request asks
+    # for what the money left can pay.
     spec = {"pricing": {"input": {"usd": 1}, "output": {"usd": 10}}}
-    with pytest.raises(ConfigError, match="set MAX_COMPLETION_TOKENS"):
-        async with capped({"replies": [], "model_spec": spec}, max_usd=1.0):
-            pass
+    async with capped({"replies": [], "model_spec": spec}, max_usd=1.0) as (_, agent):
+        assert agent.cannot_cap() is None
 
 
 async def test_the_limit_sent_is_bounded_by_the_models_own() -> None:
@@ -204,7 +208,7 @@ class PlausibleModel:
     """An in-process model whose usage stays within what a request can really use: prompt
     tokens no more than the request's bytes, completion tokens no more than the limit."""
 
-    def __init__(self, draws: list[tuple[float, float, bool]], limit: int) -> None:
+    def __init__(self, draws: list[tuple[float, float, bool]], limit: int | None) -> None:
         self.draws, self.limit, self.n = draws, limit, 0
 
     async def complete(
@@ -213,9 +217,11 @@ class PlausibleModel:
         size = len(json.dumps([*messages, *tools], ensure_ascii=False).encode())
         prompt_share, completion_share, call = self.draws[self.n % len(self.draws)]
         self.n += 1
+        limits = [limit for limit in (self.limit, max_completion_tokens) if limit is not None]
+        most = min(limits, default=100_000)  # a model's own limit, unpublished
         usage = {
             "prompt_tokens": int(size * prompt_share),
-            "completion_tokens": int(self.limit * completion_share),
+            "completion_tokens": int(most * completion_share),
         }
         message = {"role": "assistant", "content": "done"}
         if call and tools:
@@ -230,7 +236,7 @@ class PlausibleModel:
     draws=st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1), st.booleans()), min_size=1, max_size=8),
     input_price=st.floats(0.01, 50),
     output_price=st.floats(0.01, 100),
-    limit=st.integers(1, 20_000),
+    limit=st.none() | st.integers(1, 20_000),  # None: the model publishes none (Venice's)
     cap=st.floats(0.0001, 0.5),
 )
 def test_the_spend_on_receipts_never_passes_the_cap(draws, input_price, output_price, limit, cap) -> None:

@@ -215,11 +215,20 @@ def test_a_schema_goes_sealed_in_the_question_and_the_decrypted_answer_is_checke
 
 
 def test_a_model_named_e2ee_that_the_list_does_not_describe_sends_nothing(tmp_path: Path) -> None:
-    with fake_venice(script(), tmp_path) as fake:  # the list has e2ee-fake, not e2ee-ghost
+    listed = [{"id": "e2ee-ghost", "object": "model", "type": "text", "model_spec": {"name": "ghost"}}]
+    with fake_venice(script(listing=listed, model_spec={}), tmp_path) as fake:  # no capabilities said
         done = ask(tmp_path, fake.base_url, model="e2ee-ghost")
         requests = fake.requests()
     assert done.returncode == PRIVATE_FAILED
     assert "the model list does not say" in receipt(done)["refusal"]
+    assert not [r for r in requests if r["path"].endswith("/chat/completions")]
+
+
+def test_a_model_the_list_does_not_have_sends_nothing(tmp_path: Path) -> None:
+    with fake_venice(script(), tmp_path) as fake:  # the list has e2ee-fake, not e2ee-ghost
+        done = ask(tmp_path, fake.base_url, model="e2ee-ghost")
+        requests = fake.requests()
+    assert done.returncode == 2 and "did you mean e2ee-fake?" in done.stderr
     assert not [r for r in requests if r["path"].endswith("/chat/completions")]
 
 

@@ -50,6 +50,28 @@ async def front(
         yield client
 
 
+@asynccontextmanager
+async def hanging(client: Client, conversation: str) -> AsyncIterator[None]:
+    """A question on `conversation` whose reply never ends, asked in the background: the body
+    runs once its first round started; the question is cancelled (by the client) after it."""
+    started = anyio.Event()
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        started.set()
+
+    async def ask() -> None:
+        await client.call_tool(
+            "ask", {"question": "hang", "conversation": conversation}, progress_callback=progress
+        )
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask)
+        with anyio.fail_after(30):
+            await started.wait()
+        yield
+        group.cancel_scope.cancel()
+
+
 def text_of(result: mcp.types.CallToolResult) -> str:
     return "\n".join(block.text for block in result.content if block.type == "text")
 
@@ -177,22 +199,8 @@ async def test_a_cancel_from_the_client_cancels_the_question_and_rolls_it_back(
     script = [{"text": "thinking", "hang": True}, {"text": "After."}]
     with fake_venice(script, tmp_path) as fake:
         async with front(tmp_path, fake.base_url, mode=mode, mcp_servers=False) as client:
-            started = anyio.Event()
-
-            async def progress(value: float, total: float | None, message: str | None) -> None:
-                started.set()
-
-            async with anyio.create_task_group() as group:
-
-                async def hanging() -> None:
-                    await client.call_tool(
-                        "ask", {"question": "hang", "conversation": "c"}, progress_callback=progress
-                    )
-
-                group.start_soon(hanging)
-                with anyio.fail_after(30):
-                    await started.wait()
-                group.cancel_scope.cancel()
+            async with hanging(client, "c"):
+                pass
             after = await client.call_tool("ask", {"question": "next", "conversation": "c"})
         bodies = fake.chat_bodies()
     assert text_of(after) == "After."
@@ -434,3 +442,84 @@ def test_the_money_cap_is_the_servers_or_lower_whatever_the_client_asks() -> Non
     assert lowered(server, None, None, None) == (server, [])
     # A server started without a money cap takes the client's.
     assert lowered(Caps(10, 12, None), None, None, 1.0) == (Caps(10, 12, 1.0), [])
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "line"),
+    [
+        (("--max-usd", "0.50"), {}, "a money cap needs the model's prices"),
+        ((), {"VENICE_API_KEY": ""}, "no Venice API key: set VENICE_API_KEY"),
+    ],
+    ids=["a money cap on a model without prices", "no key"],
+)
+async def test_a_question_that_cannot_start_is_a_tool_error_saying_why(
+    tmp_path: Path, args: tuple[str, ...], env: dict[str, str], line: str
+) -> None:
+    with fake_venice([{"text": "never"}], tmp_path) as fake:
+        async with front(tmp_path, fake.base_url, *args, env=env, mcp_servers=False) as client:
+            for _ in range(2):  # the server is still there for the next one
+                result = await client.call_tool("ask", {"question": "hello"})
+                assert result.is_error and text_of(result).startswith(line), text_of(result)
+        assert fake.chat_bodies() == []
+
+
+async def test_the_answer_text_is_the_answer_and_the_session_note_is_structured(tmp_path: Path) -> None:
+    from venice_terminal_agent import __version__
+
+    with fake_venice([{"text": "One."}], tmp_path) as fake:
+        env = {"VENICE_AGENT_SESSIONS": "1"}
+        async with front(tmp_path, fake.base_url, env=env, mcp_servers=False) as client:
+            assert client.server_info is not None and client.server_info.version == __version__
+            result = await client.call_tool("ask", {"question": "first"})
+    assert text_of(result) == "One."  # what the caller's model reads: no path, no bookkeeping
+    (note,) = result.structured_content["notes"]
+    assert "saved after each question in" in note and "sessions.db" in note
+
+
+async def test_a_conversation_answering_a_question_refuses_a_second_one(tmp_path: Path) -> None:
+    """The full id and a unique prefix of it are one conversation: while a question runs in it,
+    another is refused at once (it would interleave in the saved session)."""
+    script = [{"text": "One."}, {"text": "thinking", "hang": True}, {"text": "Two."}, {"text": "Three."}]
+    with fake_venice(script, tmp_path) as fake:
+        env = {"VENICE_AGENT_SESSIONS": "1"}
+        async with front(tmp_path, fake.base_url, env=env, mcp_servers=False) as client:
+            first = await client.call_tool("ask", {"question": "first"})
+            conversation = first.structured_content["conversation"]
+            async with hanging(client, conversation):
+                second = await client.call_tool("ask", {"question": "fast", "conversation": conversation[:6]})
+            after = await client.call_tool("ask", {"question": "after", "conversation": conversation[:6]})
+        bodies = fake.chat_bodies()
+    assert second.is_error and f"conversation {conversation} is answering another question" in text_of(second)
+    assert len(bodies) == 3  # first, the slow one (cancelled), after: "fast" never reached the model
+    assert text_of(after).startswith("Two.")
+    users = [m["content"] for m in bodies[-1]["messages"] if m["role"] == "user"]
+    assert users == ["first", "after"]
+
+
+@pytest.mark.parametrize("host", ["localhost", "[::1]"])
+async def test_over_http_loopback_names_are_loopback(tmp_path: Path, host: str) -> None:
+    with fake_venice([{"text": "Hi."}], tmp_path) as fake:
+        with http_front(tmp_path, fake.base_url, "--no-mcp", "--host", host) as url:
+            async with Client(url, read_timeout_seconds=60) as client:
+                result = await client.call_tool("ask", {"question": "hello"})
+    assert text_of(result) == "Hi."
+
+
+def test_a_port_already_taken_is_one_line_and_status_2(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [COMMAND, "mcp", "--http", "--port", str(port), "--no-mcp"],
+            env=clean_env(tmp_path, "http://127.0.0.1:9", VENICE_MODEL="fake-model"),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == f"venice-agent: cannot listen on 127.0.0.1:{port}: Address already in use"

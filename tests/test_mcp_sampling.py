@@ -6,6 +6,7 @@ proposes approved before it goes back to the server."""
 
 from __future__ import annotations
 
+import json
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,6 +19,7 @@ from venice_terminal_agent.agent import Agent
 from venice_terminal_agent.config import ConfigError
 from venice_terminal_agent.core.consent import Consent, Why
 from venice_terminal_agent.core.costs import Prices
+from venice_terminal_agent.core.defaults import CAPPED_OUTPUT_TOKENS
 from venice_terminal_agent.core.events import Notice
 from venice_terminal_agent.mcp.config import ServerConfig, parse_servers
 from venice_terminal_agent.mcp.features import ClientFeatures
@@ -59,12 +61,12 @@ class Person:
 
 
 @asynccontextmanager
-async def question_on(script, person: Person, **options):
+async def question_on(script, person: Person, facts=None, **options):
     desk = SamplingDesk()
     hooks = SessionHooks(client_options=ClientFeatures(sampling=desk).client_options)
     async with FakeVenice(script) as fake, McpToolbox.open([everything()], hooks=hooks) as box:
         async with VeniceClient("k", fake.base_url) as client:
-            facts = ModelFacts(prices=PRICES, max_completion_tokens=1000)
+            facts = facts or ModelFacts(prices=PRICES, max_completion_tokens=1000)
             yield fake, Agent(client, Consent(box, approver=person), model="fake-model", facts=facts,
                               sampling=desk, **options)  # fmt: skip
 
@@ -134,6 +136,22 @@ async def test_a_request_that_could_pass_the_money_cap_is_declined_without_askin
         "everything's sampling request was declined: it could pass the question's money cap"
     )
     assert receipt.stopped_because is Exit.COST_CAP and receipt.cost_usd == pytest.approx(0.9999)
+
+
+async def test_under_a_cap_a_sampling_request_asks_for_no_more_than_the_money_left_pays():
+    # The model publishes no output limit (Venice's); the server asks for up to 10,000 tokens,
+    # and $0.01 less the first request pays about 4,800 of them at $2 a million after the input.
+    person = Person(sampling=True)
+    script = [trigger("name a colour", 10_000), {"text": "teal"}, {"text": "The server heard teal."}]
+    async with question_on(script, person, ModelFacts(prices=PRICES), max_usd=0.01) as (fake, agent):
+        receipt = await agent.ask("ask the server to sample")
+    assert receipt.stopped_because is Exit.ANSWERED and len(person.sampling_asked()) == 1
+    first, sampled = fake.chat_requests[:2]
+    left = 0.01 - (10 * PRICES.input + 5 * PRICES.output) / 1e6  # the first request's cost
+    sent = json.dumps([*sampled["messages"], *sampled.get("tools", [])], ensure_ascii=False, default=str)
+    pays = int((left - len(sent.encode()) * PRICES.input / 1e6) * 1e6 / PRICES.output)
+    assert pays - 1 <= sampled["max_completion_tokens"] <= pays < 10_000
+    assert 0 < first["max_completion_tokens"] < CAPPED_OUTPUT_TOKENS  # the question's own, capped too
 
 
 @asynccontextmanager

@@ -56,18 +56,18 @@ def test_another_model_is_said_and_only_reasoning_fields_are_dropped(tmp_path: P
 
 
 PRICED = {"pricing": {"input": {"usd": 1}, "output": {"usd": 10}}, "maxCompletionTokens": 4000}
-SPENT = {"prompt_tokens": 10, "completion_tokens": 5, "cost": {"usd": 0.03}}
+SPENT = {"prompt_tokens": 10, "completion_tokens": 5, "cost": {"usd": 0.059}}
 
 
 def test_the_session_cap_counts_what_the_session_spent_before_the_resume(tmp_path: Path) -> None:
-    # A request's worst cost here is about $0.042 (4000 output tokens at $10 a million).
+    # A request's input alone could cost about $0.002 here (each byte sent a token at $1 a million).
     script = {"replies": [{"text": "one", "usage": SPENT}, {"text": "fresh"}], "model_spec": PRICED}
     with fake_venice(script, tmp_path) as fake:
         run = Cli(tmp_path, fake.base_url, VENICE_AGENT_SESSIONS="1")
         assert run("--session-max-usd", "0.06", "first").returncode == 0
         resumed = run("-c", "--session-max-usd", "0.06", "--json", "second")
-        assert "$0.03 so far" in resumed.stderr
-        assert resumed.returncode == 8, resumed.stderr  # $0.03 spent: the next request could pass $0.06
+        assert "$0.059 so far" in resumed.stderr
+        assert resumed.returncode == 8, resumed.stderr  # $0.059 spent: the next request could pass $0.06
         assert json.loads(resumed.stdout)["stopped_because"] == "cost_cap"
         assert len(fake.chat_bodies()) == 1  # refused before it was sent
         fresh = run("--session-max-usd", "0.06", "a new session")

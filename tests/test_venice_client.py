@@ -6,9 +6,10 @@ from contextlib import asynccontextmanager
 
 import pytest
 
+from venice_terminal_agent.core.errors import OutputMaximumError
 from venice_terminal_agent.core.events import TextDelta, TextDiscarded
 from venice_terminal_agent.model import ModelError, NoModelError, RetryPolicy, VeniceClient
-from venice_terminal_agent.model.errors import body_message, retry_after
+from venice_terminal_agent.model.errors import body_message, from_response, retry_after
 from venice_terminal_agent.testing import FakeVenice, MockVenice
 
 USER = [{"role": "user", "content": "hi"}]
@@ -171,7 +172,7 @@ async def test_model_discovery_order() -> None:
         client,
         _,
     ):
-        assert await client.resolve_model("  chosen ") == "chosen"
+        assert await client.resolve_model("  b ") == "b"
         assert await client.resolve_model(None) == "a"
     async with served({"models": ["a", "b"], "traits": {"default": "b"}}) as (_, client, _):
         assert await client.resolve_model("") == "b"
@@ -190,6 +191,16 @@ def test_error_bodies_of_every_shape() -> None:
         "Payload too large (PAYLOAD_TOO_LARGE)"
     )
     assert body_message("upstream timed out\n") == "upstream timed out"
+
+
+def test_a_400_naming_the_models_output_maximum_says_the_maximum() -> None:
+    said = "max_completion_tokens (8192) exceeds the maximum allowed for model 'llama-3.3-70b' (4096)"
+    for body in ({"error": said}, {"error": {"message": said}}, said):  # Venice's, OpenAI's, plain
+        error = from_response(400, {}, body)
+        assert isinstance(error, OutputMaximumError) and error.maximum == 4096
+        assert not error.retryable and said in error.message
+    assert not isinstance(from_response(400, {}, {"error": "Invalid request parameters"}), OutputMaximumError)
+    assert not isinstance(from_response(500, {}, {"error": said}), OutputMaximumError)
 
 
 def test_retry_after_forms() -> None:

@@ -206,14 +206,14 @@ class Agent:
                 raise ConfigError(problem)
 
     def cannot_cap(self) -> str | None:
-        """Why a money cap cannot be kept for this model (no price, no output limit), or None."""
+        """Why a money cap cannot be kept for this model (no price), or None. An output limit
+        the model does not publish is not needed: each request under a cap asks for what the
+        money left can pay (`LLMPlanner.request_limit`)."""
         if self.facts.prices is None:
             return (
                 f"a money cap needs the model's prices, and the server lists none for {self.model} "
                 "(drop --max-usd / --session-max-usd, or use a server that publishes prices)"
             )
-        if self.max_completion_tokens is None and self.facts.max_completion_tokens is None:
-            return f"a money cap needs an output limit for {self.model}: set MAX_COMPLETION_TOKENS"
         return None
 
     def question_cap(self) -> Cap | None:
@@ -274,6 +274,7 @@ class Agent:
             gauge=self.gauge,
         )
         problem = await planner.compact(focus)
+        self.facts = planner.facts  # an output maximum the server named is kept for the session
         self.spent += planner.known_cost
         self.spent_unknown |= planner.cost_unknown
         self.unknown_worst += planner.unknown_worst  # on the session cap, as a question's are
@@ -402,6 +403,7 @@ class Agent:
             sources=tuple(planner.sources.values()),
             approved_for_session=self.granted(receipt),
         )
+        self.facts = planner.facts  # an output maximum the server named is kept for the session
         self.spent += planner.known_cost
         self.spent_unknown |= planner.cost_unknown
         self.unknown_worst += planner.unknown_worst

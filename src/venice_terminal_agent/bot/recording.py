@@ -7,7 +7,7 @@ is said once per question through `warn` and the answer stands: recording never 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..core.errors import StoreError
@@ -18,8 +18,15 @@ from ..store.sqlite import record_agent_run
 class RecordingAgent:
     """An agent whose `ask` also records the run; everything else is the agent's own."""
 
-    def __init__(self, agent: Any, db: str | os.PathLike[str], warn: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        agent: Any,
+        db: str | os.PathLike[str],
+        warn: Callable[[str], None],
+        secrets: Sequence[str] = (),
+    ) -> None:
         self.agent, self.db, self.warn = agent, db, warn
+        self.secrets = secrets  # masked in what is written (`Settings.secrets`)
 
     def __getattr__(self, name: str) -> Any:  # tools, clear, history, ... are the agent's own
         return getattr(self.agent, name)
@@ -27,7 +34,7 @@ class RecordingAgent:
     async def ask(self, question: str, **options: Any) -> Receipt:
         receipt = await self.agent.ask(question, **options)
         try:
-            await record_agent_run(self.db, question, receipt)
+            await record_agent_run(self.db, question, receipt, self.secrets)
         except StoreError as error:
             self.warn(f"the run was not recorded: {error}")
         return receipt

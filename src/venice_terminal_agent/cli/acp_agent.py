@@ -6,7 +6,8 @@ SDK's. This module maps that protocol onto our agent and nothing else:
 
 - each ACP session is one conversation (an `Agent` on the one runtime: the same model, MCP
   servers, caps and consent as every other command);
-- a question's events become `session/update`s: message chunks, tool calls (`→ name(args)`,
+- a question's events become `session/update`s: message chunks, the model's reasoning as
+  thought chunks, tool calls (`→ name(args)`,
   their status and a short result), and a `usage_update` from its receipt;
 - consent is ACP's permission request: a call that needs a yes becomes
   `session/request_permission` (allow once / reject); no answer, an error or a cancel is a no.
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +37,7 @@ from acp import (
     text_block,
     tool_content,
     update_agent_message_text,
+    update_agent_thought_text,
     update_tool_call,
 )
 from acp.schema import (
@@ -55,7 +58,7 @@ from acp.schema import (
 )
 
 from ..core.consent import Why
-from ..core.errors import StoreError
+from ..core.errors import StoreError, VeniceAgentError
 from ..core.events import (
     ConsentAsked,
     ConsentGiven,
@@ -63,6 +66,7 @@ from ..core.events import (
     Finished,
     TextDelta,
     TextDiscarded,
+    ThinkingDelta,
     ToolFinished,
     ToolStarted,
 )
@@ -78,6 +82,10 @@ STOP_REASONS = {
     Exit.CANCELLED: "cancelled",
 }
 ALLOW, REJECT = "allow-once", "reject"
+# A session or question that cannot start (a setting, the store, the model server): a server
+# error of ours (JSON-RPC leaves -32000 to -32099 to servers; ACP uses -32000 and -32002) whose
+# message is our one line, never -32603 "Internal error".
+CANNOT_START = -32001
 
 
 def stop_reason(exit: Exit) -> str:
@@ -120,6 +128,8 @@ class EditorAgent:
     consent wrapper with `approver` asking for a yes, going on from `stored` (a saved session
     `sessions.find` gave, or None for a new one); `window` is the model's context window when
     known. `sessions`: the saved sessions (`acp_cmd.EditorSessions`), None when sessions are off.
+    `refusal`: a setting no session can start with; every `session/new` and `session/load` is
+    answered with it.
     """
 
     def __init__(
@@ -130,9 +140,10 @@ class EditorAgent:
         window: Callable[[], int | None] = lambda: None,
         version: str = "0",
         sessions: Any = None,
+        refusal: VeniceAgentError | None = None,
     ) -> None:
         self.make_agent, self.model, self.window, self.version = make_agent, model, window, version
-        self.sessions = sessions
+        self.sessions, self.refusal = sessions, refusal
         self.client: Any = None
         self.conversations: dict[str, Conversation] = {}
         self._ids = itertools.count(1)
@@ -158,12 +169,18 @@ class EditorAgent:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any
     ) -> NewSessionResponse:
+        _check_folder(cwd)
+        if self.refusal is not None:
+            raise cannot_start(self.refusal)
         # With sessions on, the id is the saved session's: the one `venice-agent --resume` takes.
         session_id = self.sessions.new_id() if self.sessions is not None else f"s{next(self._ids)}"
         conversation = Conversation(agent=None)
-        conversation.agent = await self.make_agent(
-            self._approver(session_id, conversation), mcp_servers or [], session_id, cwd, None
-        )
+        try:
+            conversation.agent = await self.make_agent(
+                self._approver(session_id, conversation), mcp_servers or [], session_id, cwd, None
+            )
+        except VeniceAgentError as error:
+            raise cannot_start(error) from None
         self.conversations[session_id] = conversation
         return NewSessionResponse(session_id=session_id)
 
@@ -172,6 +189,9 @@ class EditorAgent:
     ) -> LoadSessionResponse:
         """A saved session (or one of this process's own): its whole conversation replayed as
         `session/update`s, then the response; later prompts go on with it."""
+        _check_folder(cwd)
+        if self.refusal is not None:
+            raise cannot_start(self.refusal)
         conversation = self.conversations.get(session_id)
         if conversation is None:
             if self.sessions is None:
@@ -183,9 +203,12 @@ class EditorAgent:
             except StoreError as error:
                 raise _invalid(error.message) from None
             conversation = Conversation(agent=None)
-            conversation.agent = await self.make_agent(
-                self._approver(session_id, conversation), mcp_servers or [], session_id, cwd, stored
-            )
+            try:
+                conversation.agent = await self.make_agent(
+                    self._approver(session_id, conversation), mcp_servers or [], session_id, cwd, stored
+                )
+            except VeniceAgentError as error:
+                raise cannot_start(error) from None
             receipts = stored.session.receipts
             conversation.last = receipts[-1]["receipt"] if receipts else None
             self.conversations[session_id] = conversation
@@ -210,12 +233,19 @@ class EditorAgent:
         if not question.strip():
             raise RequestError.invalid_params({"reason": "the prompt holds no text"})
         events = self._events(session_id, conversation)
-        conversation.running = asyncio.ensure_future(conversation.agent.ask(question, events=events))
+        # An embedded resource is a file's contents from the editor: local data, as piped text
+        # and read_file are, so any tool that leaves the machine asks first from now on.
+        local = any(getattr(block, "type", None) == "resource" for block in prompt)
+        conversation.running = asyncio.ensure_future(
+            conversation.agent.ask(question, events=events, local_data=local)
+        )
         try:
             receipt = await asyncio.shield(conversation.running)
         except asyncio.CancelledError:  # the connection itself went away: so does the question
             conversation.running.cancel()
             raise
+        except VeniceAgentError as error:
+            raise cannot_start(error) from None
         finally:
             await self._flush()
         if receipt.stopped_because is not Exit.ANSWERED and receipt.refusal and not receipt.partial:
@@ -247,6 +277,8 @@ class EditorAgent:
     def _update(self, conversation: Conversation, event: Event) -> Any:
         if isinstance(event, TextDelta):
             return update_agent_message_text(event.text) if event.text else None
+        if isinstance(event, ThinkingDelta):  # the model's reasoning: shown apart, never the answer
+            return update_agent_thought_text(event.text) if event.text else None
         if isinstance(event, TextDiscarded):
             return None  # an editor cannot take text back; the retried round's text follows
         if isinstance(event, ConsentAsked | ToolStarted):
@@ -364,6 +396,18 @@ class EditorAgent:
         if found is None:
             raise RequestError.invalid_params({"reason": f"no session {session_id}"})
         return found
+
+
+def _check_folder(cwd: str) -> None:
+    """ACP's rule: a session's folder is an absolute path (ours is where its session is found)."""
+    if "\0" in cwd or not os.path.isabs(cwd):
+        raise _invalid(f"cwd {cwd!r} is not an absolute path")
+
+
+def cannot_start(error: VeniceAgentError) -> RequestError:
+    """The error a request that cannot start answers: our one line, and the exit status the
+    command line would end with."""
+    return RequestError(CANNOT_START, error.message, {"exit_status": error.exit_status})
 
 
 def _invalid(reason: str) -> RequestError:

@@ -29,47 +29,96 @@ def acp_main(flags: Flags) -> int:
     try:
         settings, servers = load(flags)
         settings.require_venice_key()
-    except ConfigError as error:
-        return fail(error.message)
+    except ConfigError as error:  # said to the editor too, at each session it opens
+        return _run(_refuse(error))
     from .head_start import head_start
 
     servers, started = head_start(servers)
     try:
-        return asyncio.run(_serve(settings, flags, servers))
-    except VeniceAgentError as error:
-        return fail(error.message, error.exit_status)
-    except KeyboardInterrupt:
-        return 0  # the editor stopped us
+        return _run(_serve(settings, flags, servers))
     finally:
         for server in started:
             server.discard()
 
 
-async def _serve(settings: Any, flags: Flags, servers: list[Any]) -> int:
+def _run(serving: Any) -> int:
+    try:
+        return asyncio.run(serving)
+    except VeniceAgentError as error:
+        return fail(error.message, error.exit_status)
+    except KeyboardInterrupt:
+        return 0  # the editor stopped us
+
+
+def warn(message: str) -> None:
+    from .text import safe
+
+    print(f"venice-agent: {safe(message)}", file=sys.stderr, flush=True)
+
+
+async def _editor(editor: Any) -> None:
+    """Speak ACP for `editor` on stdin and stdout, each line checked first (`acp_wire`)."""
     from acp import run_agent
+
+    from .acp_wire import editor_streams
+
+    try:
+        out, checked, pumping = await editor_streams()
+    except ValueError:  # asyncio takes pipes, sockets and terminals only
+        raise ConfigError("acp speaks ACP on stdin and stdout: an editor starts it with pipes") from None
+    try:
+        await run_agent(
+            cast(Any, editor), out, checked
+        )  # it implements the methods it offers, not all the Protocol
+    finally:
+        pumping.cancel()
+
+
+async def _refuse(error: VeniceAgentError) -> int:
+    """A setting that keeps every question from starting (no key, a money cap that cannot be
+    kept, a bad setting): the editor is still answered, each session refused with the line
+    that says why (a process that exits shows the editor only that it went away)."""
+    from .. import __version__
+    from .acp_agent import EditorAgent
+
+    warn(error.message)
+
+    async def make_agent(*_: Any) -> Any:
+        raise error  # never called: every session is refused first
+
+    await _editor(EditorAgent(make_agent, model="", version=__version__, refusal=error))
+    return 0
+
+
+async def _serve(settings: Any, flags: Flags, servers: list[Any]) -> int:
+    from contextlib import AsyncExitStack
 
     from .. import __version__
     from .acp_agent import EditorAgent
     from .runtime import open_runtime
-    from .text import safe
-
-    def warn(message: str) -> None:
-        print(f"venice-agent: {safe(message)}", file=sys.stderr, flush=True)
 
     # Nobody at a terminal answers a server's form or sampling request: the editor is asked
     # only through ACP's permission request, for the model's own calls.
-    async with open_runtime(settings, servers, root=flags.root, person=False) as runtime:
+    async with AsyncExitStack() as stack:
+        try:
+            runtime = await stack.enter_async_context(
+                open_runtime(settings, servers, root=flags.root, person=False)
+            )
+            runtime.agent(runtime.consented())  # one no session could start with (a money cap)
+        except ConfigError as error:  # a setting no question can start with
+            return await _refuse(error)
         for failure in runtime.mcp.failures:
             warn(failure)
         editor_servers = EditorServers(runtime, settings, warn)
         sessions = EditorSessions(runtime, warn) if settings.venice_agent_sessions else None
 
         async def make_agent(approver: Any, extra: list[Any], session_id: str, cwd: str, stored: Any) -> Any:
-            tools = await editor_servers.open(extra)
+            tools, configs = await editor_servers.open(extra)
             base = runtime.agent(runtime.consented(approver, tools=tools))
-            agent = runtime.recording(base, warn)
+            agent = runtime.recording(base, warn, configs)
             if sessions is None:
                 return agent
+            sessions.mask(settings.secrets(configs))  # the editor's servers' env and headers
             return sessions.attach(agent, base, session_id, cwd, stored)
 
         window = getattr(runtime.facts, "context_tokens", None)
@@ -81,7 +130,7 @@ async def _serve(settings: Any, flags: Flags, servers: list[Any]) -> int:
             sessions=sessions,
         )
         try:
-            await run_agent(cast(Any, editor))  # it implements the methods it offers, not all the Protocol
+            await _editor(editor)
         finally:
             await editor_servers.close()
             if sessions is not None:
@@ -107,6 +156,11 @@ class EditorSessions:
         self.runtime, self.warn = runtime, warn
         self.store = SessionStore(sessions_path(), secrets=runtime.settings.secrets(runtime.servers))
         self.open: list[Any] = []  # the SavingAgents of this connection
+
+    def mask(self, secrets: list[str]) -> None:
+        """Mask `secrets` too in everything saved from now on (one store serves every session of
+        this connection, so a session's servers' secrets are masked in all of them)."""
+        self.store.secrets.extend(secret for secret in secrets if secret not in self.store.secrets)
 
     def new_id(self) -> str:
         from ..store.sessions import new_id
@@ -177,7 +231,9 @@ class EditorServers:
         self.holders: list[asyncio.Task[None]] = []
         self.done = asyncio.Event()
 
-    async def open(self, given: list[Any]) -> Any:
+    async def open(self, given: list[Any]) -> tuple[Any, list[Any]]:
+        """The toolbox of a session with the `given` servers, and their parsed entries (whose
+        secrets the session's writers mask)."""
         from ..core.toolbox import CombinedToolbox
         from ..mcp.config import parse_servers
 
@@ -202,14 +258,14 @@ class EditorServers:
                     f"the editor's MCP server {server.name!r}: only stdio and HTTP servers are supported"
                 )
         if not entries:
-            return self.runtime.tools
+            return self.runtime.tools, []
         configs = parse_servers({"mcpServers": entries}, "the editor's MCP servers", self.settings, {})
         ready: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.holders.append(asyncio.ensure_future(self._hold(configs, ready)))
         box = await ready
         for failure in box.failures:
             self.warn(failure)
-        return CombinedToolbox(self.runtime.tools, box)
+        return CombinedToolbox(self.runtime.tools, box), configs
 
     async def _hold(self, configs: list[Any], ready: asyncio.Future[Any]) -> None:
         from ..mcp.toolbox import McpToolbox

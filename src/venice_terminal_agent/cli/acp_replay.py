@@ -16,6 +16,7 @@ from acp import (
     text_block,
     tool_content,
     update_agent_message_text,
+    update_agent_thought_text,
     update_user_message_text,
 )
 
@@ -36,7 +37,7 @@ def tool_kind(spec: Any) -> str:
 def replay(record: list[dict[str, Any]], spec_of: Callable[[str], Any]) -> list[Any]:
     """The `session/update`s that show a stored conversation to an editor (`session/load`),
     oldest first, as they were shown live: each question a user message chunk, each answer an
-    agent message chunk, each tool call one `tool_call` with its final status and short result.
+    agent message chunk (after its reasoning as a thought chunk), each tool call one `tool_call` with its final status and short result.
     The system prompt and compaction markers are ours, not the conversation's: not shown."""
     results = {m.get("tool_call_id"): m.get("content") for m in record if m.get("role") == "tool"}
     updates: list[Any] = []
@@ -47,6 +48,9 @@ def replay(record: list[dict[str, Any]], spec_of: Callable[[str], Any]) -> list[
             if text:
                 updates.append(update_user_message_text(text))
         elif role == "assistant":
+            thought = message.get("reasoning_content")
+            if isinstance(thought, str) and thought:
+                updates.append(update_agent_thought_text(thought))
             text = _text(content)
             if text:
                 updates.append(update_agent_message_text(text))

@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from ..core.defaults import PLAN_BUDGET, QUESTION_BUDGET
+from ..core.defaults import CAPPED_OUTPUT_TOKENS, PLAN_BUDGET, QUESTION_BUDGET
 from ..core.errors import CRASHED
 from ..core.exits import USAGE_ERROR_STATUS, Exit, exit_statuses
 from .bot_app import add_bot_commands
@@ -182,7 +182,10 @@ def ask(
         float | None,
         typer.Option(
             "--max-usd",
-            help="Most USD a question may spend; checked before each model request [env MAX_USD].",
+            help="Most USD a question may spend; checked before each model request, each asking "
+            "for no more output than the money left pays (at most "
+            f"{CAPPED_OUTPUT_TOKENS:,} tokens when the model publishes no limit, unless "
+            "MAX_COMPLETION_TOKENS is set) [env MAX_USD].",
         ),
     ] = None,
     session_max_usd: Annotated[

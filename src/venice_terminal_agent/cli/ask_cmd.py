@@ -308,6 +308,7 @@ async def _converse(runtime: Any, flags: Flags, question: str | None, agent: Any
             mcp=runtime.mcp,
             budget=flags.budget,
             echo=piped,
+            warnings=make_console(stderr=True) if piped else None,
         )
         await repl.run()
         # Read from a pipe, the session ends with its last question's status, as a script would.

@@ -116,7 +116,7 @@ async def _no_model() -> tuple[list[Check], None]:
 
 async def _model_checks(settings: Any, key: str, probe: bool = False) -> tuple[list[Check], Any]:
     """The model's checks, and its facts (its window, as a question reads it) when it was found."""
-    from ..core.errors import ModelError
+    from ..core.errors import ConfigError, ModelError
     from ..model.client import VeniceClient
     from ..model.models import ModelFacts
 
@@ -131,7 +131,7 @@ async def _model_checks(settings: Any, key: str, probe: bool = False) -> tuple[l
         checks = [Check("model server", True, f"{where} answers ({served})")]
         try:
             model = await client.resolve_model(settings.venice_model)
-        except ModelError as error:
+        except (ModelError, ConfigError) as error:  # none found, or one the server does not list
             return [*checks, Check("model", False, error.message, "pass --model or set VENICE_MODEL")], None
         facts = await client.model_facts(model)  # the window as the agent reads it (llama.cpp: /props)
         account = await _account_checks(client, model)

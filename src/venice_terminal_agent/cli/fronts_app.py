@@ -68,7 +68,10 @@ def acp(
     venice-agent acp                                 # what an editor runs
     venice-agent acp --mcp-config mcp.json --max-usd 0.05
 
-    Exit status: 0 the editor closed the connection, {USAGE_ERROR_STATUS} a usage or configuration error.
+    A setting no session can start with (no key, a money cap that cannot be kept) does not stop
+    it: each session/new is refused with the line that says why.
+
+    Exit status: 0 the editor closed the connection, {USAGE_ERROR_STATUS} a usage error.
     """
     from .acp_cmd import acp_main
     from .runtime import Flags

@@ -94,8 +94,11 @@ def mcp_front(
     venice-agent mcp --http --port 8765
     VENICE_AGENT_MCP_TOKEN=s3cret venice-agent mcp --http --host 0.0.0.0
 
+    A setting no question can start with (no key, a money cap that cannot be kept) does not stop
+    it: each ask is a tool error with the line that says why.
+
     Exit status: 0 when the client disconnects (stdio) or on Ctrl+C / SIGTERM (HTTP), 2 a usage
-    or configuration error, 7 the model server failed at start-up.
+    error (a bad option, a port already taken), 7 the model server failed at start-up.
     """
     import os
 

@@ -40,6 +40,10 @@ from .text import ARGS_PREVIEW, call_text, safe
 NAME = "venice-agent"
 DEADLINE = 600.0  # seconds a paused question waits for the client's retry before it is a no
 NO_ANSWER = "no answer came within {seconds:g} s, so {tool} was declined"
+BUSY = (
+    "conversation {conversation} is answering another question: ask again when that one has its "
+    "answer (a conversation takes one question at a time)"
+)
 NOT_WAITING = (
     "this question is not waiting for an answer (it ended, it was answered already, "
     "or the server restarted): ask again"
@@ -68,7 +72,10 @@ class AskResult(BaseModel):
 
     answer: str | None = Field(description="The answer (also the text content).")
     stopped_because: str = Field(description="The named exit: answered, budget, max_rounds, cost_cap, …")
-    notes: list[str] = Field(default_factory=list, description="Caps lowered, calls nobody could approve.")
+    notes: list[str] = Field(
+        default_factory=list,
+        description="Caps lowered, calls nobody could approve, and where the conversation is saved.",
+    )
     conversation: str | None = Field(default=None, description="Give it again to ask a follow-up.")
     receipt: dict[str, Any] = Field(description="The full receipt, as `venice-agent --json` prints it.")
 
@@ -118,12 +125,15 @@ class Front:
         *,
         deadline: float = DEADLINE,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        problem: str | None = None,
     ) -> None:
         self.runtime = runtime
         self.caps = caps
+        self.problem = problem  # a setting no question can start with: each is answered with it
         self.approver = ClientApprover()
         self.conversations: dict[str, Any] = {}
-        self.locks: dict[str, asyncio.Lock] = {}
+        self.finding = asyncio.Lock()  # ids are resolved (and sessions opened) one at a time
+        self.busy: set[int] = set()  # the conversations answering a question (by their agent)
         self.questions: dict[str, Question] = {}
         self.deadline, self.sleep = deadline, sleep
         self.chores: set[asyncio.Future[Any]] = set()  # timers and drops, cancelled at the end
@@ -169,6 +179,8 @@ class Front:
     ) -> Any:
         if ctx.request_state is not None:  # a retry: the answer to a paused question's consent
             return await self.resume(ctx, ctx.request_state)
+        if self.problem is not None:
+            return refused(self.problem)
         caps, notes = lowered(self.caps, budget, max_rounds, max_usd)
         running = Question(self, ctx, Progress(ctx))
         self.questions[running.id] = running
@@ -178,55 +190,61 @@ class Front:
     async def run(
         self, running: Question, question: str, caps: Caps, notes: list[str], conversation: str | None
     ) -> None:
-        from mcp.types import CallToolResult, TextContent
-
         asking.set(running.asking)  # this task's own context: the approver finds its question
-        lock = self.locks.setdefault(conversation, asyncio.Lock()) if conversation else asyncio.Lock()
+        held: int | None = None
         try:
-            async with lock:  # one question at a time per conversation
-                problem: str | None = None
-                try:
+            problem: str | None = None
+            try:
+                async with self.finding:  # the full id and a prefix of it find one agent
                     agent, base, said = await self.agent_for(conversation)
-                except ConfigError as error:  # no such saved conversation
-                    agent, problem = None, error.message
-                if agent is not None:
-                    base.max_rounds, base.max_usd = caps.max_rounds, caps.max_usd
-                    problem = base.cannot_cap() if caps.max_usd is not None else None
-                if problem is not None:
-                    await running.progress.close()
-                    result = CallToolResult(content=[TextContent(type="text", text=problem)], is_error=True)
+            except ConfigError as error:  # no such saved conversation
+                agent, problem = None, error.message
+            if agent is not None:
+                if id(agent) in self.busy:  # refused at once: a wait could last a consent's deadline
+                    problem = BUSY.format(conversation=getattr(agent, "id", conversation))
                 else:
-                    try:
-                        receipt = await agent.ask(question, events=running.progress, budget=caps.budget)
-                    finally:
-                        await running.progress.close()
-                        if hasattr(agent, "opened"):  # no thread per idle session: opened again to save
-                            await agent.opened.store.close()
-                    kept = getattr(agent, "id", conversation)  # a saved session's, after any fork
-                    result = self.result(receipt, notes + said + running.asking.notes, kept)
+                    held = id(agent)
+                    self.busy.add(held)
+            if agent is not None and problem is None:
+                base.max_rounds, base.max_usd = caps.max_rounds, caps.max_usd
+                problem = base.cannot_cap() if caps.max_usd is not None else None
+            if problem is not None:
+                await running.progress.close()
+                result = refused(problem)
+            else:
+                try:
+                    receipt = await agent.ask(question, events=running.progress, budget=caps.budget)
+                finally:
+                    await running.progress.close()
+                    if hasattr(agent, "opened"):  # no thread per idle session: opened again to save
+                        await agent.opened.store.close()
+                kept = getattr(agent, "id", conversation)  # a saved session's, after any fork
+                result = self.result(receipt, notes + running.asking.notes, kept, said)
         except Exception as error:  # a bug: said to the client as the tool's error, not lost in a task
-            result = CallToolResult(
-                content=[TextContent(type="text", text=f"the question failed: {safe(str(error))}")],
-                is_error=True,
-            )
+            result = refused(f"the question failed: {safe(str(error))}")
+        finally:
+            if held is not None:
+                self.busy.discard(held)
         running.signals.put_nowait(result)
         if running.expired is not None and not running.driven:
             # Its client may never come back: the result is kept for one more deadline only.
             self.chore(self.drop(running))
 
-    def result(self, receipt: Any, notes: list[str], conversation: str | None) -> Any:
+    def result(self, receipt: Any, notes: list[str], conversation: str | None, saved: list[str]) -> Any:
+        """The answer; `notes` about it follow it in the text (the caller's model reads them),
+        those about where the conversation is `saved` are for the program only."""
         from mcp.types import CallToolResult, TextContent
 
         result = AskResult(
             answer=receipt.answer,
             stopped_because=str(receipt.stopped_because.value),
-            notes=notes,
+            notes=notes + saved,
             conversation=conversation,
             receipt=receipt.to_dict(),
         )
         text = receipt.answer or receipt.refusal or f"stopped: {receipt.stopped_because.value}"
-        if result.notes:
-            text += "\n\n" + "\n".join(f"note: {note}" for note in result.notes)
+        if notes:
+            text += "\n\n" + "\n".join(f"note: {note}" for note in notes)
         return CallToolResult(
             content=[TextContent(type="text", text=text)],
             structured_content=result.model_dump(mode="json"),
@@ -314,6 +332,13 @@ class Front:
                 await agent.close()
 
 
+def refused(problem: str) -> Any:
+    """A question that could not start, as the tool's error: the line that says why."""
+    from mcp.types import CallToolResult, TextContent
+
+    return CallToolResult(content=[TextContent(type="text", text=problem)], is_error=True)
+
+
 def warn(message: str) -> None:
     """A session that could not be saved (or went on elsewhere): said in the question's result
     and on stderr (the terminal of the person who started the server)."""
@@ -362,8 +387,11 @@ def build_server(front: Front) -> Any:
     from mcp.server.mcpserver import Context, RequestStateSecurity
     from mcp.types import CallToolResult, InputRequiredResult
 
+    from .. import __version__
+
     server = MCPServer(
         NAME,
+        version=__version__,
         instructions="ask(question) runs the venice-agent with its tools, caps and consent; "
         "give a conversation id to ask follow-ups.",
         log_level="WARNING",
@@ -415,53 +443,90 @@ def mcp_front_main(options: FrontOptions) -> int:
         no_files=options.no_files,
         no_mcp=options.no_mcp,
     )
+    problem: ConfigError | None = None
     try:
         settings, servers = load(flags)
         settings.require_venice_key()
-    except ConfigError as error:
-        return fail(error.message)
+    except ConfigError as error:  # said to the client too, at each question it asks
+        settings, servers, problem = None, [], error
+    sock = None
+    if options.http:  # before anything starts: a taken port is one line, as serve says it
+        from .serve_cmd import listen
+
+        try:
+            sock = listen(options.host, options.port)
+        except ConfigError as error:
+            return fail(error.message)
     try:
-        return asyncio.run(serve(options, settings, servers))
+        return asyncio.run(serve(options, settings, servers, problem, sock))
     except VeniceAgentError as error:
         return fail(error.message, error.exit_status)
     except KeyboardInterrupt:
         return 0
+    finally:
+        if sock is not None:
+            sock.close()
 
 
-async def serve(options: FrontOptions, settings: Any, servers: list[Any]) -> int:
-    async with open_front(options, settings, servers) as server:
-        if not options.http:
+async def serve(
+    options: FrontOptions,
+    settings: Any,
+    servers: list[Any],
+    problem: ConfigError | None = None,
+    sock: Any = None,
+) -> int:
+    """Serve on stdio, or over HTTP on `sock` (bound already)."""
+    async with open_front(options, settings, servers, problem=problem) as server:
+        if sock is None:
             await server.run_stdio_async()
             return 0
         from .mcp_front_http import serve_http
 
-        await serve_http(server, options.host, options.port, options.token)
+        await serve_http(server, sock, options.token)
     return 0
 
 
 @asynccontextmanager
 async def open_front(
-    options: FrontOptions, settings: Any, servers: list[Any], **timing: Any
+    options: FrontOptions,
+    settings: Any,
+    servers: list[Any],
+    problem: ConfigError | None = None,
+    **timing: Any,
 ) -> AsyncIterator[Any]:
     """The MCP server (the SDK's `MCPServer`) on a runtime opened here and closed on the way out;
-    `timing` (deadline, sleep) goes to `Front`."""
+    `timing` (deadline, sleep) goes to `Front`. A setting no question can start with (`problem`,
+    or found here: no key, a bad setting, a money cap that cannot be kept) still gets a
+    server: each question is answered with the line that says why (a server that exits shows
+    the client only "Connection closed")."""
+    from contextlib import AsyncExitStack
+
     from ..core.defaults import QUESTION_BUDGET
 
-    # person=False: nobody at this terminal (stdout may be the protocol): servers get neither
-    # elicitation nor sampling from us; the consent questions go to the MCP client instead.
-    async with open_runtime(settings, servers, root=options.root, person=False) as runtime:
-        for failure in runtime.mcp.failures:
-            print(f"venice-agent mcp: {failure}", file=sys.stderr, flush=True)
-        caps = Caps(
-            options.budget if options.budget is not None else QUESTION_BUDGET,
-            settings.max_rounds,
-            settings.max_usd,
-        )
-        if caps.max_usd is not None:
-            problem = runtime.agent(runtime.consented()).cannot_cap()
-            if problem is not None:
-                raise ConfigError(problem)
-        front = Front(runtime, caps, **timing)
+    async with AsyncExitStack() as stack:
+        front: Front | None = None
+        if problem is None:
+            try:
+                # person=False: nobody at this terminal (stdout may be the protocol): servers get
+                # neither elicitation nor sampling from us; consent questions go to the client.
+                runtime = await stack.enter_async_context(
+                    open_runtime(settings, servers, root=options.root, person=False)
+                )
+                for failure in runtime.mcp.failures:
+                    print(f"venice-agent mcp: {failure}", file=sys.stderr, flush=True)
+                caps = Caps(
+                    options.budget if options.budget is not None else QUESTION_BUDGET,
+                    settings.max_rounds,
+                    settings.max_usd,
+                )
+                runtime.agent(runtime.consented())  # a money cap that cannot be kept is refused here
+                front = Front(runtime, caps, **timing)
+            except ConfigError as error:
+                problem = error
+        if front is None:
+            assert problem is not None
+            print(f"venice-agent mcp: {safe(problem.message)}", file=sys.stderr, flush=True)
+            front = Front(None, Caps(0, 0, None), problem=problem.message, **timing)
         try:
             yield build_server(front)
         finally:

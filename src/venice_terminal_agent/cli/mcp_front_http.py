@@ -3,27 +3,26 @@
 command checks that before it starts)."""
 
 import hmac
+import socket
 import sys
 from typing import Any
 
 
-async def serve_http(server: Any, host: str, port: int, token: str | None) -> None:
-    """Serve `server` (the SDK's `MCPServer`) at http://HOST:PORT/mcp until stopped."""
+async def serve_http(server: Any, sock: socket.socket, token: str | None) -> None:
+    """Serve `server` (the SDK's `MCPServer`) on `sock` (`serve_cmd.listen`'s) at /mcp until stopped."""
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
     from ..serve.edge import EdgeRules
-    from ..serve.server import listening_socket
     from .serve_cmd import hosts_for
 
-    sock = listening_socket(host, port)
-    port = sock.getsockname()[1]  # the one the system chose, for port 0
+    bound, port = sock.getsockname()[:2]  # the address a name stands for; the port chosen for 0
     # One rule for Host and Origin, serve's (EdgeRules); the SDK's own copy of it is off.
     app = server.streamable_http_app(
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False), host=host
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False), host=bound
     )
-    guarded: Any = EdgeRules(Bearer(app, token), hosts_for(host, port, []))
-    shown = f"[{host}]" if ":" in host else host
+    guarded: Any = EdgeRules(Bearer(app, token), hosts_for(bound, port, []))
+    shown = f"[{bound}]" if ":" in bound else bound
     who = "bearer token" if token else "loopback, no token"
     print(f"venice-agent mcp: http://{shown}:{port}/mcp ({who})", file=sys.stderr, flush=True)
     config = uvicorn.Config(guarded, log_level="warning", access_log=False, lifespan="on")

@@ -60,6 +60,9 @@ class Repl:
     mcp: Any = None  # the MCP toolbox, for /resources, /prompts and /prompt
     budget: int | None = None
     echo: bool = False  # questions read from a pipe are shown before their answers
+    # Progress, warnings and why something failed (stderr when read from a pipe, so stdout
+    # holds the answers and receipts alone); None: `console`.
+    warnings: Console | None = None
     last: Receipt | None = None
     commands: dict[str, Callable[[str], Awaitable[bool]]] = field(default_factory=dict)
 
@@ -99,7 +102,7 @@ class Repl:
     async def question(self, text: str, *, echo: bool = True) -> Receipt:
         if self.echo and echo:
             self.console.print(Text(f"{PROMPT}{safe(text)}", style="bold"), soft_wrap=True)
-        renderer = Renderer(self.console)
+        renderer = Renderer(self.warn_to, self.console)
         try:
             receipt = await cancellable(self.agent.ask(text, events=renderer, budget=self.budget))
         except asyncio.CancelledError:
@@ -112,12 +115,16 @@ class Repl:
         self.last = receipt
         return receipt
 
+    @property
+    def warn_to(self) -> Console:
+        return self.warnings or self.console
+
     async def command(self, text: str) -> bool:
         """Run a slash command; False means leave."""
         name, _, rest = text.strip().partition(" ")
         handler = self.commands.get(name.lower())
         if handler is None:
-            self.console.print(Text(f"unknown command {safe(name)}; /help lists them", style="yellow"))
+            self.warn_to.print(Text(f"unknown command {safe(name)}; /help lists them", style="yellow"))
             return True
         return await handler(rest.strip())
 
@@ -141,7 +148,7 @@ class Repl:
         try:
             text = await prompt_question(self.mcp, line)
         except ToolError as error:
-            self.console.print(Text(safe(error.message), style="yellow"), soft_wrap=True)
+            self.warn_to.print(Text(safe(error.message), style="yellow"), soft_wrap=True)
             return True
         self.console.print(Text(f"{PROMPT}{safe(text)}", style="dim"), soft_wrap=True)
         await self.question(text, echo=False)
@@ -168,7 +175,7 @@ class Repl:
         try:
             await self.reload()
         except Exception as error:  # a server gone away: say so, keep the old catalogue
-            self.console.print(Text(f"reload failed: {safe(str(error))}", style="red"), soft_wrap=True)
+            self.warn_to.print(Text(f"reload failed: {safe(str(error))}", style="red"), soft_wrap=True)
             return True
         after = {spec.name for spec in self.agent.tools.specs()}
         added, gone = sorted(after - before), sorted(before - after)
@@ -190,7 +197,7 @@ class Repl:
     async def _compact(self, focus: str) -> bool:
         compact = getattr(self.agent, "compact", None)
         if compact is None:
-            self.console.print("compacting is not available here")
+            self.warn_to.print("compacting is not available here")
             return True
         try:
             said = await cancellable(compact(focus or None))
@@ -199,7 +206,8 @@ class Repl:
             if current is not None and current.cancelling():
                 raise
             said = "not compacted: cancelled"
-        self.console.print(Text(safe(said), style="dim" if said.startswith("compacted") else "yellow"))
+        # Compacted or not, a notice: with the progress, not among the answers.
+        self.warn_to.print(Text(safe(said), style="dim" if said.startswith("compacted") else "yellow"))
         return True
 
     async def _clear(self, _: str) -> bool:

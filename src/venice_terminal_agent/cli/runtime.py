@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from importlib import import_module
 from pathlib import Path
@@ -253,13 +253,15 @@ class Runtime(Record, frozen=False):
             **options,
         )
 
-    def recording(self, agent: Any, warn: Callable[[str], None]) -> Any:
-        """`agent`, recording each run in the store when the user asked for one (opt-in only)."""
+    def recording(self, agent: Any, warn: Callable[[str], None], servers: Sequence[Any] = ()) -> Any:
+        """`agent`, recording each run in the store when the user asked for one (opt-in only),
+        every secret masked: ours, and those of `servers` a front added (an editor's)."""
         if not self.settings.venice_agent_db:
             return agent
         from ..bot.recording import RecordingAgent
 
-        return RecordingAgent(agent, self.settings.venice_agent_db, warn)
+        secrets = self.settings.secrets([*self.servers, *servers])
+        return RecordingAgent(agent, self.settings.venice_agent_db, warn, secrets)
 
 
 def search_rule(settings: Settings, window: int | None = None) -> Any:

@@ -57,6 +57,18 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """The socket a local server (`serve`, `mcp --http`) listens on, bound to `host` (an address,
+    `[::1]`, or a name such as localhost) and `port`; `ConfigError` when the address is taken or
+    not this machine's. Its Host rule comes from the address it is bound to (`hosts_for`)."""
+    from ..serve.server import listening_socket
+
+    try:
+        return listening_socket(host, port)
+    except OSError as problem:
+        raise ConfigError(f"cannot listen on {host}:{port}: {problem.strerror or problem}") from None
+
+
 def read_tokens(path: Path) -> dict[str, str]:
     """token → user, from lines `USER TOKEN` (blank lines and # comments skipped)."""
     try:
@@ -110,10 +122,8 @@ def serve_main(options: ServeOptions) -> int:
         users = None if options.token_file is None else read_tokens(options.token_file)
         settings = load_settings(auto_approve_tools=options.yes or None)
         return asyncio.run(_serve(options, users, settings))
-    except VeniceAgentError as problem:  # a setting, the store, the model or an MCP server
+    except VeniceAgentError as problem:  # a setting, the address, the store, the model or an MCP server
         return _fail(problem.message, problem.exit_status)
-    except OSError as problem:  # the address is taken or not ours
-        return _fail(f"cannot listen on {options.host}:{options.port}: {problem.strerror or problem}")
     except KeyboardInterrupt:
         return 0
     finally:
@@ -232,11 +242,11 @@ async def _listen(
 ) -> int:
     from ..core.wording import plural
     from ..serve.app import Replies, build_app
-    from ..serve.server import listening_socket, run_server
+    from ..serve.server import run_server
     from ..store.protocol import shown
 
     replies = Replies()
-    sock = listening_socket(options.host, options.port)
+    sock = listen(options.host, options.port)
     host, port = sock.getsockname()[:2]
     hosts = hosts_for(host, port, options.allowed_hosts)
     app = build_app(

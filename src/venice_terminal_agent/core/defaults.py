@@ -24,3 +24,10 @@ TOOL_SEARCH_TOP_K = 5  # tools one search_tools call finds at most
 # Venice's reference states a per-search charge for xAI's native search (~$0.01/search); its
 # own search's price is not in /models, so the same figure is taken, on the safe side.
 WEB_SEARCH_USD = 0.01
+# Under a money cap, without MAX_COMPLETION_TOKENS, each request asks for no more output tokens
+# than the money left can pay after its worst-case input, nor more than the model's own limit,
+# or this many when the model publishes none (no Venice text model does): README "Money cap".
+CAPPED_OUTPUT_TOKENS = 8192
+# ... and a request whose money left cannot pay this many (a short answer, a tool call) after
+# its worst-case input is not made: the question ends `cost_cap`.
+CAPPED_OUTPUT_MIN = 64

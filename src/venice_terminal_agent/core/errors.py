@@ -78,6 +78,16 @@ class ContextFullError(ModelError):
         return EXIT_STATUS[Exit.CONTEXT_FULL]
 
 
+class OutputMaximumError(ModelError):
+    """The server refused an output limit above the model's maximum and named the maximum
+    (Venice's 400 "max_completion_tokens (8192) exceeds the maximum allowed for model 'm'
+    (4096)"): the request is asked again once with `maximum`, which the session keeps."""
+
+    def __init__(self, message: str, *, maximum: int, status: int | None = 400) -> None:
+        super().__init__(message, status=status)
+        self.maximum = maximum
+
+
 class PaymentError(ModelError):
     """A 402: the money ran out. `code` says which (Venice's `INSUFFICIENT_BALANCE`,
     `API_KEY_USD_SPEND_LIMIT_EXCEEDED`, `API_KEY_DIEM_SPEND_LIMIT_EXCEEDED`; None: not said).
@@ -125,6 +135,7 @@ __all__ = [
     "ContextFullError",
     "ModelError",
     "NoModelError",
+    "OutputMaximumError",
     "PaymentError",
     "PlanError",
     "PrivateError",

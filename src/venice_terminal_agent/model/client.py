@@ -20,10 +20,11 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from ..core.defaults import VENICE_BASE_URL
+from ..core.errors import ConfigError
 from ..core.events import EventSink, Notice, TextDelta, TextDiscarded, ThinkingDelta, ignore
 from ..core.scrub import redact
 from .errors import EmptyReply, ModelError, NoModelError, describe, foreign_errors, one_line
-from .models import ModelFacts, is_llama_cpp, props_window, venice_headers
+from .models import ModelFacts, is_llama_cpp, listed, props_window, unlisted, venice_headers
 from .retry import FailureWindow, RetryPolicy, next_wait
 from .stream import Assembler, Completion
 
@@ -102,6 +103,7 @@ class VeniceClient:
         self.payment_refused = False
         self._listing: Any = None  # GET /models, asked at most once per session
         self._listing_error: str | None = None  # why GET /models failed, when it did
+        self._listing_failure: ModelError | None = None  # and the error itself
         # A model used end-to-end encrypted (`private.E2EE`, set by the agent that uses it):
         # attested before the first request, every message sealed, every chunk opened.
         self.private: Any = None
@@ -317,10 +319,40 @@ class VeniceClient:
     async def resolve_model(self, requested: str | None) -> str:
         """The model to use: `requested` (the --model flag, else VENICE_MODEL), else the
         server's `function_calling_default` trait, else its `default` trait, else the only
-        model it serves. Raises `NoModelError` when none resolves."""
+        model it serves. Raises `NoModelError` when none resolves, and `ConfigError` (naming
+        the nearest ids) when `requested` is not a model the server lists."""
         if requested and requested.strip():
+            await self._check_listed(requested.strip())
             return requested.strip()
         return await self._within_discovery(self._discover())
+
+    async def _check_listed(self, model: str) -> None:
+        """`ConfigError` when the server lists its models and `model` is none of them, nor a
+        name Venice also takes for one (a trait, a compatibility mapping's). A server whose
+        list cannot be read, or lists nothing, is taken at its word (as before any check)."""
+        listing = await self._models()
+        if listed(listing, model):
+            return
+        for path in ("models/traits", "models/compatibility_mapping"):  # asked only on a miss
+            try:
+                names = await self._get_data(path)
+            except ModelError:
+                names = None
+            if isinstance(names, dict) and model.split(":")[0] in names:
+                return
+        raise ConfigError(unlisted(model, listing, self.base_url))
+
+    async def _models(self, *, strict: bool = False) -> Any:
+        """`GET /models`, asked at most once per session: [] when it failed (and why is kept).
+        `strict`: a failure is raised, as discovery's is."""
+        if self._listing is None:
+            try:
+                self._listing = await self._within_discovery(self._get_data("models", required=True)) or []
+            except ModelError as error:
+                self._listing, self._listing_error, self._listing_failure = [], error.message, error
+        if strict and self._listing_failure is not None:
+            raise self._listing_failure
+        return self._listing
 
     async def _within_discovery(self, asking: Awaitable[T]) -> T:
         try:
@@ -360,13 +392,7 @@ class VeniceClient:
         A listing that fails leaves every fact unknown: the question still runs, uncapped.
         `strict`: the server must answer, as discovery asks it to (`serve` checks a pinned
         model's server at start so): a failure is the same `ModelError` discovery's is."""
-        if self._listing is None:
-            try:
-                self._listing = await self._within_discovery(self._get_data("models", required=True)) or []
-            except ModelError as error:
-                if strict:
-                    raise
-                self._listing, self._listing_error = [], error.message
+        await self._models(strict=strict)
         facts = ModelFacts.from_listing(self._listing, model)
         if facts.context_window is None and is_llama_cpp(self._listing, model):
             facts = await self._llama_cpp_window(facts)

@@ -46,7 +46,7 @@ class Summarising(Protocol):
     events: EventSink | None
 
     def check_cap(
-        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], limit: int | None = None
+        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], asked: int | None = None
     ) -> str | None: ...
 
     async def summarise(self, request: Sequence[dict[str, Any]]) -> Completion: ...

@@ -19,7 +19,7 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..core.errors import ContextFullError, ModelError, PaymentError
+from ..core.errors import ContextFullError, ModelError, OutputMaximumError, PaymentError
 from ..core.errors import NoModelError as NoModelError  # its old home: still imports from here
 from ..core.wording import VENICE_API_SETTINGS, payment_refusal
 
@@ -37,6 +37,13 @@ MAX_LINE = 400
 CONTEXT_FULL = re.compile(
     r"context_length_exceeded|maximum context length|exceeds? the available context size"
     r"|exceed_context_size_error|context_exceeded|TOO_MANY_TOKENS|prompt is too long",
+    re.IGNORECASE,
+)
+
+# Venice's 400 for an output limit above the model's own, naming that maximum last:
+# "max_completion_tokens (8192) exceeds the maximum allowed for model 'llama-3.3-70b' (4096)".
+OUTPUT_MAXIMUM = re.compile(
+    r"max_(?:completion_)?tokens\W+\(?\d+\)?\s+exceeds the maximum allowed for model\b.*?\((\d+)\)",
     re.IGNORECASE,
 )
 
@@ -96,10 +103,11 @@ def from_response(
     if request_id:
         line += f" [request {request_id}]"
     retryable = status in RETRYABLE_STATUS and headers.get("x-should-retry") != "false"
-    if status in (400, 413, 422) and CONTEXT_FULL.search(
-        json.dumps(body) if not isinstance(body, str) else body
-    ):
+    said = json.dumps(body) if not isinstance(body, str) else body
+    if status in (400, 413, 422) and CONTEXT_FULL.search(said):
         return ContextFullError(one_line(line), status=status)
+    if status in (400, 422) and (found := OUTPUT_MAXIMUM.search(detail)) and int(found[1]) > 0:
+        return OutputMaximumError(one_line(line), maximum=int(found[1]), status=status)
     return ModelError(
         one_line(line), status=status, retryable=retryable, retry_after=retry_after(headers, status, clock)
     )

@@ -133,6 +133,41 @@ def _window(entry: Any, spec: Any) -> int | None:
     return None
 
 
+def listed(models: Any, model: str) -> bool:
+    """`model` may be asked of the server that listed `models`: one of its ids, or a trait one
+    of them carries (Venice takes "default"), a feature suffix (`…:enable_web_search=on`) or
+    tag (Ollama's `:latest`) aside; True too when there is nothing to check it against (no
+    list) or the server answers any name (llama.cpp's own server, one model)."""
+    entries = (
+        [m for m in models if isinstance(m, Mapping) and m.get("id")] if isinstance(models, list) else []
+    )
+    if not entries or any(m.get("owned_by") == "llamacpp" for m in entries):
+        return True
+    bare = model.split(":")[0]
+    names = {str(m["id"]) for m in entries} | {str(m["id"]).split(":")[0] for m in entries}
+    for m in entries:
+        spec = m.get("model_spec")
+        traits = spec.get("traits") if isinstance(spec, Mapping) else None
+        names.update(t for t in traits or () if isinstance(t, str))
+    return model in names or bare in names
+
+
+def unlisted(model: str, models: Any, where: str) -> str:
+    """Why `model` is refused: not among the ids `where` lists; the nearest ones named."""
+    import difflib  # only on this path
+
+    ids = [str(m["id"]) for m in models if isinstance(m, Mapping) and m.get("id")]
+    low = model.lower()
+    near = [i for i in ids if low in i.lower() or i.lower() in low]
+    near += [i for i in difflib.get_close_matches(model, ids, n=3) if i not in near]
+    near = (near or difflib.get_close_matches(model, ids, n=3, cutoff=0.0))[:3]
+    named = " or ".join([", ".join(near[:-1]), near[-1]] if len(near) > 1 else near)
+    return (
+        f"{model} is not a model {where} lists: did you mean {named}? (venice-agent models lists "
+        f"all {len(ids)}; pass --model or set VENICE_MODEL)"
+    )
+
+
 def props_window(props: Any) -> int | None:
     """llama.cpp's window from its `/props`: `n_ctx` (top level or in its default settings)."""
     if not isinstance(props, Mapping):

@@ -7,12 +7,14 @@ declined, or nobody to ask), then asks the model once. The assistant message goe
 
 Money: every response's usage is added up whole and costed (the server's figure, else the
 prices from `/models`); with a cap, each request's worst cost is checked before it is made
-(`cost_cap`). A cost that cannot be known stays unknown (a server with no prices, a response
-with no usage, a request that failed after reaching the model or was cancelled), never $0.00,
-and counts against the cap as its worst case. An answer cut at the output limit (`length`)
-ends `output_limit`, partial. When the loop stops on `budget`, `max_rounds` or
-`repeated_call`, `conclude` makes one last request without tools so the person gets a
-partial answer from what was gathered and paid for.
+(`cost_cap`), and unless MAX_COMPLETION_TOKENS is set each request asks for no more output than
+the money left can pay for (`request_limit`). A server that names the model's output maximum
+when a limit is above it is asked once more with it (`complete`). A cost that cannot be known
+stays unknown (a server with no prices, a response with no usage, a request that failed after
+reaching the model or was cancelled), never $0.00, and counts against the cap as its worst case.
+An answer cut at the output limit (`length`) ends `output_limit`, partial. When the loop stops
+on `budget`, `max_rounds` or `repeated_call`, `conclude` makes one last request without tools
+so the person gets a partial answer from what was gathered and paid for.
 
 Context: with a `Gauge`, each request's size is estimated before it is made. When it would
 pass the gauge's threshold, the older rounds are compacted first (`compaction.py`: its
@@ -28,8 +30,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from ..core.context import Compaction, Gauge, full_refusal, request_bytes
-from ..core.costs import Cap, add_usage, measured, round_cost, server_cost
-from ..core.errors import ContextFullError, PrivateError
+from ..core.costs import PER, Cap, add_usage, measured, round_cost, server_cost
+from ..core.defaults import CAPPED_OUTPUT_MIN, CAPPED_OUTPUT_TOKENS
+from ..core.errors import ContextFullError, OutputMaximumError, PrivateError
 from ..core.events import EventSink
 from ..core.loop import Move, Outcome, Stop
 from ..core.receipt import Answer, Call, Exit, Tally, read_json
@@ -118,6 +121,7 @@ class LLMPlanner:
         self.facts = facts or ModelFacts()
         self.cap = cap
         self.max_completion_tokens = max_completion_tokens  # sent with each request when set
+        self.sent: int | None = None  # the output limit sent with the last request
         self.usage: dict[str, Any] = {}
         self.known_cost = 0.0  # USD of the requests whose cost is known
         self.cost_unknown = False  # a request's cost could not be known
@@ -221,18 +225,17 @@ class LLMPlanner:
         refusal = self.check_cap(messages, tools)
         if refusal is not None:
             return Stop(Exit.COST_CAP, refusal)
-        worst = self.worst(messages, tools)
+        limit = self.request_limit(messages, tools)
+        worst = self.worst(messages, tools, limit)
         self.requests += 1
         options: dict[str, Any] = {"temperature": self.temperature, "events": self.events}
-        if self.max_completion_tokens is not None:
-            options["max_completion_tokens"] = self.max_completion_tokens
         options.update(self.cache_option())
         if self.response_format is not None:
             options["response_format"] = self.response_format
         if self.options:
             options["options"] = self.options
         try:
-            turn = await self.client.complete(self.model, messages, tools, **options)
+            turn = await self.complete(messages, tools, limit, **options)
         except ContextFullError as error:  # the server's own "too long": not a model failure
             self.context_tokens = needed
             return Stop(Exit.CONTEXT_FULL, error.message)
@@ -255,7 +258,7 @@ class LLMPlanner:
         self.messages.append(turn.message)
         self.added.append(turn.message)
         if turn.finish_reason == "length":
-            return self.cut(turn)
+            return self.cut(turn, self.sent)
         if not turn.tool_calls:
             return Answer(turn.text)
         return [to_call(tool_call) for tool_call in turn.tool_calls]
@@ -275,12 +278,35 @@ class LLMPlanner:
     async def summarise(self, request: Sequence[dict[str, Any]]) -> Completion:
         """A compaction's summary request, without tools and nothing streamed, counted and
         costed like the others; `ModelError` when it fails."""
-        options: dict[str, Any] = {"temperature": self.temperature, **self.cache_option()}
-        if self.max_completion_tokens is not None:
-            options["max_completion_tokens"] = self.max_completion_tokens
-        return await self.costed(
-            self.worst(request, ()), self.client.complete(self.model, request, (), **options)
-        )
+        limit = self.request_limit(request, ())
+        request_made = self.complete(request, (), limit, temperature=self.temperature, **self.cache_option())
+        return await self.costed(self.worst(request, (), limit), request_made)
+
+    async def complete(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]],
+        limit: int | None,
+        **options: Any,
+    ) -> Completion:
+        """One request of at most `limit` output tokens (none sent when None). A server that
+        refuses the limit as above the model's maximum and names it (Venice's 400) is asked
+        once more with that maximum, which can only cost less; the planner's facts keep it, so
+        the session's later requests send it at once. Nothing was generated by the refused
+        request: it is neither a request nor a cost of its own."""
+        self.sent = limit
+        if limit is None:  # a client that takes no limit is asked for none
+            return await self.client.complete(self.model, messages, tools, **options)
+        try:
+            return await self.client.complete(
+                self.model, messages, tools, max_completion_tokens=limit, **options
+            )
+        except OutputMaximumError as error:
+            if error.maximum >= limit:
+                raise
+            self.facts = self.facts.replace(max_completion_tokens=error.maximum)
+            self.sent = limit = error.maximum
+        return await self.client.complete(self.model, messages, tools, max_completion_tokens=limit, **options)
 
     async def costed(self, worst: float | None, request: Awaitable[Completion]) -> Completion:
         """`request`, a request besides the conversation's own (a summary, a server's sampling),
@@ -298,15 +324,21 @@ class LLMPlanner:
         self.account(turn, worst)
         return turn
 
-    def cut(self, turn: Completion) -> Stop:
-        """An answer the output limit cut short (`finish_reason: length`): partial, said so.
-        Calls it was proposing may be cut too, so they do not run; they leave the turn (an
-        unanswered call would make the conversation malformed)."""
+    def cut(self, turn: Completion, limit: int | None) -> Stop:
+        """An answer the output limit (`limit`, the one sent) cut short (`finish_reason:
+        length`): partial, said so. Calls it was proposing may be cut too, so they do not run;
+        they leave the turn (an unanswered call would make the conversation malformed)."""
         message = self.messages[-1]
         if message.pop("tool_calls", None) is not None:
             message["content"] = message.get("content") or ""
         used = turn.usage.get("completion_tokens")
-        limit = self.max_completion_tokens or (used if isinstance(used, int) and used > 0 else None)
+        if limit is not None and self.capped():
+            model_limit = self.output_limit()
+            if limit < (model_limit or CAPPED_OUTPUT_TOKENS):
+                return Stop(Exit.OUTPUT_LIMIT, capped_cut(limit, self.cap), turn.text)
+            if model_limit is None:  # the ceiling of a capped request, the model's limit unknown
+                return Stop(Exit.OUTPUT_LIMIT, output_cut(limit, True, ceiling=True), turn.text)
+        limit = limit or (used if isinstance(used, int) and used > 0 else None)
         return Stop(Exit.OUTPUT_LIMIT, output_cut(limit, self.max_completion_tokens is not None), turn.text)
 
     def account(self, turn: Completion, worst: float | None = None) -> None:
@@ -354,12 +386,50 @@ class LLMPlanner:
     def worst(
         self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], limit: int | None = None
     ) -> float | None:
-        """The most the next request can cost, under a cap (nothing else needs it); None without
-        a cap, or when prices or the output limit are unknown."""
+        """The most the next request of at most `limit` output tokens (else the output limit)
+        can cost, under a cap (nothing else needs it); None without a cap, or when prices or
+        the output limit are unknown."""
         prices, limit = self.facts.prices, self.output_limit() if limit is None else limit
         if self.cap is None or prices is None or limit is None:
             return None
         return prices.worst(self.input_bound(messages, tools), limit) + self.search_usd
+
+    def capped(self) -> bool:
+        """Each request's output limit is the money cap's (`affordable`): a cap and the model's
+        prices are known, and MAX_COMPLETION_TOKENS does not fix the limit."""
+        return self.cap is not None and self.facts.prices is not None and self.max_completion_tokens is None
+
+    def affordable(
+        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], most: int
+    ) -> int:
+        """The most output tokens (up to `most`) the money left can pay for after the request's
+        worst-case input (0: not even its input)."""
+        assert self.cap is not None and self.facts.prices is not None
+        prices, left, bound = self.facts.prices, self.cap.left, self.input_bound(messages, tools)
+
+        def worst(tokens: int) -> float:  # as `worst` says it, the request's JSON read once
+            return prices.worst(bound, tokens) + self.search_usd
+
+        if prices.output <= 0:
+            return most if worst(0) <= left else 0
+        tokens = max(0, min(most, int((left - worst(0)) * PER / prices.output)))
+        while tokens > 0 and worst(tokens) > left:
+            tokens -= 1  # a float's last digit: the cap is never passed
+        return tokens
+
+    def request_limit(
+        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], asked: int | None = None
+    ) -> int | None:
+        """The output limit sent with the next request (None: none). Under a money cap
+        (`capped`): what the money left can pay for, at most the model's own limit (the one
+        /models publishes, or the one the server named), else `CAPPED_OUTPUT_TOKENS`, and at
+        most `asked`. Otherwise MAX_COMPLETION_TOKENS and `asked` (a sampling request's), as
+        the model's limit bounds them."""
+        if self.capped():
+            return self.affordable(messages, tools, self.output_limit(asked) or CAPPED_OUTPUT_TOKENS)
+        if self.max_completion_tokens is None and asked is None:
+            return None
+        return self.output_limit(asked)
 
     async def sample(
         self,
@@ -371,31 +441,36 @@ class LLMPlanner:
         """A server's sampling request (`mcp/sampling_model.py`), made on this question's account: counted,
         costed and capped like the planner's own requests; only the server's `tools`, nothing
         streamed to the person, and the conversation is not touched. `ModelError` when it fails."""
-        limit = self.output_limit(max_tokens)
-        request = self.client.complete(
-            self.model, messages, tools, temperature=temperature, max_completion_tokens=limit
-        )
+        limit = self.request_limit(messages, tools, max_tokens)
+        request = self.complete(messages, tools, limit, temperature=temperature)
         return await self.costed(self.worst(messages, tools, limit), request)
 
     def sampling_refusal(
         self, messages: Sequence[dict[str, Any]], max_tokens: int, tools: Sequence[dict[str, Any]] = ()
     ) -> str | None:
         """Why a sampling request must not be made under the money cap, or None."""
-        return self.check_cap(messages, tools, self.output_limit(max_tokens))
+        return self.check_cap(messages, tools, max_tokens)
 
     def output_limit(self, asked: int | None = None) -> int | None:
-        """The most output tokens a request may take: the settings' or model's limit, and `asked`."""
-        limits = [self.max_completion_tokens or self.facts.max_completion_tokens, asked]
+        """The most output tokens a request may take: the settings' and the model's limit, and `asked`."""
+        limits = [self.max_completion_tokens, self.facts.max_completion_tokens, asked]
         return min((limit for limit in limits if limit is not None), default=None)
 
     def check_cap(
-        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], limit: int | None = None
+        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], asked: int | None = None
     ) -> str | None:
-        """Why the next request (of at most `limit` output tokens) must not be made under the
-        money cap, or None."""
+        """Why the next request (of at most `asked` output tokens) must not be made under the
+        money cap, or None. Under `capped` it is made when the money left pays its worst-case
+        input and a short answer (`CAPPED_OUTPUT_MIN` tokens, or fewer when fewer are asked)."""
         if self.cap is None:
             return None
-        worst = self.worst(messages, tools, limit)
+        if self.capped():
+            least = min(CAPPED_OUTPUT_MIN, self.output_limit(asked) or CAPPED_OUTPUT_TOKENS)
+            if self.request_limit(messages, tools, asked) >= least:  # type: ignore[operator]
+                return None
+            worst = self.worst(messages, tools, least)
+        else:
+            worst = self.worst(messages, tools, self.output_limit(asked))
         if worst is None:  # refused up front as a setting error; a safety net
             return f"stopped before model request {self.requests + 1}: no price or output limit is known for {self.model}"
         return self.cap.refuse(worst, self.requests + 1)
@@ -430,12 +505,27 @@ class LLMPlanner:
         return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
 
 
-def output_cut(limit: int | None, ours: bool) -> str:
-    """Why an answer is partial when the output limit cut it; `ours`: the limit is the setting's."""
+def output_cut(limit: int | None, ours: bool, *, ceiling: bool = False) -> str:
+    """Why an answer is partial when the output limit cut it; `ours`: the limit is the setting's;
+    `ceiling`: it is `CAPPED_OUTPUT_TOKENS`, asked under a money cap for a model that publishes none."""
     if limit is None:
         return "the answer was cut at the model's output limit"
+    if ceiling:
+        return (
+            f"the answer was cut at {limit:,} tokens, the most a request under a money cap asks for "
+            "when the model publishes no output limit (set MAX_COMPLETION_TOKENS for a longer one)"
+        )
     line = f"the answer was cut at the model's output limit of {limit:,} tokens"
     return line + " (raise MAX_COMPLETION_TOKENS for a longer one)" if ours else line
+
+
+def capped_cut(limit: int, cap: Cap | None) -> str:
+    """Why an answer is partial when the limit the money cap set for its request cut it."""
+    flag = "--session-max-usd" if cap is not None and cap.name == "session cap" else "--max-usd"
+    return (
+        f"the money cap shortened the answer: it was cut at {limit:,} tokens, the output limit "
+        f"the cap left for this request (raise {flag}, or set MAX_COMPLETION_TOKENS)"
+    )
 
 
 def to_call(tool_call: dict[str, Any]) -> Call:

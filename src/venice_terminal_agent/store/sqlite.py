@@ -17,12 +17,13 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ..core.receipt import Receipt
+from ..core.scrub import redact, redact_all
 from .schema import StoreError, connect, default_db_path, resolve_db_path
 from .worker import SqliteWorker
 
@@ -231,10 +232,14 @@ class Store:
         source: str = "agent",
         chat: str | None = None,
         at: float | None = None,
+        secrets: Sequence[str] = (),
     ) -> int:
-        """Keep one run's question and receipt (what `venice-agent logs` lists); returns its id."""
+        """Keep one run's question and receipt (what `venice-agent logs` lists), `secrets`
+        masked in both; returns its id."""
         when = time.time() if at is None else at
-        return await self._worker.write(lambda db: _insert_run(db, when, source, chat, question, receipt))
+        return await self._worker.write(
+            lambda db: _insert_run(db, when, source, chat, question, receipt, secrets)
+        )
 
     async def runs(self, limit: int = 10) -> list[RunRecord]:
         """The last `limit` runs, oldest first."""
@@ -250,14 +255,17 @@ class Store:
         return await self._worker.read(work)
 
 
-async def record_agent_run(db: str | os.PathLike[str] | None, question: str, receipt: Receipt) -> int | None:
+async def record_agent_run(
+    db: str | os.PathLike[str] | None, question: str, receipt: Receipt, secrets: Sequence[str] = ()
+) -> int | None:
     """Keep a terminal agent's question and receipt when the user asked for it (`--db` or
-    VENICE_AGENT_DB gives `db`); with no `db`, nothing is written anywhere and None comes back.
-    A store that cannot be used raises `StoreError` (say it, keep the answer's exit status)."""
+    VENICE_AGENT_DB gives `db`), `secrets` masked in both; with no `db`, nothing is written
+    anywhere and None comes back. A store that cannot be used raises `StoreError` (say it, keep
+    the answer's exit status)."""
     if not db:
         return None
     async with Store(db) as store:
-        return await store.record_run(question, receipt, source="agent")
+        return await store.record_run(question, receipt, source="agent", secrets=secrets)
 
 
 def _record(row: tuple[Any, ...]) -> RunRecord:
@@ -268,9 +276,16 @@ def _record(row: tuple[Any, ...]) -> RunRecord:
 
 
 def _insert_run(
-    db: sqlite3.Connection, at: float, source: str, chat: str | None, question: str, receipt: Receipt
+    db: sqlite3.Connection,
+    at: float,
+    source: str,
+    chat: str | None,
+    question: str,
+    receipt: Receipt,
+    secrets: Sequence[str] = (),
 ) -> int:
-    data = receipt.to_dict()
+    data = redact_all(receipt.to_dict(), secrets)
+    question = redact(question, secrets) or question
     cursor = db.execute(
         "INSERT INTO runs (at, source, chat, question, stopped_because, calls, duration, model, receipt)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -32,6 +32,10 @@ Script: a list of replies, or an object
             messages and tools, compact JSON) gets OpenAI's 400 `context_length_exceeded`, the
             wording Venice passes on, and uses no reply; with it, a reply's usage says the
             request's real `prompt_tokens`. `fake.request_tokens` holds every request's size.
+  output_maximum  N, or {model: N}: the model's hidden output maximum (Venice lists none): a
+            chat request whose max_completion_tokens (or max_tokens) is above it gets Venice's
+            400 "max_completion_tokens (8192) exceeds the maximum allowed for model 'm' (N)"
+            and uses no reply
   tee       true, or {"fault": …}: GET /tee/attestation and end-to-end encrypted chats with
             real cryptography (`testing.tee`, which lists the faults)
   profile   how the server differs from Venice: a name or a list of names (`replies.PROFILES`),

@@ -34,6 +34,7 @@ SCRIPT_KEYS = {
     "listing",
     "balance",
     "rate_limits",
+    "output_maximum",
 }
 BYTES_PER_TOKEN = 4  # the fake's tokenizer: a token for every 4 bytes of messages and tools
 VENICE_MODELS = Path(__file__).with_name("venice_models.json")  # real entries of Venice's /models
@@ -126,6 +127,22 @@ def within(reply: dict[str, Any], limit: int | None) -> dict[str, Any]:
         "finish_reason": "length",
         "usage": {"completion_tokens": limit, **reply.get("usage", {})},
     }
+
+
+def above_maximum(body: dict[str, Any], maximum: Any) -> str | None:
+    """Venice's words for a request whose output limit is above the model's maximum (the
+    script's `output_maximum`: N, or {model: N}), or None when it is not."""
+    if isinstance(maximum, dict):
+        maximum = maximum.get(body.get("model"))
+    if not isinstance(maximum, int):
+        return None
+    for field in ("max_completion_tokens", "max_tokens"):
+        asked = body.get(field)
+        if isinstance(asked, int) and asked > maximum:
+            return (
+                f"{field} ({asked}) exceeds the maximum allowed for model '{body.get('model')}' ({maximum})"
+            )
+    return None
 
 
 def check_reply(reply: Any, number: int) -> None:

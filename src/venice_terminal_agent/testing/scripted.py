@@ -151,6 +151,9 @@ class Scripted:
         if "no_streamed_tools" in profile and body.get("stream") and body.get("tools"):
             # 200 and not one byte: what llama-cpp-python sends; the script's reply waits.
             return Answer(200, [("content-type", "text/event-stream")], events=[], cut=True)
+        above = replies.above_maximum(body, self.script.get("output_maximum"))
+        if above is not None:  # Venice's own refusal, before any reply is used
+            return Answer(400, [], {"error": above})
         reply = self._take()
         if reply is None:
             return Answer(500, [("x-should-retry", "false")], {"error": self.exhausted})
