@@ -112,3 +112,31 @@ def test_the_readme_example_mcp_json_loads_as_printed_without_its_variable() -> 
         ("notes", True),
         ("apify", False),
     ]
+
+
+def test_apifys_flags_without_apify_are_refused_not_ignored(tmp_path: Path) -> None:
+    config = time_only(tmp_path)
+    with fake_venice([], tmp_path) as fake:
+        asked = run(tmp_path, fake.base_url, "--mcp-config", str(config), "--tools", "actors", "what time?")
+        listed = run(tmp_path, fake.base_url, "tools", "list", "--mcp-config", str(config), "--tools", "docs")
+        none = run(tmp_path, fake.base_url, "--no-mcp", "--tools", "docs", "--transport", "http", "hi")
+        assert fake.chat_bodies() == []
+    assert asked.returncode == listed.returncode == none.returncode == 2
+    assert asked.stderr.splitlines() == [
+        "venice-agent: --tools only applies to Apify's MCP server, which is not used here "
+        "(MCP servers: time): drop --tools, or add Apify to the MCP config"
+    ]
+    assert "venice-agent tools list: --tools only applies to Apify's MCP server" in listed.stderr
+    assert "--tools and --transport only apply to Apify's MCP server, which is not used here (no MCP server)" in (
+        none.stderr
+    )
+
+
+def test_a_bad_value_is_named_as_it_was_given_flag_or_variable(tmp_path: Path) -> None:
+    with fake_venice([], tmp_path) as fake:
+        flag = run(tmp_path, fake.base_url, "--no-mcp", "--max-usd", "-1", "hi")
+        variable = run(tmp_path, fake.base_url, "--no-mcp", "hi", MAX_USD="-1")
+        assert fake.chat_bodies() == []
+    assert flag.returncode == variable.returncode == 2
+    assert flag.stderr.splitlines() == ["venice-agent: bad setting: --max-usd: must be more than 0, not -1"]
+    assert variable.stderr.splitlines() == ["venice-agent: bad setting: MAX_USD: must be more than 0, not -1"]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from cli_support import COMMAND, clean_env, fake_venice, in_read_only_folder, mcp_config
+from cli_support import COMMAND, clean_env, fake_venice, in_read_only_folder, mcp_config, run_probe
 
 
 def ask(
@@ -103,6 +103,7 @@ def test_the_cost_cap_refuses_before_the_first_request_and_a_cap_needs_prices(tm
     )
     assert done.returncode == 8 and bodies == []
     assert "stopped before model request 1: it could cost up to $0.00" in done.stderr  # why: stderr
+    assert done.stdout == "stopped: cost_cap · 0 calls · 0 tokens · $0.00\n"  # no round: no request made
     assert "of the $0.0001 cap is left" in done.stderr
     done, bodies = ask(tmp_path, [], "go", MAX_USD="1", servers=False)
     assert done.returncode == 2 and bodies == []
@@ -521,3 +522,34 @@ def test_a_recorded_run_masks_the_secrets_an_answer_repeats(tmp_path: Path) -> N
     assert written and b"***" in (tmp_path / "runs.db").read_bytes()
     for path in written:
         assert KEY.encode() not in path.read_bytes(), path
+
+
+def test_a_librarys_python_warning_never_reaches_the_person_unless_asked_for(tmp_path: Path) -> None:
+    probe = (  # the command's own entry point, with a library warning on the way to any command
+        "import sys, warnings\n"
+        "import venice_terminal_agent.cli.app as app\n"
+        "command = app.main\n"
+        "def noisy():\n"
+        "    warnings.warn('ping is removed', UserWarning)\n"
+        "    command()\n"
+        "app.main = noisy\n"
+        "sys.argv = ['venice-agent', '--version']\n"
+        "from venice_terminal_agent.cli.start import main\n"
+        "main()\n"
+    )
+    env = clean_env(tmp_path, "http://127.0.0.1:9")
+    quiet = run_probe(probe, env=env, cwd=tmp_path)
+    assert quiet.stderr == "" and quiet.stdout.startswith("venice-agent ")
+    asked = run_probe(probe, env={**env, "PYTHONWARNINGS": "always"}, cwd=tmp_path)
+    assert "UserWarning: ping is removed" in asked.stderr  # -W / PYTHONWARNINGS: shown as Python does
+
+
+def test_quiet_drops_the_banner_from_a_one_shot_question(tmp_path: Path) -> None:
+    with fake_venice([{"text": "hello"}, {"text": "hello"}], tmp_path) as fake:
+        env = clean_env(tmp_path, fake.base_url, VENICE_MODEL="fake-model")
+        run = [COMMAND, "--no-mcp", "hi"]
+        loud = subprocess.run(run, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        quiet = subprocess.run([*run, "-q"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert loud.stderr.startswith("venice-agent\n  model  fake-model")
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    assert quiet.stdout == loud.stdout and quiet.stdout.startswith("hello\nstopped: answered")

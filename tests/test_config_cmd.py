@@ -48,7 +48,11 @@ def test_a_bad_value_or_an_unknown_key_is_one_line_and_nothing_is_written(tmp_pa
     done = run(tmp_path, "config", "set", "max-usd", "0")
     assert (
         done.returncode == 2
-        and done.stderr.strip() == "venice-agent: bad setting: max-usd: Input should be greater than 0"
+        and done.stderr.strip() == "venice-agent: bad setting: max-usd: must be more than 0, not 0"
+    )
+    done = run(tmp_path, "config", "set", "sessions", "maybe")  # the values it takes, said
+    assert done.returncode == 2 and done.stderr.strip() == (
+        "venice-agent: bad setting: sessions: must be on or off (also true/false, yes/no, 1/0), not 'maybe'"
     )
     done = run(tmp_path, "config", "set", "colour", "blue")
     assert done.returncode == 2 and "no setting 'colour'; the settings are: model, base-url" in done.stderr

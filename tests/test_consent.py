@@ -171,3 +171,19 @@ async def test_without_a_terminal_the_local_data_call_is_refused_and_says_why() 
     approver = TerminalApprover(make_console(file=out, width=200), interactive=False)
     assert await approver(Call("search-actors", {}), None, Why.LOCAL_DATA) is CallOutcome.NO_ONE_TO_ASK
     assert f"skipped search-actors: {NO_TERMINAL_LOCAL}" in out.getvalue()
+
+
+async def test_a_yes_for_the_session_covers_that_tool_and_never_a_sampling_request() -> None:
+    from venice_terminal_agent.core.consent import Grant
+
+    approver = Asked(Grant.SESSION)
+    tools = Consent(local_tools([]), approver=approver)
+    assert await tools.decide(Call("charge", {"amount": 1})) is True
+    assert await tools.decide(Call("charge", {"amount": 2})) is True  # not asked again
+    assert approver.asked == [("charge", Why.PAID)] and tools.granted_for_session("charge")
+    approver.answer = False
+    assert await tools.approve_sampling(Call("sampling", {}), "srv") is False  # never granted for good
+    approver.answer = Grant.SESSION
+    assert await tools.approve_sampling(Call("sampling", {}), "srv") is False
+    assert await tools.approve_sampling(Call("sampling", {}), "srv") is False
+    assert [why for _, why in approver.asked].count(Why.SAMPLING) == 3

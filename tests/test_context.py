@@ -13,7 +13,7 @@ import pytest
 
 from venice_terminal_agent import Exit
 from venice_terminal_agent.agent import Agent
-from venice_terminal_agent.core.context import Gauge, compacted_line, split
+from venice_terminal_agent.core.context import Gauge, compacted_line, short, split
 from venice_terminal_agent.core.errors import ContextFullError
 from venice_terminal_agent.core.events import Notice
 from venice_terminal_agent.core.toolbox import FunctionToolbox
@@ -148,8 +148,8 @@ async def test_compaction_off_ends_context_full_with_no_request_sent() -> None:
         needed, window = receipt.to_dict()["context_tokens"], receipt.to_dict()["context_window"]
         assert needed > window == WINDOW
         assert receipt.refusal == (
-            f"the next request needs about {needed / 1000:.1f}k tokens and the model's window is "
-            "3.0k; /compact, /clear, or a model with a larger window"
+            f"the next request needs about {short(needed)} tokens and the model's window is "
+            "3k; /compact, /clear, or a model with a larger window"
         )
         assert agent.history == before
         said = await agent.compact("the questions' numbers")  # on demand, compaction off or not

@@ -37,9 +37,9 @@ def test_a_long_repl_conversation_compacts_before_the_window_is_passed(tmp_path:
     assert all(s["status"] == 200 for s in seen)  # no request passed the window
     assert sum(1 for s in seen if is_summary(s["body"])) >= 1
     out = done.stdout + done.stderr  # the banner and notes on stderr, the receipt lines on stdout
-    assert "  context  4.0k tokens (the model list)" in done.stderr  # the banner says the window
+    assert "  context  4k tokens (the model list)" in done.stderr  # the banner says the window
     assert "compacted " in out and " earlier rounds (" in out and " summary" in out
-    assert "% of 4.0k" in out  # each receipt line says how full the window is
+    assert "% of 4k" in out  # each receipt line says how full the window is
     assert '"context_window": 4000' in out  # /receipt has it
     assert '"context_tokens": ' in out
 
@@ -51,7 +51,7 @@ def test_compaction_off_ends_context_full_and_sends_nothing(tmp_path: Path) -> N
     assert done.returncode == 10, done.stderr
     assert bodies == []
     assert "the next request needs about " in done.stderr  # why it stopped: stderr
-    assert "and the model's window is 4.0k; /compact, /clear, or a model with a larger window" in done.stderr
+    assert "and the model's window is 4k; /compact, /clear, or a model with a larger window" in done.stderr
     assert "stopped: context_full" in done.stdout
 
 
@@ -63,7 +63,7 @@ def test_the_setting_gives_the_window_when_the_server_does_not(tmp_path: Path) -
         unknown = run(tmp_path, fake.base_url, "--no-mcp", "hi")
         bodies = fake.chat_bodies()
     assert done.returncode == 10, done.stderr
-    assert "  context  4.0k tokens (CONTEXT_TOKENS)" in done.stderr  # a one-shot's banner is on stderr
+    assert "  context  4k tokens (CONTEXT_TOKENS)" in done.stderr  # a one-shot's banner is on stderr
     assert unknown.returncode == 0, unknown.stderr
     assert (
         "  context  unknown (the server does not say; set CONTEXT_TOKENS or --context-tokens)"
@@ -117,7 +117,7 @@ def test_doctor_says_the_window_or_that_it_is_unknown(tmp_path: Path) -> None:
     with fake_venice(quiet, tmp_path) as fake:
         unknown = run(tmp_path, fake.base_url, "doctor", "--no-mcp", "--json")
     checks = {c["name"]: c for c in json.loads(known.stdout)["checks"]}
-    assert checks["context window"]["detail"] == "4.0k tokens (the model list)"
+    assert checks["context window"]["detail"] == "4k tokens (the model list)"
     checks = {c["name"]: c for c in json.loads(unknown.stdout)["checks"]}
     assert checks["context window"]["detail"].startswith("unknown (the server does not say")
 

@@ -163,6 +163,22 @@ def test_doctor_says_what_an_editor_would_get(tmp_path: Path) -> None:
     assert "at most $0.05 a question" in line and "ask in the editor" in line
 
 
+def test_the_editor_line_counts_what_started_and_is_no_tick_without_a_model(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({"mcpServers": {"gone": {"command": str(tmp_path / "no-such-server")}}}))
+    with fake_venice({"models_error": {"status": 500}}, tmp_path) as fake:
+        no_model = doctor(tmp_path, fake.base_url, "--mcp-config", str(broken))
+    with fake_venice([], tmp_path) as fake:
+        failed = doctor(tmp_path, fake.base_url, "--mcp-config", str(broken))
+
+    def editor_line(done: subprocess.CompletedProcess[str]) -> str:
+        return next(line for line in done.stdout.splitlines() if "editor (ACP)" in line)
+
+    assert editor_line(no_model).startswith("✗ editor (ACP)")
+    assert "no model to answer with" in editor_line(no_model) and "this model" not in editor_line(no_model)
+    assert "this model, 0 MCP servers (gone did not start) and the built-in tools" in editor_line(failed)
+
+
 def test_doctor_says_whether_an_editor_can_load_saved_sessions(tmp_path: Path) -> None:
     with fake_venice([], tmp_path) as fake:
         off = doctor(tmp_path, fake.base_url, "--no-mcp")

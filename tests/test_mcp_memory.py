@@ -195,3 +195,11 @@ async def test_an_mcp_tool_named_like_a_built_in_one_is_not_hidden_by_it():
         names = [spec.name for spec in tools.specs()]
         assert names.count("page") == 1 and "files__page" in names
         assert await tools.call("files__page", {"id": 3}) == '{"result": "server page 3"}'
+
+
+async def test_a_server_on_either_protocol_answers_the_health_probe_without_a_warning():
+    # filterwarnings = error: the SDK's deprecated `Client.send_ping` would fail this test
+    for protocol in ("2026-07-28", "2025-11-25"):
+        config = ServerConfig("weather", in_memory=weather_server(), protocol=protocol)
+        async with McpToolbox.open([config]) as box:
+            assert await box.down(["weather"]) == {}

@@ -108,3 +108,13 @@ def test_the_deprecation_header_is_said_at_start_and_not_again_after_the_answer(
     assert said == ["venice-agent: fake-model: This model is deprecated (2026-12-31)"]
     banner_end = done.stderr.splitlines().index(said[0])
     assert any(line.startswith("  model") for line in done.stderr.splitlines()[:banner_end])
+
+
+def test_the_banner_and_the_receipt_say_the_window_as_models_does(tmp_path: Path) -> None:
+    with fake_venice({"listing": "venice", "replies": [{"text": "hello"}]}, tmp_path) as fake:
+        listed = run_cli(tmp_path, fake.base_url, "models", VENICE_API_KEY=None)
+        asked = run_cli(tmp_path, fake.base_url, "--no-mcp", "hi", VENICE_MODEL="zai-org-glm-5-2")
+    glm = next(line for line in listed.stdout.splitlines() if line.startswith("zai-org-glm-5-2 "))
+    assert glm.split()[1] == "1M"
+    assert "  context  1M tokens (the model list)" in asked.stderr.splitlines()  # not 1.0M
+    assert asked.stdout.splitlines()[-1].endswith(" · 0% of 1M")

@@ -164,3 +164,11 @@ def test_the_first_screen_asks_and_adds_an_mcp_server_as_written(tmp_path: Path)
     assert "get_current_time" in added.stdout  # tools list, then the question's receipt
     assert "stopped: answered" in added.stdout and "skipped get_current_time" in added.stderr
     assert len(bodies) == 3 and bodies[1]["messages"][-1]["content"] == "What time is it in Tokyo?"
+
+
+def test_each_setting_has_one_row_and_no_section_points_to_a_work_branch() -> None:
+    text = README.read_text()
+    rows = [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| `")]
+    variables = [row for row in rows if row.strip("`").isupper()]
+    assert len(variables) == len(set(variables)), [row for row in variables if variables.count(row) > 1]
+    assert not re.search(r"\(see i\d+", text)  # a note left for another change, not for readers

@@ -73,3 +73,20 @@ def test_the_chat_bot_in_a_terminal_takes_the_same_commands(tmp_path: Path) -> N
         assert child.exitstatus == 0
     (body,) = fake.chat_bodies()
     assert body["messages"][-1] == {"role": "user", "content": "What's weather in Prague?"}
+
+
+def test_tools_call_shows_the_servers_progress_as_a_question_does(tmp_path: Path) -> None:
+    with fake_venice([], tmp_path) as fake:
+        arguments = json.dumps({"duration": 1, "steps": 5})
+        term = Terminal(
+            tmp_path,
+            fake,
+            "trigger-long-running-operation",
+            arguments,
+            "--yes",
+            config=everything_config(tmp_path),
+            command=("tools", "call"),
+        )
+        term.expect("running trigger-long-running-operation: 2 of 5…")
+        term.expect("Long running operation completed")
+        assert term.finish() == 0

@@ -104,6 +104,31 @@ def test_one_paid_tool_approved_and_another_declined(tmp_path: Path) -> None:
         assert "declined" in tool_messages[1]["content"]
 
 
+def test_a_yes_for_the_session_runs_that_tool_again_without_asking_and_the_receipt_says_so(
+    tmp_path: Path,
+) -> None:
+    script = [
+        call("charge", amount=5),
+        {"text": "Charged 5."},
+        call("charge", amount=7),
+        {"text": "Charged 7."},
+    ]
+    with fake_venice(script, tmp_path) as fake:
+        term = Terminal(tmp_path, fake)
+        term.ask("charge 5")
+        asked = term.expect("(a = yes to it for this session)")
+        assert 'Run charge({"amount": 5})? [y/N]' in asked
+        term.child.sendline("a")
+        term.expect("yes to charge for the rest of this session")
+        term.expect("charged 5")
+        term.expect("stopped: answered · 1 call · charge approved for this session · 2 rounds")
+        term.ask("charge 7")
+        shown = term.expect("stopped: answered · 1 call · charge approved for this session · 2 rounds")
+        assert "charged 7" in shown and "Run charge" not in shown  # not asked again
+        term.ask("/quit")
+        assert term.finish() == 0
+
+
 def test_ctrl_c_at_the_consent_prompt_means_no(tmp_path: Path) -> None:
     with fake_venice([call("charge", amount=9), {"text": "Not charged."}], tmp_path) as fake:
         term = Terminal(tmp_path, fake)
@@ -250,7 +275,8 @@ def test_ctrl_c_during_a_one_shot_question_exits_130_with_the_cancelled_receipt(
         term = Terminal(tmp_path, fake, "a question")
         term.expect("Never finishing")
         term.child.sendcontrol("c")
-        term.expect("stopped: cancelled · 0 calls · 1 round")
+        said = term.expect("stopped: cancelled · 0 calls · 1 round")
+        assert "cancelled before the answer was finished" in said  # half of it streamed: not "before an answer"
         assert term.finish() == 130
 
 

@@ -68,6 +68,18 @@ def test_a_second_mismatch_ends_the_question_schema_mismatch(tmp_path: Path) -> 
     assert got["parsed"] is None
 
 
+def test_a_retry_is_said_on_its_own_line_between_the_two_answers(tmp_path: Path) -> None:
+    script = takes_schema(True, [{"text": "The capital is Paris"}, {"text": "still not json"}])
+    with fake_venice(script, tmp_path) as fake:
+        done = run_cli(tmp_path, fake.base_url, "--no-mcp", "--schema", json.dumps(SCHEMA), QUESTION)
+    assert done.returncode == SCHEMA_MISMATCH
+    assert done.stdout.splitlines()[:2] == ["The capital is Paris", "still not json"]  # never one text
+    assert (
+        "the answer did not match --schema: it is not JSON (Expecting value: line 1 column 1 (char 0));"
+        " asking the model once more"
+    ) in done.stderr.splitlines()
+
+
 def test_a_model_without_schemas_is_said_so_and_gets_the_schema_in_the_question(tmp_path: Path) -> None:
     schema_file = tmp_path / "answer.json"
     schema_file.write_text(json.dumps(SCHEMA))
@@ -91,7 +103,7 @@ def test_a_schema_that_is_not_one_is_refused_before_any_request(tmp_path: Path) 
     assert not_json.returncode == not_schema.returncode == no_file.returncode == 2
     assert "--schema: not JSON" in not_json.stderr
     assert "--schema: not a valid JSON schema" in not_schema.stderr
-    assert "--schema @missing.json: no such file" in no_file.stderr
+    assert no_file.stderr.splitlines() == ["venice-agent: --schema @missing.json: no such file"]
 
 
 def test_a_remote_reference_is_refused_and_never_fetched(tmp_path: Path) -> None:

@@ -160,7 +160,7 @@ async def test_the_model_streams_paid_tools_are_left_out_and_a_disconnect_cancel
             async with asyncio.timeout(30):  # the server records the cancelled run on its own time
                 while len(exchanges := (await http.get("/v1/chats/m")).json()["exchanges"]) < 2:
                     pass  # each look is a round trip to the server: no sleep needed
-            assert exchanges[1]["reply"] == "cancelled before an answer"
+            assert exchanges[1]["reply"] == "cancelled before the answer was finished"
 
 
 async def test_each_connection_sends_at_once_without_waiting_for_acks() -> None:

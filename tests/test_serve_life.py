@@ -225,7 +225,7 @@ async def test_sigterm_lets_running_replies_finish_cancels_the_rest_settled_and_
     assert "ERROR" not in said and "Traceback" not in said, said
     async with Store(tmp_path / "bot.db") as store:
         assert await store.calls_used("slow", now=time.time(), window=3600) == 0  # settled, not held
-        assert [m["reply"] for m in await store.history("slow")] == ["cancelled before an answer"]
+        assert [m["reply"] for m in await store.history("slow")] == ["cancelled before the answer was finished"]
 
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
@@ -321,3 +321,16 @@ async def test_healthz_is_503_naming_an_mcp_server_or_the_model_server_that_went
                 "; the model server is down: cannot list models: cannot reach the model server at " in reason
             )
             assert "\n" not in reason
+
+
+async def test_healthz_on_a_stdio_server_prints_no_python_warning(tmp_path: Path) -> None:
+    config = mcp_config(tmp_path, time_server=False)  # the shop, a stdio server on the legacy protocol
+    with fake_venice([], tmp_path) as fake:
+        args = ("--store", str(tmp_path / "bot.db"), "--mcp-config", str(config))
+        async with served(tmp_path, *args, env=clean_env(tmp_path, fake.base_url)) as server:
+            async with httpx2.AsyncClient(base_url=server.url) as http:
+                assert (await http.get("/healthz")).json() == {"ok": True}
+                assert (await http.get("/healthz")).json() == {"ok": True}
+            server.process.send_signal(signal.SIGTERM)
+            said = (await server.rest).decode()
+    assert "Warning" not in said and "site-packages" not in said, said

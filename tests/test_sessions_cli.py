@@ -44,7 +44,7 @@ class Cli:
         self, *args: str, folder: Path | None = None, stdin: str | None = None, **env: str
     ) -> subprocess.CompletedProcess[str]:
         # Asking gets the test's servers; the other commands take no --mcp-config first.
-        asking = not args or args[0] not in ("sessions", "config", "chat")
+        asking = not args or args[0] not in ("sessions", "config", "chat", "logs")
         servers = ["--mcp-config", str(self.servers)] if asking else []
         variables: dict[str, str | None] = {"VENICE_MODEL": None, **self.env, **env}
         return run_cli(self.tmp_path, self.base_url, *servers, *args, stdin=stdin, cwd=folder, **variables)
@@ -130,6 +130,34 @@ def test_continue_takes_this_folders_latest_session_not_another_folders(tmp_path
         elsewhere = run("-c", "go on", folder=tmp_path)
         assert elsewhere.returncode == 2
         assert f"no saved session for {tmp_path.resolve()} yet" in elsewhere.stderr
+
+
+def test_a_first_question_that_rolled_back_leaves_no_session_and_continue_skips_empty_ones(
+    tmp_path: Path,
+) -> None:
+    script = [{"text": "one"}, {"status": 400, "error": "bad request"}, {"text": "two"}]
+    with fake_venice(script, tmp_path) as fake:
+        run = Cli(tmp_path, fake.base_url, VENICE_AGENT_SESSIONS="1")
+        assert run("asked first").returncode == 0
+        (kept,) = ids(tmp_path)
+        failed = run("fails")  # a new session whose only question is rolled back
+        assert failed.returncode != 0
+        assert ids(tmp_path) == [kept]  # nothing of it, not an empty session
+        with sqlite3.connect(sessions_file(tmp_path)) as db:  # an empty one an older version left
+            db.execute(
+                "INSERT INTO sessions (id, folder, title, created, updated, questions)"
+                " VALUES ('0e0e0e0e', ?, 'fails', 9e9, 9e9, 1)",
+                (str(tmp_path.resolve()),),
+            )
+            db.execute(
+                "INSERT INTO messages VALUES ('0e0e0e0e', 0, ?)",
+                (json.dumps({"role": "system", "content": "x"}),),
+            )
+        done = run("-c", "go on")
+        assert done.returncode == 0, done.stderr
+        questions = [m["content"] for m in fake.chat_bodies()[-1]["messages"] if m["role"] == "user"]
+        assert questions == ["asked first", "go on"]
+        assert f"resumed {kept}" in done.stderr
 
 
 def test_fork_goes_its_own_way_and_sends_the_stored_conversation(tmp_path: Path) -> None:

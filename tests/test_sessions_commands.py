@@ -42,7 +42,7 @@ def test_list_show_export_import_and_resume_send_the_same_conversation(tmp_path:
         assert shown.returncode == 0, shown.stderr
         assert "## › what do my notes say?" in shown.stdout
         assert '→ `read_file({"path": "notes.txt"})`' in shown.stdout
-        assert "_stopped: answered · 1 calls" in shown.stdout
+        assert "_stopped: answered · 1 call · " in shown.stdout  # not "1 calls"
 
         out = tmp_path / "talk.jsonl"
         exported = run("sessions", "export", here_id, "--format", "jsonl", "-o", str(out))
@@ -285,3 +285,19 @@ def test_a_stored_session_damaged_by_hand_is_refused_in_one_line(tmp_path: Path)
             assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, (args, done.stderr)
             assert f"session {new} is damaged in message 6" in done.stderr, (args, done.stderr)
         assert fake.chat_bodies() == []
+
+
+def test_logs_and_sessions_each_say_where_the_other_history_is(tmp_path: Path) -> None:
+    to_logs = "the chat bot's runs (and the agent's with --db) are not listed here: venice-agent logs"
+    to_sessions = "the terminal agent's saved sessions are not listed here: venice-agent sessions list"
+    with fake_venice([{"text": "one"}], tmp_path) as fake:
+        run = Cli(tmp_path, fake.base_url, VENICE_AGENT_SESSIONS="1")
+        assert to_logs not in run("sessions", "list").stderr  # no runs store: nothing to point to
+        assert run("saved as a session").returncode == 0
+        logs = run("logs")
+        assert logs.returncode == 0 and to_sessions in logs.stderr.splitlines()
+        assert run("chat", "--offline", stdin="help\n").returncode == 0  # the bot records a run
+        listed = run("sessions", "list")
+        assert "saved as a session" in listed.stdout and to_logs in listed.stderr.splitlines()
+        logs = run("logs")
+        assert "    > help" in logs.stdout and to_sessions in logs.stderr.splitlines()

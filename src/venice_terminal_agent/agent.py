@@ -384,6 +384,8 @@ class Agent:
                 tally=tally,
             )
         receipt = receipt.replace(
+            # A round stopped before its request (the money cap, the window) was not made.
+            rounds=min(receipt.rounds, planner.requests),
             model=planner.served_by or self.model,
             usage=planner.usage,
             cost_usd=planner.cost if planner.requests else 0.0,
@@ -399,6 +401,7 @@ class Agent:
             notes=tuple(planner.notes),
             thinking="\n\n".join(planner.thinking) if planner.thinking else None,
             sources=tuple(planner.sources.values()),
+            approved_for_session=self.granted(receipt),
         )
         self.facts = planner.facts  # an output maximum the server named is kept for the session
         self.spent += planner.known_cost
@@ -418,6 +421,13 @@ class Agent:
             self.pager.forget(since=pages)  # and so did the pages of its results
         emit(Finished(receipt))
         return receipt
+
+    def granted(self, receipt: Receipt) -> tuple[str, ...]:
+        """The tools whose calls in `receipt` ran on a yes for the rest of the session."""
+        granted = getattr(self.tools, "granted_for_session", None)
+        if granted is None:
+            return ()
+        return tuple(dict.fromkeys(step.tool for step in receipt.steps if granted(step.tool)))
 
     def refuse_privately(self, emit: EventSink) -> Receipt:
         """The question ends `private_failed` before anything is sent (`private_refusal`)."""

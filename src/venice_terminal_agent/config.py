@@ -234,15 +234,48 @@ def load_settings(**overrides: Any) -> Settings:
     try:
         return Settings(**given)
     except ValidationError as error:
-        raise ConfigError(_explain(error)) from None
+        raise ConfigError(_explain(error, given)) from None
 
 
-def _explain(error: ValidationError) -> str:
+# The flags whose name is not the setting's own (`--max-usd` is max_usd's): what a bad value
+# given on the command line is named by.
+_FLAGS = {
+    "venice_model": "--model",
+    "venice_base_url": "--base-url",
+    "apify_mcp_transport": "--transport",
+    "apify_mcp_tools": "--tools",
+    "venice_agent_db": "--db",
+}
+
+
+def _explain(error: ValidationError, flags: Iterable[str] = ()) -> str:
+    """One line for what pydantic found: each setting named as it was given (its flag when
+    `flags` holds its field, else its environment variable) and why, in our words."""
     problems = []
     for item in error.errors():
-        name = ".".join(str(part) for part in item["loc"]) or "settings"
-        problems.append(f"{name.upper()}: {item['msg'].removeprefix('Value error, ')}")
+        field = ".".join(str(part) for part in item["loc"]) or "settings"
+        name = _FLAGS.get(field, "--" + field.replace("_", "-")) if field in flags else field.upper()
+        problems.append(f"{name}: {_reason(item)}")
     return "bad setting: " + "; ".join(problems)
+
+
+def _reason(item: Any) -> str:
+    """Why pydantic refused a value, said plainly, with the value given."""
+    limits = {
+        key: f"{value:g}" if isinstance(value, float) else value for key, value in (item.get("ctx") or {}).items()
+    }
+    given = item.get("input")
+    shown = f"{given:g}" if isinstance(given, float) else str(given)
+    plain = {
+        "greater_than": f"must be more than {limits.get('gt')}, not {shown}",
+        "greater_than_equal": f"must be {limits.get('ge')} or more, not {shown}",
+        "less_than": f"must be less than {limits.get('lt')}, not {shown}",
+        "less_than_equal": f"must be {limits.get('le')} or less, not {shown}",
+        "bool_parsing": f"must be on or off (also true/false, yes/no, 1/0), not {shown!r}",
+        "int_parsing": f"must be a whole number, not {shown!r}",
+        "float_parsing": f"must be a number, not {shown!r}",
+    }.get(item["type"])
+    return plain if plain is not None else str(item["msg"]).removeprefix("Value error, ")
 
 
 @cache

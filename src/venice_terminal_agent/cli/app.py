@@ -284,6 +284,9 @@ def ask(
         bool,
         typer.Option("--quiet-thinking", help="Show one line (thought for 1.2k tokens), not the thinking."),
     ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No banner: the answer, the receipt line and warnings only.")
+    ] = False,
 ) -> None:
     """Ask once (venice-agent "question"), or chat when no question is given."""
     from .ask_cmd import Flags, ask_main
@@ -322,6 +325,7 @@ def ask(
         reasoning_effort=reasoning_effort.value if reasoning_effort else None,
         no_thinking=no_thinking,
         quiet_thinking=quiet_thinking,
+        quiet=quiet,
     )
     raise typer.Exit(ask_main(question, flags))
 

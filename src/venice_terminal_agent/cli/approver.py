@@ -16,7 +16,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import IO, TYPE_CHECKING, TextIO, cast
 
-from ..core.consent import Why
+from ..core.consent import Grant, Why
 from ..core.receipt import Call, CallOutcome
 from ..core.toolbox import ToolSpec
 from ..core.wording import NO_TERMINAL_CONSENT, NO_TERMINAL_LOCAL, NO_TERMINAL_SAMPLING
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 ARGS_PREVIEW = 240  # the call a person is asked about: a little more of it
+FOR_SESSION = "(a = yes to it for this session) "  # offered where a session goes on (the REPL)
 LOCAL_DATA = "may send local file contents off this machine"
 SAMPLING_PREVIEW = 400
 
@@ -78,6 +79,7 @@ class TerminalApprover:
         *,
         interactive: bool | None = None,
         ask_line: AskLine | None = None,
+        for_session: bool = False,
     ) -> None:
         if interactive is None and not has_terminal(console.file):
             tty = controlling_terminal()  # output or input redirected: ask on the terminal itself
@@ -89,10 +91,12 @@ class TerminalApprover:
         self.interactive = has_terminal(console.file) if interactive is None else interactive
         self.ask_line = ask_line or prompt_on(cast(TextIO, console.file))  # Rich types it IO[str]
         self._one_at_a_time = asyncio.Lock()
+        # A yes for the rest of the session (`a`) is offered where there is one: the REPL.
+        self.for_session = for_session
 
     async def __call__(
         self, call: Call, spec: ToolSpec | None = None, why: Why = Why.PAID
-    ) -> bool | CallOutcome:
+    ) -> bool | CallOutcome | Grant:
         if why is Why.SAMPLING:
             return await self.sampling(call, spec)
         name = safe(call.tool)
@@ -113,20 +117,28 @@ class TerminalApprover:
                     "yellow",
                 )
                 question = f"Run {shown}? [y/N] "
-            return await self._yes(question, f"declined {name}")
+            if not self.for_session:
+                return await self._yes(question, f"declined {name}")
+            answer = await self._yes(question + FOR_SESSION, f"declined {name}", granted=True)
+            if answer is Grant.SESSION:
+                say(self.console, f"yes to {name} for the rest of this session", "dim")
+            return answer
 
-    async def _yes(self, question: str, declined: str) -> bool:
-        """Ask; only y or yes is a yes (Enter, Ctrl+C and end of input are a no)."""
+    async def _yes(self, question: str, declined: str, *, granted: bool = False) -> bool | Grant:
+        """Ask; only y or yes is a yes (Enter, Ctrl+C and end of input are a no); with
+        `granted`, a (or always) is a yes for the rest of the session."""
         try:
-            answer = await self.ask_line(question)
+            answer = (await self.ask_line(question)).strip().lower()
         except (KeyboardInterrupt, EOFError):
             answer = ""
-        approved = answer.strip().lower() in ("y", "yes")
+        if granted and answer in ("a", "always"):
+            return Grant.SESSION
+        approved = answer in ("y", "yes")
         if not approved:
             say(self.console, declined, "dim")
         return approved
 
-    async def sampling(self, request: Call, spec: ToolSpec | None) -> bool | CallOutcome:
+    async def sampling(self, request: Call, spec: ToolSpec | None) -> bool | CallOutcome | Grant:
         """A server's sampling request: the server, what it asks (a preview) and its token limit."""
         server = safe(spec.server if spec is not None and spec.server else "a server")
         if not self.interactive:

@@ -214,7 +214,7 @@ async def run_session(
         except ConfigError as error:
             return fail(error.message)
         base = runtime.agent(
-            runtime.consented(TerminalApprover(console)),
+            runtime.consented(TerminalApprover(console, for_session=question is None)),
             instruction=flags.system,
             asking=flags.asking(),
             **options,
@@ -225,18 +225,19 @@ async def run_session(
             from .saving import attach
 
             agent, notes = attach(agent, base, opened, settings, flags, runtime.model or "", warn)
-        banner(  # on stderr always: a piped REPL's stdout holds its answers and receipts
-            warnings,
-            model=runtime.model or "",
-            apify=runtime.apify,
-            tools=base.offered(base.history),  # what the model is shown (none: it cannot call tools)
-            repl=question is None,
-            balance=balance(runtime.client.headers),
-            files=None if base.private is not None else files_line(settings.file_tools, flags.root),
-            no_tools=_no_tools(base),
-            context=window_line(base.context_window, base.context_source),
-            searched=catalogue_searched(base.tools),
-        )
+        if not flags.quiet:
+            banner(  # on stderr always: a piped REPL's stdout holds its answers and receipts
+                warnings,
+                model=runtime.model or "",
+                apify=runtime.apify,
+                tools=base.offered(base.history),  # what the model is shown (none: it cannot call tools)
+                repl=question is None,
+                balance=balance(runtime.client.headers),
+                files=None if base.private is not None else files_line(settings.file_tools, flags.root),
+                no_tools=_no_tools(base),
+                context=window_line(base.context_window, base.context_source),
+                searched=catalogue_searched(base.tools),
+            )
         if base.private is not None:
             notes.insert(0, E2EE_LINE)
         notes += [cached_list_note(name, entry.listed_at) for name, entry in runtime.mcp.cached.items()]

@@ -74,7 +74,7 @@ async def run_checks(flags: Any, *, probe: bool = False) -> list[Check]:
     if catalogue is not None:  # as a question would decide it, with the model's window when known
         checks.append(_search_check(catalogue, settings, getattr(facts, "context_window", None)))
     checks += _node_checks(servers) + await _store_check(settings)
-    checks.append(_editor_check(settings, servers))
+    checks.append(_editor_check(settings, started, model_found=facts is not None))
     checks.append(await _sessions_check(settings))
     from .mcp_front_app import front_line
 
@@ -272,10 +272,21 @@ def _node_checks(servers: list[Any]) -> list[Check]:
     return [Check("node", True, f"{version} at {node} (needed by {names})")]
 
 
-def _editor_check(settings: Any, servers: list[Any]) -> Check:
-    """What `venice-agent acp` would give an editor: the same parts as asking here."""
+def _editor_check(settings: Any, started: list[Check], *, model_found: bool) -> Check:
+    """What `venice-agent acp` would give an editor: the same parts as asking here, as the
+    checks above found them (the model, the MCP servers that started)."""
     from ..core.costs import usd
     from ..core.wording import plural
+
+    if not model_found:
+        return Check(
+            "editor (ACP)", False, "venice-agent acp: no model to answer with", "fix the model above first"
+        )
+    servers = [check for check in started if check.name.startswith("mcp ")]
+    failed = [check.name.removeprefix("mcp ") for check in servers if not check.ok]
+    ready = plural(len(servers) - len(failed), "MCP server")
+    if failed:
+        ready += f" ({', '.join(failed)} did not start)"
 
     caps = f"at most {usd(settings.max_usd)} a question" if settings.max_usd is not None else "no money cap"
     consent = (
@@ -289,7 +300,7 @@ def _editor_check(settings: Any, servers: list[Any]) -> Check:
         else "sessions off: none can be loaded (session/load)"
     )
     detail = (
-        f"venice-agent acp: this model, {plural(len(servers), 'MCP server')} and the built-in tools; "
+        f"venice-agent acp: this model, {ready} and the built-in tools; "
         f"{caps}; {consent}; {sessions}"
     )
     return Check("editor (ACP)", True, detail)

@@ -1,7 +1,8 @@
 """`venice-agent logs`: the past runs kept in the store, newest last (as `llm logs` does).
 
 Runs get there from the chat bot, and from the terminal agent when `--db` or VENICE_AGENT_DB
-asks for it. Reading never creates the store: no file means nothing recorded yet.
+asks for it. Reading never creates the store: no file means nothing recorded yet. The terminal
+agent's saved conversations (sessions) are kept apart; each command says where the other's are.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def logs_main(count: int, *, json_output: bool, db: Path | None) -> int:
             "(the chat bot records there; the agent does with --db or VENICE_AGENT_DB)",
             file=sys.stderr,
         )
+        _point_to_sessions()
         return 0
 
     async def read() -> list:
@@ -56,7 +58,19 @@ def logs_main(count: int, *, json_output: bool, db: Path | None) -> int:
         print(_line(run))
     if runs:
         print(_total(runs))
+    _point_to_sessions()
     return 0
+
+
+def _point_to_sessions() -> None:
+    """The terminal agent's saved sessions are another history: said when there are some."""
+    from .saving import sessions_path
+
+    if sessions_path().exists():
+        print(
+            "the terminal agent's saved sessions are not listed here: venice-agent sessions list",
+            file=sys.stderr,
+        )
 
 
 def _cost(run) -> str:

@@ -92,11 +92,9 @@ def can(info: Any) -> list[str]:
 
 
 def _tokens(count: int | None) -> str:
-    if count is None:
-        return "?"
-    if count >= 1_000_000:
-        return f"{count / 1_000_000:.3g}M"
-    return f"{count / 1000:.3g}k" if count >= 1000 else str(count)
+    from ..core.context import short
+
+    return "?" if count is None else short(count)
 
 
 def _price(value: float | None) -> str:

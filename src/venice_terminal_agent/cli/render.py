@@ -80,6 +80,11 @@ def progress_text(event: ToolProgress) -> str:
     return message or count or "working"
 
 
+def running_text(tool: str, event: ToolProgress | None = None) -> str:
+    """The spinner's words while a tool runs: `running wait…`, `running wait: 2 of 5…`."""
+    return f"running {safe(tool)}: {progress_text(event)}…" if event else f"running {safe(tool)}…"
+
+
 class Renderer:
     """An event sink that draws one question as it runs.
 
@@ -105,7 +110,7 @@ class Renderer:
     def __call__(self, event: Event) -> None:
         if isinstance(event, RoundStarted):
             self._streamed = False
-            self._spin("thinking…")
+            self.spin("thinking…")
         elif isinstance(event, ThinkingDelta):
             self._thought += len(event.text)
             if self.show_thinking and event.text:
@@ -136,10 +141,10 @@ class Renderer:
             self._end_line()
             hanging(self.console, "→", call_text(event.call.tool, event.call.arguments), "cyan")
             self._running += 1
-            self._spin(f"running {safe(event.call.tool)}…")
+            self.spin(running_text(event.call.tool))
         elif isinstance(event, ToolProgress):
             if self._running:
-                self._spin(f"running {safe(event.call.tool)}: {progress_text(event)}…")
+                self.spin(running_text(event.call.tool, event))
         elif isinstance(event, ToolFinished):
             self._running = max(0, self._running - 1)
             if self._running == 0:
@@ -175,7 +180,7 @@ class Renderer:
             # Why it stopped is a warning: on stderr beside the progress (a one-shot's stdout
             # holds the answer and the receipt line alone).
             say(self.console, safe(receipt.refusal), "yellow", soft_wrap=True)
-        say(self.out, receipt.summary(), "dim")
+        say(self.out, safe(receipt.summary()), "dim")  # a tool's name is a server's text
 
     def close(self) -> None:
         self._stop_spinner()
@@ -204,7 +209,8 @@ class Renderer:
             self.out.print()
             self._at_line_start = True
 
-    def _spin(self, message: str) -> None:
+    def spin(self, message: str) -> None:
+        """The spinner, on a terminal only, with `message` beside it."""
         if not self.console.is_terminal:
             return  # a spinner in a pipe or a file is noise
         from rich.text import Text
@@ -221,21 +227,15 @@ class Renderer:
             self._status = None
 
 
-def short_count(count: int) -> str:
-    """1234 -> 1.2k, 1500000 -> 1.5M: a count read at a glance."""
-    for size, unit in ((1_000_000, "M"), (1000, "k")):
-        if count >= size:
-            return f"{count / size:.1f}".removesuffix(".0") + unit
-    return str(count)
-
-
 def thought_line(receipt: Receipt, characters: int) -> str:
     """`thought for 1.2k tokens`: the reasoning tokens the server counted, else the length."""
+    from ..core.context import short
+
     details = (receipt.usage or {}).get("completion_tokens_details")
     counted = details.get("reasoning_tokens") if isinstance(details, dict) else None
     if isinstance(counted, int) and counted > 0:
-        return f"thought for {short_count(counted)} tokens"
-    return f"thought for {short_count(characters)} characters"
+        return f"thought for {short(counted)} tokens"
+    return f"thought for {short(characters)} characters"
 
 
 def balance_line(balance: dict[str, str] | None) -> str | None:

@@ -66,6 +66,7 @@ class Flags(Record):
     reasoning_effort: str | None = None  # --reasoning-effort LEVEL
     no_thinking: bool = False  # --no-thinking
     quiet_thinking: bool = False  # --quiet-thinking: one line instead of the thinking text
+    quiet: bool = False  # -q: no banner
 
     def asking(self) -> Any:
         """The request options these flags ask for (`model.options.RequestOptions`), or None."""
@@ -122,16 +123,33 @@ def load(
     there instead and no server comes back (`doctor` reports it and goes on checking the rest)."""
     settings = settings_from(flags)
     if flags.no_mcp and flags.mcp_config is None:  # no server, no file to read: nor mcp's modules
+        refuse_apify_flags(flags, [])
         return settings, []
     from ..mcp.config import load_servers
 
     try:
-        return settings, load_servers(settings, flags.mcp_config, no_mcp=flags.no_mcp)
+        servers = load_servers(settings, flags.mcp_config, no_mcp=flags.no_mcp)
     except ConfigError as error:
         if on_server_error is None:
             raise
         on_server_error(error)
         return settings, []
+    refuse_apify_flags(flags, servers)
+    return settings, servers
+
+
+def refuse_apify_flags(flags: Flags, servers: list[Any]) -> None:
+    """`--tools` and `--transport` choose Apify's tools and how to reach it: given when no
+    Apify server is used, they would do nothing, so they are refused (`ConfigError`)."""
+    given = [name for name, value in (("--tools", flags.tools), ("--transport", flags.transport)) if value]
+    if not given or any(getattr(server, "apify", False) for server in servers):
+        return
+    names = ", ".join(safe(server.name) for server in servers)
+    used = f"MCP servers: {names}" if servers else "no MCP server"
+    raise ConfigError(
+        f"{' and '.join(given)} only appl{'ies' if len(given) == 1 else 'y'} to Apify's MCP server, which "
+        f"is not used here ({used}): drop {' and '.join(given)}, or add Apify to the MCP config"
+    )
 
 
 class Runtime(Record, frozen=False):

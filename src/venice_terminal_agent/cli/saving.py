@@ -43,7 +43,9 @@ def folder() -> str:
 
 
 def short_tokens(count: int) -> str:
-    return f"{count:,} tokens" if count < 10_000 else f"{count // 1000}k tokens"
+    from ..core.context import short
+
+    return f"{short(count)} tokens"
 
 
 @dataclass
@@ -143,9 +145,13 @@ class SavingAgent:
         return self.base > 0
 
     async def ask(self, question: str, **options: Any) -> Receipt:
+        before = len(self.agent.record)
         receipt = await self.agent.ask(question, **options)
         if self.enabled:
-            await self.save(question, receipt)
+            if len(self.agent.record) > before:
+                await self.save(question, receipt)
+            else:  # rolled back: nothing of it is kept, only what it spent
+                await self.save()
         return receipt
 
     async def save(self, question: str | None = None, receipt: Receipt | None = None) -> bool:
@@ -155,13 +161,15 @@ class SavingAgent:
         from ..store.sessions import Conflict, Save
 
         history = self.agent.record  # every message as it was, and where it was compacted
+        first = next((m.get("content") for m in history if m.get("role") == "user"), None)
+        if len(history) <= self.base or first is None:  # nothing new, or nothing asked yet
+            if not self.saved:
+                return False  # a session is made by the first question kept, never empty
         try:
             await self.opened.store.open()
-            if len(history) <= self.base:  # rolled back (or nothing asked): only the money counts
-                if self.saved:
-                    await self.opened.store.spent(self.id, self.agent.spent, self.agent.spent_unknown)
+            if len(history) <= self.base:  # rolled back: only the money counts
+                await self.opened.store.spent(self.id, self.agent.spent, self.agent.spent_unknown)
                 return False
-            first = next((m.get("content") for m in history if m.get("role") == "user"), None)
             save = Save(
                 messages=history,
                 base=self.base,

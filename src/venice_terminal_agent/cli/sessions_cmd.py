@@ -169,7 +169,9 @@ async def _list(all_folders: bool, json_output: bool) -> int:
         if json_output:
             print("[]")
             return 0
-        return _none_yet()
+        _none_yet()
+        _point_to_logs()
+        return 0
     async with store:
         found = await store.listing(None if all_folders else folder())
     if json_output:
@@ -177,6 +179,7 @@ async def _list(all_folders: bool, json_output: bool) -> int:
         return 0
     if not found:
         print("no saved sessions in this folder (sessions list --all shows every folder's)")
+        _point_to_logs()
         return 0
     for info in found:
         where = f" · {safe(info.folder)}" if all_folders else ""
@@ -184,7 +187,22 @@ async def _list(all_folders: bool, json_output: bool) -> int:
             f"{info.id}  {safe(info.title)}  · {safe(info.model or '?')} · {info.questions} q · "
             f"{short_tokens(info.tokens)} · {spent(info.cost, info.cost_unknown)} · {_when(info.updated)}{where}"
         )
+    _point_to_logs()
     return 0
+
+
+def _point_to_logs() -> None:
+    """The runs store (the chat bot's, and the agent's with --db) is another history: said when
+    it is there."""
+    import sys
+
+    from ..store.schema import resolve_db_path
+
+    if resolve_db_path().exists():
+        print(
+            "the chat bot's runs (and the agent's with --db) are not listed here: venice-agent logs",
+            file=sys.stderr,
+        )
 
 
 async def _load(ref: str) -> Any:
@@ -344,13 +362,15 @@ def markdown(session: Any) -> str:
 
 
 def _receipt_line(item: Any) -> list[str]:
+    from ..core.wording import plural
+
     if not item:
         return []
     receipt = item.get("receipt") or {}
     parts = [f"stopped: {receipt.get('stopped_because', '?')}"]
     if receipt.get("partial"):
         parts[0] += " (partial answer)"
-    parts.append(f"{receipt.get('calls', 0)} calls")
+    parts.append(plural(receipt.get("calls", 0), "call"))
     if receipt.get("cost_usd") is not None:
         from ..core.costs import usd
 

@@ -10,13 +10,22 @@ runtime freezes start-up's objects and turns the collector back on) ends with it
 and the interpreter's last act would be one full collection over every object start-up made:
 about a sixth of `--help`'s CPU. Freezing them first leaves that pass nothing to scan; no
 command of those keeps anything open that a collection at exit would close.
+
+Python's warnings (a library's deprecation, say) are notes for that library's users, the
+developers of this program: a person sees what matters of them in our words (the fixes go to
+the causes), and none of them as Python prints them, with a site-packages path. `-W` or
+PYTHONWARNINGS shows them again.
 """
 
 import gc
+import sys
+import warnings
 
 
 def main() -> None:
     gc.disable()
+    if not sys.warnoptions:
+        warnings.simplefilter("ignore")
     try:
         from .app import main as venice_agent
 

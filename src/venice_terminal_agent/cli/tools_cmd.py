@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -165,7 +166,8 @@ async def _call(
         if not await tools.approve(Call(name, arguments)):
             return USAGE_ERROR_STATUS
         try:
-            result = readable(await box.call_whole(name, arguments))  # approved above
+            with _spinning(Call(name, arguments)):
+                result = readable(await box.call_whole(name, arguments))  # approved above
         except ToolError as error:
             typer.echo(f"venice-agent tools call: {safe(name)}: {safe(error.message)}", err=True)
             return TOOL_FAILED
@@ -183,6 +185,27 @@ async def _call(
             f"[page {page} of {len(pages)} of {len(result)} characters{more}, or --full for all]", err=True
         )
     return 0
+
+
+@contextmanager
+def _spinning(call: Call) -> Iterator[None]:
+    """While the tool runs: on a terminal, the spinner a question shows, with the server's
+    progress notifications (`running wait: 2 of 5…`)."""
+    from ..core.events import ToolProgress, tool_progress
+    from .render import Renderer, make_console, running_text
+
+    renderer = Renderer(make_console(stderr=True))
+
+    def report(progress: float | None, total: float | None, message: str | None) -> None:
+        renderer.spin(running_text(call.tool, ToolProgress(call, progress, total, message)))
+
+    renderer.spin(running_text(call.tool))
+    token = tool_progress.set(report)
+    try:
+        yield
+    finally:
+        tool_progress.reset(token)
+        renderer.close()
 
 
 def cut_pages(text: str, size: int) -> list[str]:

@@ -22,6 +22,11 @@ whether a call may run. The rules, for one proposed call:
 5. A server's sampling request (it asks the model a question, on this question's account) always
    needs a person's yes: `--yes` is not one, since it approves the model's own calls, not a
    prompt a server wrote (`approve_sampling`). Like elicitation, nobody there means no.
+6. A person may answer a tool's question with a yes for the rest of the session (the REPL's
+   `a`, `Grant.SESSION`): later calls to that tool that need a yes for the same reason run
+   without asking (a yes given for a paid call is not one to send local data off the machine,
+   and a sampling request is always asked). Each receipt names the tools that ran on it
+   (`granted_for_session`).
 
 Like the loop, this module is pure: no terminal, no MCP, no model.
 """
@@ -47,8 +52,15 @@ class Why(StrEnum):
     SAMPLING = "sampling"  # a server asks the model a question, paid from this question
 
 
-# True is a yes; False the person's no; `CallOutcome.NO_ONE_TO_ASK` when it could ask nobody.
-Approver = Callable[[Call, ToolSpec, Why], Awaitable[bool | CallOutcome]]
+class Grant(StrEnum):
+    """A yes that lasts longer than the call it answers (rule 6)."""
+
+    SESSION = "session"  # this tool, for this reason, for the rest of the session
+
+
+# True is a yes; False the person's no; `CallOutcome.NO_ONE_TO_ASK` when it could ask nobody;
+# `Grant.SESSION` a yes for this tool for the rest of the session.
+Approver = Callable[[Call, ToolSpec, Why], Awaitable[bool | CallOutcome | Grant]]
 Verdict = bool | CallOutcome  # True, or why the call does not run
 
 NO_YES = {
@@ -97,6 +109,7 @@ class Consent:
         # refused without asking, and the model is told this reason.
         self.policy = policy
         self.local_data = False  # a built-in file tool's result is in the conversation
+        self.for_session: set[tuple[str, Why]] = set()  # (tool, why) a person said yes to for good
 
     # -- the toolbox ----------------------------------------------------------------------
     def __contains__(self, name: object) -> bool:
@@ -154,6 +167,9 @@ class Consent:
         if self.policy is not None:
             emit(ConsentGiven(call, False))
             return CallOutcome.REFUSED_BY_POLICY
+        if (call.tool, why) in self.for_session:
+            emit(ConsentGiven(call, True))
+            return True
         return await self._ask(call, spec or self.spec(call.tool) or ToolSpec(call.tool), why, emit)
 
     def no_yes(self, verdict: Verdict) -> str:
@@ -180,11 +196,18 @@ class Consent:
                 # An approver that fails says no (so does Ctrl+C at its prompt); cancelling the
                 # question is not an answer and goes on up.
                 answer = False
+            if answer is Grant.SESSION and why is not Why.SAMPLING:
+                self.for_session.add((call.tool, why))
+                answer = True
             verdict = (
                 answer if answer is True or answer is CallOutcome.NO_ONE_TO_ASK else CallOutcome.DECLINED
             )
         emit(ConsentGiven(call, verdict is True))
         return verdict
+
+    def granted_for_session(self, tool: str) -> bool:
+        """A person said yes to `tool` for the rest of the session (rule 6)."""
+        return any(name == tool for name, _ in self.for_session)
 
     def local_data_given(self) -> None:
         """The question brings local data itself (piped text): rule 4 holds from now on."""

@@ -93,14 +93,15 @@ def choose_window(
 
 
 def short(count: int) -> str:
-    """Tokens as people read them: 850, 1.2k, 61k, 128k, 1.0M."""
+    """A count as people read it, the one way every output says token counts: 850, 1.2k, 4k,
+    61k, 128k, 1M, 1.5M."""
     if count < 1000:
         return str(count)
     if count < 10_000:
-        return f"{count / 1000:.1f}k"
+        return f"{count / 1000:.1f}".removesuffix(".0") + "k"
     if count < 1_000_000:
         return f"{round(count / 1000)}k"
-    return f"{count / 1_000_000:.1f}M"
+    return f"{count / 1_000_000:.1f}".removesuffix(".0") + "M"
 
 
 def used(tokens: int, window: int | None) -> str:

@@ -211,7 +211,8 @@ class _Run(Record, frozen=False):
                 if stop is not None:
                     return await self.stop(*stop, outcomes)
         except asyncio.CancelledError:
-            return self.finish(Exit.CANCELLED, refusal="cancelled before an answer")
+            # Part of an answer may have streamed already: it was not finished, and is not kept.
+            return self.finish(Exit.CANCELLED, refusal="cancelled before the answer was finished")
 
     @property
     def concludes(self) -> bool:

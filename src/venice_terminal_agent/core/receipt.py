@@ -192,6 +192,8 @@ class Receipt(Record):
     proposed: tuple[Proposed, ...] = ()
     thinking: str | None = None  # the model's thinking, apart from `answer` (None: it showed none)
     sources: tuple[dict[str, str], ...] = ()  # web search results the answer drew on (title, url, date)
+    # Tools whose calls here ran on a yes given for the rest of the session (the REPL's `a`).
+    approved_for_session: tuple[str, ...] = ()
 
     @property
     def calls(self) -> int:
@@ -236,6 +238,8 @@ class Receipt(Record):
             data["unmeasured_requests"] = self.unmeasured
         if self.notes:
             data["notes"] = list(self.notes)
+        if self.approved_for_session:
+            data["approved_for_session"] = list(self.approved_for_session)
         if self.thinking is not None:
             data["thinking"] = self.thinking
         if self.sources:
@@ -247,6 +251,8 @@ class Receipt(Record):
         """One line for people: `stopped: answered · 2 calls · 3 rounds · 4,210 tokens · $0.0031`."""
         stop = f"stopped: {self.stopped_because}" + (" (partial answer)" if self.partial else "")
         parts = [stop, proposed_summary(self.proposed, self.calls)]
+        if self.approved_for_session:
+            parts.append(f"{', '.join(self.approved_for_session)} approved for this session")
         if self.rounds:
             parts.append(plural(self.rounds, "round"))
         if self.model is not None:

@@ -218,7 +218,7 @@ class ServerSession:
         info = Implementation(name="venice-agent", version=__version__)
         if config.transport == "memory":
             target: Any = config.in_memory
-            mode = "auto"
+            mode = _MODES[config.wanted_protocol]  # "auto" unless the entry pins one
         elif config.transport == "http":
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
@@ -390,9 +390,17 @@ class ServerSession:
             return self.error or f"it is {self.state}"
         if self._gone():
             return "its process has exited" if self._process is not None else "its connection is closed"
+        from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+        session, version = self.client.session, self.client.protocol_version
         try:
             async with asyncio.timeout(PING_TIMEOUT):
-                await self.client.send_ping()
+                # `ping` is the handshake era's; the 2026 protocol removed it, and its servers
+                # answer `server/discover` instead (the SDK's `Client.send_ping` warns either way).
+                if version in HANDSHAKE_PROTOCOL_VERSIONS:
+                    await session.send_ping()
+                else:
+                    await session.send_discover(version)
         except TimeoutError:
             return f"it did not answer a ping within {PING_TIMEOUT:g} s"
         except Exception as error:

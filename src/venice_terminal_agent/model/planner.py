@@ -164,13 +164,16 @@ class LLMPlanner:
     async def structured(self, answer: Answer) -> Move:
         """`answer` when it matches the schema; else the model is told why and asked once
         more (without tools); a second mismatch ends the question `schema_mismatch`."""
-        from .structured import RETRY, check
+        from ..core.events import Notice
+        from .structured import ASKING_AGAIN, RETRY, check
 
         assert self.schema is not None
         parsed, problem = check(answer.text, self.schema)
         if problem is None:
             self.parsed = parsed
             return answer
+        if self.events is not None:  # said between the two answers, so they are never one text
+            self.events(Notice(ASKING_AGAIN.format(error=problem)))
         self.messages.append({"role": "user", "content": RETRY.format(error=problem)})
         again = await self.ask(())
         if not isinstance(again, Answer):

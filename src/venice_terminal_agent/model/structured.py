@@ -20,6 +20,7 @@ RETRY = (
     "Your answer does not match the JSON schema: {error}. Answer again with only the JSON value, "
     "matching the schema exactly."
 )
+ASKING_AGAIN = "the answer did not match --schema: {error}; asking the model once more"
 IN_QUESTION = (
     "\n\nAnswer with only a JSON value (no prose, no code fence) that matches this JSON schema:\n{schema}"
 )

@@ -139,6 +139,13 @@ _COLUMNS = (
     " forked_from, pages, owner, cost_unknown"
 )
 
+# A session that holds a question: those saved by versions that kept a rolled-back first
+# question hold only the system prompt, and are never gone on from as `latest`.
+_ASKED = (
+    "EXISTS (SELECT 1 FROM messages WHERE messages.session = sessions.id"
+    " AND json_extract(messages.message, '$.role') = 'user')"
+)
+
 
 def _info(row: Sequence[Any]) -> SessionInfo:
     return SessionInfo(
@@ -235,9 +242,12 @@ class SessionStore:
         of one; `StoreError` when none or several match."""
 
         def work(db: sqlite3.Connection) -> list[Any]:
-            if ref == "latest":
-                where, args = ("WHERE folder = ?", [folder]) if folder is not None else ("", [])
-                sql = f"SELECT {_COLUMNS} FROM sessions {where} ORDER BY updated DESC, rowid DESC LIMIT 1"
+            if ref == "latest":  # never an empty one (an older version saved a rolled-back question)
+                where, args = (" AND folder = ?", [folder]) if folder is not None else ("", [])
+                sql = (
+                    f"SELECT {_COLUMNS} FROM sessions WHERE {_ASKED}{where}"
+                    " ORDER BY updated DESC, rowid DESC LIMIT 1"
+                )
                 return db.execute(sql, args).fetchall()
             return db.execute(
                 f"SELECT {_COLUMNS} FROM sessions WHERE id = ? OR substr(id, 1, ?) = ? LIMIT 2",
