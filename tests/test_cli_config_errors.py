@@ -127,8 +127,9 @@ def test_apifys_flags_without_apify_are_refused_not_ignored(tmp_path: Path) -> N
         "(MCP servers: time): drop --tools, or add Apify to the MCP config"
     ]
     assert "venice-agent tools list: --tools only applies to Apify's MCP server" in listed.stderr
-    assert "--tools and --transport only apply to Apify's MCP server, which is not used here (no MCP server)" in (
-        none.stderr
+    assert (
+        "--tools and --transport only apply to Apify's MCP server, which is not used here (no MCP server)"
+        in (none.stderr)
     )
 
 

@@ -549,7 +549,9 @@ def test_quiet_drops_the_banner_from_a_one_shot_question(tmp_path: Path) -> None
         env = clean_env(tmp_path, fake.base_url, VENICE_MODEL="fake-model")
         run = [COMMAND, "--no-mcp", "hi"]
         loud = subprocess.run(run, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
-        quiet = subprocess.run([*run, "-q"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        quiet = subprocess.run(
+            [*run, "-q"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
     assert loud.stderr.startswith("venice-agent\n  model  fake-model")
     assert quiet.returncode == 0 and quiet.stderr == ""
     assert quiet.stdout == loud.stdout and quiet.stdout.startswith("hello\nstopped: answered")

@@ -276,7 +276,9 @@ def test_ctrl_c_during_a_one_shot_question_exits_130_with_the_cancelled_receipt(
         term.expect("Never finishing")
         term.child.sendcontrol("c")
         said = term.expect("stopped: cancelled · 0 calls · 1 round")
-        assert "cancelled before the answer was finished" in said  # half of it streamed: not "before an answer"
+        assert (
+            "cancelled before the answer was finished" in said
+        )  # half of it streamed: not "before an answer"
         assert term.finish() == 130
 
 

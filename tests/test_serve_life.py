@@ -225,7 +225,9 @@ async def test_sigterm_lets_running_replies_finish_cancels_the_rest_settled_and_
     assert "ERROR" not in said and "Traceback" not in said, said
     async with Store(tmp_path / "bot.db") as store:
         assert await store.calls_used("slow", now=time.time(), window=3600) == 0  # settled, not held
-        assert [m["reply"] for m in await store.history("slow")] == ["cancelled before the answer was finished"]
+        assert [m["reply"] for m in await store.history("slow")] == [
+            "cancelled before the answer was finished"
+        ]
 
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])

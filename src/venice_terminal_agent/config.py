@@ -262,7 +262,8 @@ def _explain(error: ValidationError, flags: Iterable[str] = ()) -> str:
 def _reason(item: Any) -> str:
     """Why pydantic refused a value, said plainly, with the value given."""
     limits = {
-        key: f"{value:g}" if isinstance(value, float) else value for key, value in (item.get("ctx") or {}).items()
+        key: f"{value:g}" if isinstance(value, float) else value
+        for key, value in (item.get("ctx") or {}).items()
     }
     given = item.get("input")
     shown = f"{given:g}" if isinstance(given, float) else str(given)

@@ -299,10 +299,7 @@ def _editor_check(settings: Any, started: list[Check], *, model_found: bool) -> 
         if settings.venice_agent_sessions
         else "sessions off: none can be loaded (session/load)"
     )
-    detail = (
-        f"venice-agent acp: this model, {ready} and the built-in tools; "
-        f"{caps}; {consent}; {sessions}"
-    )
+    detail = f"venice-agent acp: this model, {ready} and the built-in tools; {caps}; {consent}; {sessions}"
     return Check("editor (ACP)", True, detail)
 
 
