@@ -132,7 +132,7 @@ def test_venices_400_naming_the_maximum_is_asked_again_once_and_kept(tmp_path: P
     assert "One." in done.stdout and "Two." in done.stdout
     one_request = f"${(10 * INPUT + 5 * OUTPUT) / 1e6:.6f}"  # the fake's usage: 10 in, 5 out
     receipts = [line for line in done.stdout.splitlines() if line.startswith("stopped:")]
-    assert receipts == [f"stopped: answered · 0 calls · 1 round · 15 tokens · {one_request} · 0% of 1.0M"] * 2
+    assert receipts == [f"stopped: answered · 0 calls · 1 round · 15 tokens · {one_request} · 0% of 1M"] * 2
 
 
 # --model ----------------------------------------------------------------------------------
