@@ -91,6 +91,7 @@ def test_an_e2ee_model_is_asked_encrypted_and_its_answer_decrypted(tmp_path: Pat
     [
         ("unverified", "Venice does not say it is verified"),
         ("stale_nonce", "does not echo our fresh nonce"),
+        ("no_nonce", "does not echo our fresh nonce"),  # no nonce at all is no proof of freshness
         ("debug", "debug mode"),
         ("missing", "its attestation cannot be fetched"),
     ],
@@ -106,6 +107,24 @@ def test_an_attestation_that_does_not_pass_sends_no_question(tmp_path: Path, fau
     assert got["answer"] is None
     assert got["e2ee"]["encrypted"] is False and reason in got["e2ee"]["failed"]
     assert not [r for r in requests if r["path"].endswith("/chat/completions")]
+
+
+def test_an_attestation_replayed_from_an_earlier_question_sends_no_question(tmp_path: Path) -> None:
+    """Another's nonce: the server hands the second question the first one's whole attestation,
+    which passed then. Only our fresh nonce proves the evidence is of now."""
+    with fake_venice(script(tee={"fault": "replayed"}, replies=[{"text": "No capital."}]), tmp_path) as fake:
+        first = ask(tmp_path, fake.base_url)
+        second = ask(tmp_path, fake.base_url)
+        requests = fake.requests()
+    assert first.returncode == 0, first.stderr
+    assert receipt(first)["answer"] == "No capital."
+    assert second.returncode == PRIVATE_FAILED, second.stderr
+    got = receipt(second)
+    assert got["stopped_because"] == "private_failed" and "does not echo our fresh nonce" in got["refusal"]
+    attestations = [r for r in requests if "/tee/attestation" in r["path"]]
+    assert len(attestations) == 2
+    assert len([r for r in requests if r["path"].endswith("/chat/completions")]) == 1  # the first's only
+    no_plaintext_left(requests)
 
 
 @pytest.mark.parametrize(
