@@ -108,6 +108,50 @@ MUTANTS = [
         '            return ""',
         ("tests/test_builtin_tools.py", "tests/test_bot.py"),
     ),
+    # Issue 39: four slips that went through the whole fast tier before their tests.
+    Mutant(
+        "--yes approves a server's sampling request as it approves tool calls",
+        "core/consent.py",
+        "        verdict = await self._ask(\n            request, ToolSpec(request.tool, server=server), Why.SAMPLING,",
+        "        if self.auto_approve:\n            return True\n"
+        "        verdict = await self._ask(\n            request, ToolSpec(request.tool, server=server), Why.SAMPLING,",
+        ("tests/test_consent.py",),
+    ),
+    Mutant(
+        "a terminal under --yes offers servers sampling and forms",
+        "cli/elicit_form.py",
+        "    person = person and not yes and has_terminal(sys.stderr)",
+        "    person = person and has_terminal(sys.stderr)",
+        ("tests/test_mcp_sampling_pty.py",),
+    ),
+    Mutant(
+        "only text results are paged: a long list or object reaches the model whole",
+        "core/loop.py",
+        "        text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)\n",
+        "        if not isinstance(result, str):\n            return result\n        text = result\n",
+        ("tests/test_loop.py", "tests/test_agent.py"),
+    ),
+    Mutant(
+        "an attestation without a nonce passes (the nonce checked only when present)",
+        "model/private.py",
+        '    if report.get("nonce") != nonce:',
+        '    if report.get("nonce") is not None and report.get("nonce") != nonce:',
+        ("tests/test_e2ee.py",),
+    ),
+    Mutant(
+        "the Redis budget counts every call its ledger keeps (a day), not the rolling hour",
+        "store/redis_store.py",
+        "local rows = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. (now - window), '+inf', 'WITHSCORES')",
+        "local rows = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '+inf', 'WITHSCORES')",
+        ("tests/test_budget_window.py",),
+    ),
+    Mutant(
+        "the SQLite budget counts every call its ledger keeps, not the rolling hour",
+        "store/sqlite.py",
+        '"SELECT coalesce(sum(calls), 0) FROM ledger WHERE chat = ? AND at > ?", (chat, now - window)',
+        '"SELECT coalesce(sum(calls), 0) FROM ledger WHERE chat = ? AND at > ?", (chat, 0)',
+        ("tests/test_budget_window.py",),
+    ),
 ]
 
 

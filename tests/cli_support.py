@@ -115,7 +115,10 @@ def http_front(folder: Path, base_url: str, *args: str, **env: str) -> Iterator[
 
 def clean_env(folder: Path, base_url: str, **extra: str) -> dict[str, str]:
     """An environment with only what the command needs: no real keys, no user config or data."""
-    keep = {name: os.environ[name] for name in ("PATH", "HOME", "LANG", "SYSTEMROOT") if name in os.environ}
+    # PYTHONPATH is kept: benchmarks/mutants.py puts its planted copy of the package there, and
+    # the command a test starts must run that copy too.
+    names = ("PATH", "HOME", "LANG", "SYSTEMROOT", "PYTHONPATH")
+    keep = {name: os.environ[name] for name in names if name in os.environ}
     env = {
         **keep,
         "VENICE_API_KEY": "test-key",

@@ -411,6 +411,28 @@ async def test_a_long_result_reaches_the_model_with_its_page_note() -> None:
     assert second.startswith("x" * 1000) and "call page(id=3)" in second
 
 
+@pytest.mark.parametrize("shape", ["list", "object"])
+async def test_a_long_list_or_object_reaches_the_model_paged_like_text(shape: str) -> None:
+    """A tool's long list or object is paged as its JSON text is, or it would reach the model
+    whole, past the page the model's window was sized for."""
+    value = [f"row {n}" for n in range(400)] if shape == "list" else {f"k{n}": n for n in range(400)}
+
+    def rows() -> object:
+        """A long structured result."""
+        return value
+
+    script = [calls(("rows", {})), {"text": "read it"}]
+    async with agent_on(script, toolbox(rows=rows), max_tool_result_chars=1000) as (fake, agent):
+        receipt = await agent.ask("list the rows")
+    assert receipt.stopped_because is Exit.ANSWERED
+    sent = fake.chat_requests[1]["messages"][-1]
+    text = json.dumps(value, ensure_ascii=False)
+    assert sent["role"] == "tool" and len(text) > 2000
+    assert sent["content"].startswith(text[:1000])
+    assert text[1000:1100] not in sent["content"]  # the rest waits in its pages
+    assert "call page(id=2)" in sent["content"]
+
+
 async def test_local_data_asks_for_the_rest_of_the_conversation_until_clear(tmp_path) -> None:
     (tmp_path / "notes.txt").write_text("private", encoding="utf-8")
     asked = []

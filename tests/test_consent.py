@@ -99,6 +99,22 @@ async def test_no_approver_means_no_and_yes_means_yes_without_asking() -> None:
     assert approver.asked == [] and [type(e) for e in events] == [ConsentGiven]
 
 
+SAMPLING_REQUEST = Call("sampling", {"server": "everything", "request": "name a colour", "max_tokens": 40})
+
+
+@pytest.mark.parametrize(("answer", "approved"), [(True, True), (False, False), (None, False)])
+async def test_sampling_needs_a_persons_yes_and_yes_is_not_one(answer: object, approved: bool) -> None:
+    """`--yes` approves the model's own calls, never a server's request to ask the model (rule
+    5): with it, the person is still asked, and nobody to ask is a no."""
+    approver = Asked(answer) if answer is not None else None
+    for auto in (False, True):
+        consent = Consent(local_tools([]), approver=approver, auto_approve=auto)
+        got = await consent.approve_sampling(SAMPLING_REQUEST, "everything")
+        assert got is approved, f"auto_approve={auto}"
+    if approver is not None:
+        assert [why for _, why in approver.asked] == [Why.SAMPLING, Why.SAMPLING]
+
+
 async def test_a_tool_the_toolbox_does_not_describe_asks() -> None:
     class Undescribed(FunctionToolbox):
         def specs(self):

@@ -108,6 +108,37 @@ def test_an_attestation_that_does_not_pass_sends_no_question(tmp_path: Path, fau
     assert not [r for r in requests if r["path"].endswith("/chat/completions")]
 
 
+def test_an_attestation_without_a_nonce_sends_no_question(tmp_path: Path) -> None:
+    """No nonce at all is no proof the evidence is of now, though the rest passes (verified,
+    the nonce said bound): checking the nonce only when one is present would let a replay in."""
+    with fake_venice(script(tee={"report": {"nonce": None}}), tmp_path) as fake:
+        done = ask(tmp_path, fake.base_url)
+        requests = fake.requests()
+    assert done.returncode == PRIVATE_FAILED, done.stderr
+    got = receipt(done)
+    assert got["stopped_because"] == "private_failed" and "does not echo our fresh nonce" in got["refusal"]
+    assert not [r for r in requests if r["path"].endswith("/chat/completions")]
+    no_plaintext_left(requests)
+
+
+def test_an_attestation_replayed_from_an_earlier_question_sends_no_question(tmp_path: Path) -> None:
+    """Another's nonce: the server hands the second question the first one's whole attestation,
+    which passed then. Only our fresh nonce proves the evidence is of now."""
+    with fake_venice(script(tee={"fault": "replayed"}, replies=[{"text": "No capital."}]), tmp_path) as fake:
+        first = ask(tmp_path, fake.base_url)
+        second = ask(tmp_path, fake.base_url)
+        requests = fake.requests()
+    assert first.returncode == 0, first.stderr
+    assert receipt(first)["answer"] == "No capital."
+    assert second.returncode == PRIVATE_FAILED, second.stderr
+    got = receipt(second)
+    assert got["stopped_because"] == "private_failed" and "does not echo our fresh nonce" in got["refusal"]
+    attestations = [r for r in requests if "/tee/attestation" in r["path"]]
+    assert len(attestations) == 2
+    assert len([r for r in requests if r["path"].endswith("/chat/completions")]) == 1  # the first's only
+    no_plaintext_left(requests)
+
+
 @pytest.mark.parametrize(
     ("fault", "reason"),
     [

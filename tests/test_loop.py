@@ -430,3 +430,33 @@ async def test_a_plan_that_does_not_recover_stops_at_the_first_refusal() -> None
         receipt.stopped_because is Exit.TOOL_ERROR
         and receipt.refusal == "read refused: no such file: missing"
     )
+
+
+def _sized(kind: str, size: int):
+    """A result of JSON type `kind` whose JSON text is exactly `size` characters long."""
+    if kind == "string":
+        return "x" * size
+    if kind == "list":  # ["x…x"]: 4 characters around the item
+        return ["x" * (size - 4)]
+    return {"k": "x" * (size - 9)}  # {"k": "x…x"}: 9 characters around the value
+
+
+@pytest.mark.parametrize("kind", ["string", "list", "object"])
+async def test_a_result_of_any_json_type_just_over_a_page_is_paged(kind: str) -> None:
+    """Every long result is paged, not only text: a tool's long list or object would otherwise
+    reach the model whole. One character over the page is cut; a page exactly is not."""
+    pager = Pager(page_chars=100)
+    results = {"over": _sized(kind, 101), "fits": _sized(kind, 100)}
+    assert len(json.dumps(results["over"])) == 101 or kind == "string"  # the helper is right
+
+    def give(which: str):
+        return results[which]
+
+    plan = [Call("give", {"which": "over"}), Call("give", {"which": "fits"}), Answer("ok")]
+    receipt = await run_loop(plan, {"give": give}, pager=pager)
+    over, fits = (step.result for step in receipt.steps)
+    text = results["over"] if kind == "string" else json.dumps(results["over"], ensure_ascii=False)
+    assert isinstance(over, str) and over.startswith(text[:100])
+    assert "call page(id=2)" in over  # the note says where the rest is
+    assert pager.get(2).startswith(text[100:])
+    assert fits == results["fits"]  # a whole page is handed back as it came

@@ -10,8 +10,9 @@ import json
 from pathlib import Path
 
 import pexpect
+import pytest
 
-from cli_support import COMMAND, clean_env, fake_venice
+from cli_support import COMMAND, clean_env, fake_venice, run_cli
 from servers.node import bin_path
 
 PRICING = {"pricing": {"input": {"usd": 1}, "output": {"usd": 2}}}  # USD per million tokens
@@ -85,3 +86,64 @@ def test_a_question_with_sampling_and_elicitation_runs_end_to_end(tmp_path: Path
     sampled, filled = bodies[2]["messages"][-1], bodies[3]["messages"][-1]
     assert sampled["role"] == "tool" and '"text": "teal"' in sampled["content"]
     assert filled["role"] == "tool" and "- Name: Ada" in filled["content"]
+
+
+def sampling_script() -> dict:
+    return {
+        "model_spec": PRICING,
+        "replies": [
+            call("trigger-sampling-request", prompt="name a colour", maxTokens=40),
+            {"text": "teal"},  # the sampling answer, if sampling were offered; else the answer
+            {"text": "done"},
+        ],
+    }
+
+
+def everything_config(folder: Path) -> Path:
+    config = folder / "mcp.json"
+    server = {"command": str(bin_path("mcp-server-everything")), "args": ["stdio"]}
+    config.write_text(json.dumps({"mcpServers": {"everything": server}}))
+    return config
+
+
+def assert_not_offered(bodies: list[dict]) -> None:
+    """The server was not offered sampling: server-everything then lists no sampling tool (it
+    lists it to a client that offers sampling, as the test above shows), the model's call of it
+    is refused as unknown, and no request ever carried a server's sampling question."""
+    offered = {tool["function"]["name"] for tool in bodies[0]["tools"]}
+    assert "trigger-sampling-request" not in offered and "echo" in offered
+    assert len(bodies) == 2  # the call's round and the answer: no sampling request between them
+    assert bodies[1]["messages"][-1]["role"] == "tool"  # the answer's round, after the refused call
+
+
+def test_under_yes_in_a_terminal_sampling_is_never_offered(tmp_path: Path) -> None:
+    """--yes runs the model's calls without asking, but a server's sampling request needs a
+    person's yes, which --yes is not: the server is not offered sampling at all."""
+    config = everything_config(tmp_path)
+    with fake_venice(sampling_script(), tmp_path) as fake:
+        child = pexpect.spawn(
+            COMMAND, ["--yes", "--mcp-config", str(config), "ask the server to sample"],
+            cwd=str(tmp_path), env=clean_env(tmp_path, fake.base_url), encoding="utf-8",
+            dimensions=(40, 200), timeout=90,
+        )  # fmt: skip
+        try:
+            index = child.expect_exact(["Send it to the model?", pexpect.EOF])
+            seen = child.before
+        finally:
+            child.close()
+        bodies = fake.chat_bodies()
+    assert index == 1, f"it asked: {seen}"
+    assert_not_offered(bodies)
+
+
+@pytest.mark.parametrize("yes", [True, False])
+def test_without_a_terminal_sampling_is_never_offered(tmp_path: Path, yes: bool) -> None:
+    config = everything_config(tmp_path)
+    with fake_venice(sampling_script(), tmp_path) as fake:
+        args = ["--yes"] if yes else []
+        done = run_cli(
+            tmp_path, fake.base_url, *args, "--mcp-config", str(config), "ask the server to sample"
+        )
+        bodies = fake.chat_bodies()
+    assert done.returncode == 0, done.stderr
+    assert_not_offered(bodies)

@@ -131,7 +131,14 @@ def test_a_session_of_known_and_unknown_costs_says_at_least_what_is_known(tmp_pa
     # unknown, and it is rolled back: only its money is kept).
     cut = {"text": "Cut before the usage", "cut": 2}
     script = {
-        "replies": [{"text": "one", "usage": SPENT}, cut, cut, cut, cut, {"text": "three"}],
+        "replies": [
+            {"text": "one", "usage": {**SPENT, "cost": {"usd": 0.03}}},
+            cut,
+            cut,
+            cut,
+            cut,
+            {"text": "three"},
+        ],
         "model_spec": PRICED,
     }
     with fake_venice(script, tmp_path) as fake:

@@ -14,6 +14,7 @@ client makes is not made here too: secp256k1 keys, ECDH, HKDF-SHA256 (no salt, i
 Script key `tee`: `true`, or `{"fault": F}` with F one of
   unverified    the report says `verified: false`
   stale_nonce   the report echoes another nonce (a replayed attestation)
+  replayed      every report after the first is the first one again, its nonce included
   debug         the TDX quote says the enclave runs in debug mode
   missing       no attestation: 404
   wrong_key     the reply's pieces are sealed for another key than the client's
@@ -34,7 +35,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-FAULTS = {"unverified", "stale_nonce", "debug", "missing", "wrong_key", "tampered", "plaintext"}
+FAULTS = {
+    "unverified", "stale_nonce", "replayed", "debug", "missing", "wrong_key", "tampered", "plaintext",
+}  # fmt: skip
 QUOTE_BYTES = 632
 
 
@@ -64,6 +67,7 @@ class FakeTee:
             raise ValueError(f"tee fault {self.fault!r} is not one of {sorted(FAULTS)}")
         self.enclave = ec.generate_private_key(ec.SECP256K1())
         self.plaintexts: list[str] = []  # every message content it opened, in order
+        self.first: dict[str, Any] | None = None  # the first report, for `replayed`
 
     @property
     def public_hex(self) -> str:
@@ -77,6 +81,8 @@ class FakeTee:
         quote[4:8] = (0x81).to_bytes(4, "little")  # TEE type: TDX
         if self.fault == "debug":
             quote[48 + 120] = 1  # tdAttributes bit 0: debug
+        if self.fault == "replayed" and self.first is not None:
+            return 200, self.first
         report = {
             "verified": self.fault != "unverified",
             "nonce": os.urandom(32).hex() if self.fault == "stale_nonce" else nonce,
@@ -88,7 +94,9 @@ class FakeTee:
             "server_verification": {"nonceBinding": {"bound": True}, "tdx": {"valid": True}},
         }
         report.update(self.replaced)
-        return 200, {name: value for name, value in report.items() if value is not None}
+        report = {name: value for name, value in report.items() if value is not None}
+        self.first = self.first or report
+        return 200, report
 
     def open_messages(self, messages: list[Any]) -> str | None:
         """Open every message (kept in `plaintexts`); why one cannot be opened, or None."""
