@@ -41,8 +41,8 @@ MUTANTS = [
     Mutant(
         "an approver that raises is taken as a yes",
         "core/consent.py",
-        "                # question is not an answer and goes on up.\n                approved = False\n",
-        "                # question is not an answer and goes on up.\n                approved = True\n",
+        "                # question is not an answer and goes on up.\n                answer = False\n",
+        "                # question is not an answer and goes on up.\n                answer = True\n",
         ("tests/test_agent.py", "tests/test_consent.py"),
     ),
     Mutant(
@@ -76,7 +76,7 @@ MUTANTS = [
     Mutant(
         "a bug of ours passes for a model error (the client catches everything)",
         "model/client.py",
-        "            except ModelError as error:  # only the SDK's failures, translated in `_stream`\n",
+        "            except ModelError as error:  # only failed requests, translated in `_stream`\n",
         "            except Exception as error:  # every failure, ours too\n                error = describe(error)\n",
         ("tests/test_errors.py",),
     ),
@@ -90,8 +90,8 @@ MUTANTS = [
     Mutant(
         "the budget is checked after the call",
         "core/loop.py",
-        "if len(self.steps) + queued >= self.budget:",
-        "if len(self.steps) + queued > self.budget:",
+        "            if self.tally.calls >= self.budget:",
+        "            if self.tally.calls > self.budget:",
         ("tests/test_loop.py", "tests/test_loop_properties.py"),
     ),
     Mutant(
