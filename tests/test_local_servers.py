@@ -227,6 +227,44 @@ async def test_no_usage_from_the_server_is_tokens_unknown_never_zero() -> None:
     assert receipt.usage == {} and receipt.unmeasured == 1
     assert receipt.to_dict()["unmeasured_requests"] == 1
     assert "tokens unknown" in receipt.summary() and "0 tokens" not in receipt.summary()
+    assert receipt.cached_tokens is None and receipt.to_dict()["cached_tokens"] is None
+
+
+def test_a_server_that_sends_no_usage_gets_a_receipt_that_counts_nothing_as_measured(tmp_path: Path) -> None:
+    with fake_venice({"profile": "llama-cpp-python", "replies": [{"text": "Hello!"}]}, tmp_path) as fake:
+        done = run(tmp_path, fake.base_url, "--no-mcp", "--json", "Hello!")
+    receipt = json.loads(done.stdout)
+    assert receipt["usage"] == {} and receipt["unmeasured_requests"] == 1
+    assert receipt["cached_tokens"] is None and receipt["cost_usd"] is None  # unknown, never 0
+
+
+# A question refused for its length before the model took it: by the agent (the window known
+# from llama.cpp's /props), or by the server's own 400 (the window unknown to the agent).
+LENGTH_JUDGES = {
+    "agent": {
+        "entry": {"owned_by": "llamacpp"},
+        "props": {"default_generation_settings": {"n_ctx": 300}},
+        "replies": [],
+    },
+    "server": {"context_window": 300, "replies": []},
+}
+
+
+@pytest.mark.parametrize("judge", LENGTH_JUDGES)
+def test_a_question_too_long_costs_unknown_on_a_server_with_no_prices(tmp_path: Path, judge: str) -> None:
+    with fake_venice(LENGTH_JUDGES[judge], tmp_path) as fake:
+        said = run(tmp_path, fake.base_url, "--no-mcp", "word " * 400)
+        done = run(tmp_path, fake.base_url, "--no-mcp", "--json", "word " * 400)
+    assert said.returncode == done.returncode == EXIT_STATUS[Exit.CONTEXT_FULL], said.stderr
+    line = said.stdout.splitlines()[-1]
+    assert line.startswith("stopped: context_full") and " · cost unknown" in line and "$" not in line
+    assert json.loads(done.stdout)["cost_usd"] is None
+
+
+def test_a_question_too_long_costs_nothing_on_a_server_with_prices(tmp_path: Path) -> None:
+    with fake_venice({**LENGTH_JUDGES["agent"], "model_spec": PRICED}, tmp_path) as fake:
+        done = run(tmp_path, fake.base_url, "--no-mcp", "--json", "word " * 400)
+    assert json.loads(done.stdout)["cost_usd"] == 0.0  # nothing was sent, at known prices
 
 
 @pytest.mark.parametrize("profile", [["no_usage"], []], ids=["no usage", "usage"])

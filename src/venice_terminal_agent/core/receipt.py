@@ -162,7 +162,7 @@ class Receipt(Record):
     and `balance` (the account's balance as the server last reported it, when it does),
     `context_tokens` (the input tokens of its last request: the server's count, else the
     estimate), `context_window` (None: unknown), `cached_tokens` (input tokens the server
-    read from its prompt cache) and `compacted` (`{"rounds", "tokens_before",
+    read from its prompt cache; None: unknown, no response said how many tokens it took) and `compacted` (`{"rounds", "tokens_before",
     "tokens_after"}` when older rounds were summarised during it); `e2ee` (a model used
     end-to-end encrypted: what was verified, and what not by us) and, with `schema`
     (--schema), `parsed`: the answer as the JSON value that matched it.
@@ -225,7 +225,7 @@ class Receipt(Record):
         if self.model is not None:
             data["context_tokens"] = self.context_tokens
             data["context_window"] = self.context_window
-            data["cached_tokens"] = self.cached_tokens or 0
+            data["cached_tokens"] = self.cached_tokens
         if self.compacted is not None:
             data["compacted"] = dict(self.compacted)
         if self.e2ee is not None:

@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from ..core.context import Compaction, Gauge, full_refusal, request_bytes
-from ..core.costs import Cap, add_usage, measured, round_cost, server_cost
+from ..core.costs import Cap, add_usage, measured, round_cost, server_cost, unspent
 from ..core.errors import ContextFullError, PrivateError
 from ..core.events import EventSink
 from ..core.loop import Move, Outcome, Stop
@@ -121,6 +121,7 @@ class LLMPlanner:
         self.usage: dict[str, Any] = {}
         self.known_cost = 0.0  # USD of the requests whose cost is known
         self.cost_unknown = False  # a request's cost could not be known
+        self.priced = False  # a request's cost was known (the server's figure, or the prices)
         self.unknown_worst = 0.0  # the most those requests of unknown cost could have cost
         self.unmeasured = 0  # responses that came without token counts
         self.requests = 0
@@ -144,8 +145,12 @@ class LLMPlanner:
 
     @property
     def cost(self) -> float | None:
-        """USD this question spent; None once one request's cost is unknown."""
-        return None if self.cost_unknown else self.known_cost
+        """USD this question spent; None once one request's cost is unknown, and while none
+        was costed on a server that publishes no prices (a question refused before its first
+        request there is `cost unknown`, as the server's every cost is)."""
+        if self.cost_unknown:
+            return None
+        return self.known_cost if self.priced else unspent(self.facts.prices)
 
     async def next(self, outcomes: Sequence[Outcome]) -> Move:
         self.answer_calls(outcomes)
@@ -231,6 +236,7 @@ class LLMPlanner:
         try:
             turn = await self.client.complete(self.model, messages, tools, **options)
         except ContextFullError as error:  # the server's own "too long": not a model failure
+            self.unpaid(worst, error)
             self.context_tokens = needed
             return Stop(Exit.CONTEXT_FULL, error.message)
         except ModelError as error:
@@ -337,7 +343,7 @@ class LLMPlanner:
         refused = error is not None and error.status is not None
         if not refused:
             self.unmeasured += 1  # the model may have begun: its tokens are not known either
-        self.spend(0.0 if refused and self.facts.prices is not None else None, worst)
+        self.spend(unspent(self.facts.prices) if refused else None, worst)
 
     def spend(self, cost: float | None, worst: float | None) -> None:
         if cost is None:
@@ -345,6 +351,7 @@ class LLMPlanner:
             self.unknown_worst += worst or 0.0
         else:
             self.known_cost += cost
+            self.priced = True
         if self.cap is not None:  # an unknown cost counts as the most it could have been
             self.cap.spent += cost if cost is not None else worst or 0.0
 
