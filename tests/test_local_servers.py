@@ -10,10 +10,12 @@ import json
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pexpect
 import pytest
 
-from cli_support import fake_venice
+from cli_support import fake_venice, mcp_config
 from cli_support import run_cli as run
+from test_repl_pty import ANSI, Terminal
 from venice_terminal_agent import Exit
 from venice_terminal_agent.agent import Agent
 from venice_terminal_agent.core.events import Notice, TextDelta
@@ -22,6 +24,7 @@ from venice_terminal_agent.core.toolbox import FunctionToolbox
 from venice_terminal_agent.model import ModelError, RetryPolicy, VeniceClient
 from venice_terminal_agent.model.client import UNSTREAMED_TOOLS
 from venice_terminal_agent.model.errors import EMPTY_REPLY
+from venice_terminal_agent.model.planner import CUT_CALL
 from venice_terminal_agent.testing import MockVenice
 from venice_terminal_agent.testing.checks import problem
 from venice_terminal_agent.testing.mock_venice import HOST
@@ -143,14 +146,59 @@ async def test_an_answer_cut_at_the_output_limit_is_partial_with_its_own_exit() 
     assert fake.chat_requests[1]["messages"][-2] == {"role": "assistant", "content": "one two three "}
 
 
-async def test_tool_calls_cut_at_the_output_limit_do_not_run_and_leave_the_turn() -> None:
+async def test_tool_calls_cut_at_the_output_limit_do_not_run_are_on_the_receipt_and_told_to_the_model() -> None:
     cut = {**echo_call("hi"), "finish_reason": "length", "usage": {"completion_tokens": 64}}
     async with agent_on([cut, {"text": "ok"}]) as (fake, agent):
         receipt = await agent.ask("echo hi")
         await agent.ask("again")
     assert receipt.stopped_because is Exit.OUTPUT_LIMIT and receipt.steps == ()
-    assert receipt.refusal == "the answer was cut at the model's output limit of 64 tokens"
+    assert receipt.refusal == (
+        "the answer was cut at the model's output limit of 64 tokens; 1 proposed call did not run (echo)"
+    )
+    assert receipt.to_dict()["proposed"] == [
+        {"tool": "echo", "arguments": {"text": "hi"}, "outcome": "not_run", "why": CUT_CALL}
+    ]
     assert all(problem(body) is None for body in fake.chat_requests)  # no unanswered call left behind
+    # The next question's request carries the cut call, answered: the model hears it did not run.
+    *_, proposing, answered, again = fake.chat_requests[1]["messages"]
+    assert [call["function"]["name"] for call in proposing["tool_calls"]] == ["echo"]
+    assert answered == {
+        "role": "tool",
+        "tool_call_id": proposing["tool_calls"][0]["id"],
+        "content": json.dumps({"error": CUT_CALL}),
+    }
+    assert again == {"role": "user", "content": "again"}
+
+
+# A paid tool (shop's charge), which would need a yes: the cut call is asked about nowhere.
+CUT_CHARGE = {
+    "tool_calls": [{"name": "charge", "arguments": {"amount": 5}}],
+    "finish_reason": "length",
+    "usage": {"completion_tokens": 12},
+}
+
+
+@pytest.mark.parametrize("how", ["no terminal", "--yes", "terminal"])
+def test_a_call_the_output_limit_cut_is_on_the_receipt_with_why_wherever_it_is_asked(
+    tmp_path: Path, how: str
+) -> None:
+    config = mcp_config(tmp_path, time_server=False)
+    with fake_venice([CUT_CHARGE], tmp_path) as fake:
+        if how == "terminal":
+            term = Terminal(tmp_path, fake, "--json", "charge 5", config=config)
+            term.child.expect(pexpect.EOF)
+            said, status = ANSI.sub("", term.child.before), term.finish()
+            receipt = json.loads(said[said.index("{") : said.rindex("}") + 1])
+        else:
+            yes = ["--yes"] if how == "--yes" else []
+            done = run(tmp_path, fake.base_url, "--mcp-config", str(config), *yes, "--json", "charge 5")
+            said, status, receipt = done.stderr, done.returncode, json.loads(done.stdout)
+    assert status == EXIT_STATUS[Exit.OUTPUT_LIMIT], said
+    assert "[y/N]" not in said and "charged" not in said  # never asked, never run
+    assert "1 proposed call did not run (charge)" in said  # the line that says why it stopped
+    assert receipt["steps"] == [] and receipt["proposed"] == [
+        {"tool": "charge", "arguments": {"amount": 5}, "outcome": "not_run", "why": CUT_CALL}
+    ]
 
 
 def test_a_cut_answer_says_so_on_the_terminal_and_in_the_status(tmp_path: Path) -> None:

@@ -103,14 +103,17 @@ class CallOutcome(StrEnum):
 
 
 class Proposed(Record):
-    """A call the planner proposed, and what became of it."""
+    """A call the planner proposed, and what became of it; `why` a call did not run, when the
+    run stopped before it (`not_run`)."""
 
     tool: str
     arguments: dict[str, Any]
     outcome: CallOutcome
+    why: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tool": self.tool, "arguments": self.arguments, "outcome": str(self.outcome)}
+        data = {"tool": self.tool, "arguments": self.arguments, "outcome": str(self.outcome)}
+        return data if self.why is None else {**data, "why": self.why}
 
 
 def proposed_summary(proposed: tuple[Proposed, ...], ran: int) -> str:

@@ -32,14 +32,16 @@ from ..core.costs import Cap, add_usage, measured, round_cost, server_cost, unsp
 from ..core.errors import ContextFullError, PrivateError
 from ..core.events import EventSink
 from ..core.loop import Move, Outcome, Stop
-from ..core.receipt import Answer, Call, Exit, Tally, read_json
+from ..core.receipt import Answer, Call, CallOutcome, Exit, Proposed, Tally, read_json
 from ..core.toolbox import ToolSpec
+from ..core.wording import plural
 from .compaction import Compactor
 from .errors import ModelError
 from .models import ModelFacts, balance
 from .stream import Completion
 
 NOT_RUN = "this call did not run (the run stopped before it)"
+CUT_CALL = "not run: the answer was cut at the output limit"  # a call the output limit cut
 CONCLUDE = (
     "(The run stopped before you finished: {reason}. No more tools can run for this question. "
     "Answer now from what you have gathered so far, and say plainly what is missing.)"
@@ -303,14 +305,20 @@ class LLMPlanner:
 
     def cut(self, turn: Completion) -> Stop:
         """An answer the output limit cut short (`finish_reason: length`): partial, said so.
-        Calls it was proposing may be cut too, so they do not run; they leave the turn (an
-        unanswered call would make the conversation malformed)."""
-        message = self.messages[-1]
-        if message.pop("tool_calls", None) is not None:
-            message["content"] = message.get("content") or ""
+        Calls it was proposing may be cut too, so none runs: each stays in the turn, answered
+        `not run` (so the model hears of it when the conversation goes on), is named in the
+        refusal and is on the receipt (`not_run`, with why)."""
         used = turn.usage.get("completion_tokens")
         limit = self.max_completion_tokens or (used if isinstance(used, int) and used > 0 else None)
-        return Stop(Exit.OUTPUT_LIMIT, output_cut(limit, self.max_completion_tokens is not None), turn.text)
+        refusal = output_cut(limit, self.max_completion_tokens is not None)
+        calls = [to_call(tool_call) for tool_call in turn.tool_calls]
+        for tool_call in turn.tool_calls:
+            self.answer(tool_call, json.dumps({"error": CUT_CALL}))
+        if calls:
+            names = ", ".join(call.tool for call in calls)
+            refusal += f"; {plural(len(calls), 'proposed call')} did not run ({names})"
+        unrun = tuple(Proposed(call.tool, call.arguments, CallOutcome.NOT_RUN, CUT_CALL) for call in calls)
+        return Stop(Exit.OUTPUT_LIMIT, refusal, turn.text, unrun)
 
     def account(self, turn: Completion, worst: float | None = None) -> None:
         """Add the response's usage and cost to the question's (a search that brought results
@@ -418,10 +426,13 @@ class LLMPlanner:
             return
         by_id = {outcome.call.id: outcome for outcome in outcomes}
         for tool_call in calls:
-            outcome = by_id.get(tool_call["id"])
-            answer = {"role": "tool", "tool_call_id": tool_call["id"], "content": self.tool_content(outcome)}
-            self.messages.append(answer)
-            self.added.append(answer)
+            self.answer(tool_call, self.tool_content(by_id.get(tool_call["id"])))
+
+    def answer(self, tool_call: dict[str, Any], content: str) -> None:
+        """The `tool` message that answers `tool_call`, into the conversation."""
+        message = {"role": "tool", "tool_call_id": tool_call["id"], "content": content}
+        self.messages.append(message)
+        self.added.append(message)
 
     def tool_content(self, outcome: Outcome | None) -> str:
         if outcome is None:
