@@ -24,7 +24,7 @@ from venice_terminal_agent.core.toolbox import FunctionToolbox
 from venice_terminal_agent.model import ModelError, RetryPolicy, VeniceClient
 from venice_terminal_agent.model.client import UNSTREAMED_TOOLS
 from venice_terminal_agent.model.errors import EMPTY_REPLY
-from venice_terminal_agent.model.planner import CUT_CALL
+from venice_terminal_agent.model.planner import CUT_CALL, LAST_CALL
 from venice_terminal_agent.testing import MockVenice
 from venice_terminal_agent.testing.checks import problem
 from venice_terminal_agent.testing.mock_venice import HOST
@@ -146,7 +146,9 @@ async def test_an_answer_cut_at_the_output_limit_is_partial_with_its_own_exit() 
     assert fake.chat_requests[1]["messages"][-2] == {"role": "assistant", "content": "one two three "}
 
 
-async def test_tool_calls_cut_at_the_output_limit_do_not_run_are_on_the_receipt_and_told_to_the_model() -> None:
+async def test_tool_calls_cut_at_the_output_limit_do_not_run_are_on_the_receipt_and_told_to_the_model() -> (
+    None
+):
     cut = {**echo_call("hi"), "finish_reason": "length", "usage": {"completion_tokens": 64}}
     async with agent_on([cut, {"text": "ok"}]) as (fake, agent):
         receipt = await agent.ask("echo hi")
@@ -168,6 +170,25 @@ async def test_tool_calls_cut_at_the_output_limit_do_not_run_are_on_the_receipt_
         "content": json.dumps({"error": CUT_CALL}),
     }
     assert again == {"role": "user", "content": "again"}
+
+
+async def test_calls_proposed_in_the_last_request_for_an_answer_are_on_the_receipt_as_not_run() -> None:
+    # The budget (one call) stops the second round; the last request offers no tools, and a
+    # server that proposes a call anyway gets its text taken as the partial answer.
+    last = {"text": "Echo said 1.", "tool_calls": [{"name": "echo", "arguments": {"text": "3"}}]}
+    async with agent_on([echo_call("1"), echo_call("2"), last]) as (fake, agent):
+        receipt = await agent.ask("echo 1, 2 and 3", budget=1)
+    assert receipt.stopped_because is Exit.BUDGET and receipt.partial and receipt.answer == "Echo said 1."
+    assert receipt.refusal == (
+        "stopped before call 2: the budget of 1 tool call is spent; 1 proposed call did not run (echo)"
+    )
+    assert [
+        (item["arguments"], item["outcome"], item.get("why")) for item in receipt.to_dict()["proposed"]
+    ] == [
+        ({"text": "1"}, "ran", None),
+        ({"text": "2"}, "not_run", "stopped before call 2: the budget of 1 tool call is spent"),
+        ({"text": "3"}, "not_run", LAST_CALL),
+    ]
 
 
 # A paid tool (shop's charge), which would need a yes: the cut call is asked about nowhere.

@@ -231,7 +231,8 @@ class _Run(Record, frozen=False):
         self.tally.rounds += 1  # a request was made
         if isinstance(move, Answer):
             return self.finish(exit, answer=move.text, refusal=refusal, partial=True)
-        if isinstance(move, Stop) and move.answer is not None:  # that answer was cut short too
+        if isinstance(move, Stop) and move.answer is not None:  # cut short too, or calls left out
+            self.proposed.extend(move.unrun)
             return self.finish(exit, answer=move.answer, refusal=f"{refusal}; {move.refusal}", partial=True)
         return self.finish(exit, refusal=refusal)  # the last request failed: no partial answer
 

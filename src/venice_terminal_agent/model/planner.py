@@ -42,6 +42,7 @@ from .stream import Completion
 
 NOT_RUN = "this call did not run (the run stopped before it)"
 CUT_CALL = "not run: the answer was cut at the output limit"  # a call the output limit cut
+LAST_CALL = "not run: the last request, for an answer, offers no tools"  # a call proposed in it
 CONCLUDE = (
     "(The run stopped before you finished: {reason}. No more tools can run for this question. "
     "Answer now from what you have gathered so far, and say plainly what is missing.)"
@@ -200,11 +201,12 @@ class LLMPlanner:
         move = await self.ask((), note)
         if isinstance(move, list):
             # A server that proposed calls anyway: they cannot run, so they leave the turn
-            # (an unanswered call would make the conversation malformed).
+            # (an unanswered call would make the conversation malformed), and are on the
+            # receipt as not run.
             last = self.messages[-1]
             del last["tool_calls"]
             last["content"] = last.get("content") or ""
-            return Answer(last["content"])
+            return Stop(Exit.ANSWERED, not_run_line(move), last["content"], unrun(move, LAST_CALL))
         if isinstance(move, Stop) and move.exit is Exit.COST_CAP:
             return None  # not made: the cap is kept even for the partial answer
         return move
@@ -315,10 +317,8 @@ class LLMPlanner:
         for tool_call in turn.tool_calls:
             self.answer(tool_call, json.dumps({"error": CUT_CALL}))
         if calls:
-            names = ", ".join(call.tool for call in calls)
-            refusal += f"; {plural(len(calls), 'proposed call')} did not run ({names})"
-        unrun = tuple(Proposed(call.tool, call.arguments, CallOutcome.NOT_RUN, CUT_CALL) for call in calls)
-        return Stop(Exit.OUTPUT_LIMIT, refusal, turn.text, unrun)
+            refusal += f"; {not_run_line(calls)}"
+        return Stop(Exit.OUTPUT_LIMIT, refusal, turn.text, unrun(calls, CUT_CALL))
 
     def account(self, turn: Completion, worst: float | None = None) -> None:
         """Add the response's usage and cost to the question's (a search that brought results
@@ -451,6 +451,16 @@ def output_cut(limit: int | None, ours: bool) -> str:
         return "the answer was cut at the model's output limit"
     line = f"the answer was cut at the model's output limit of {limit:,} tokens"
     return line + " (raise MAX_COMPLETION_TOKENS for a longer one)" if ours else line
+
+
+def not_run_line(calls: Sequence[Call]) -> str:
+    """`2 proposed calls did not run (echo, charge)`."""
+    return f"{plural(len(calls), 'proposed call')} did not run ({', '.join(call.tool for call in calls)})"
+
+
+def unrun(calls: Sequence[Call], why: str) -> tuple[Proposed, ...]:
+    """`calls` for the receipt, as proposed and not run, and why."""
+    return tuple(Proposed(call.tool, call.arguments, CallOutcome.NOT_RUN, why) for call in calls)
 
 
 def to_call(tool_call: dict[str, Any]) -> Call:
