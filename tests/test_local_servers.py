@@ -176,7 +176,7 @@ async def test_calls_proposed_in_the_last_request_for_an_answer_are_on_the_recei
     # The budget (one call) stops the second round; the last request offers no tools, and a
     # server that proposes a call anyway gets its text taken as the partial answer.
     last = {"text": "Echo said 1.", "tool_calls": [{"name": "echo", "arguments": {"text": "3"}}]}
-    async with agent_on([echo_call("1"), echo_call("2"), last]) as (fake, agent):
+    async with agent_on([echo_call("1"), echo_call("2"), last]) as (_, agent):
         receipt = await agent.ask("echo 1, 2 and 3", budget=1)
     assert receipt.stopped_because is Exit.BUDGET and receipt.partial and receipt.answer == "Echo said 1."
     assert receipt.refusal == (
