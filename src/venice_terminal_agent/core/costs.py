@@ -48,7 +48,7 @@ def cached_tokens(usage: Mapping[str, Any], unmeasured: int = 0) -> int | None:
     none of them counted anything: unknown, never a measured-looking 0."""
     details = usage.get("prompt_tokens_details")
     found = details.get("cached_tokens") if isinstance(details, Mapping) else None
-    if _number(found):
+    if isinstance(found, int | float) and _number(found):
         return int(found)
     return None if unmeasured and not measured(usage) else 0
 
