@@ -101,7 +101,23 @@ async def test_unstreamed_tool_calls_come_back_whole_and_the_receipt_says_how_on
     assert [step.result for step in first.steps] == ["hi"]
     assert first.notes == (UNSTREAMED_TOOLS,) and first.to_dict()["notes"] == [UNSTREAMED_TOOLS]
     assert second.notes == () and "notes" not in second.to_dict()
+    assert first.to_dict()["unstreamed_requests"] == 2 and second.to_dict()["unstreamed_requests"] == 1
     assert all(problem(body) is None for body in fake.chat_requests)
+    assert [body.get("stream", False) for body in fake.chat_requests] == [True, False, False, False]
+
+
+async def test_the_switch_to_unstreamed_is_on_the_receipt_even_when_the_first_whole_try_fails() -> None:
+    # The streamed request gets nothing; asked again unstreamed, the server fails once (a 503),
+    # then proposes the call: it runs, and the receipt says how its replies came.
+    script = {
+        "profile": "no_streamed_tools",
+        "replies": [{"status": 503}, echo_call("hi"), {"text": "It said hi."}],
+    }
+    async with agent_on(script) as (fake, agent):
+        receipt = await agent.ask("what does echo say?")
+    assert receipt.stopped_because is Exit.ANSWERED and [step.result for step in receipt.steps] == ["hi"]
+    assert receipt.notes == (UNSTREAMED_TOOLS,)
+    assert receipt.to_dict()["unstreamed_requests"] == 2  # the call, and the answer after it
     assert [body.get("stream", False) for body in fake.chat_requests] == [True, False, False, False]
 
 

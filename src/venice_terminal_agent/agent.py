@@ -388,6 +388,7 @@ class Agent:
             schema=self.schema is not None,
             parsed=planner.parsed if receipt.stopped_because is Exit.ANSWERED else None,
             unmeasured=planner.unmeasured,
+            unstreamed=planner.unstreamed,
             notes=tuple(planner.notes),
             thinking="\n\n".join(planner.thinking) if planner.thinking else None,
             sources=tuple(planner.sources.values()),

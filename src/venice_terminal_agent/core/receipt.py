@@ -190,6 +190,7 @@ class Receipt(Record):
     schema: bool = False  # the answer was asked to match a JSON schema (--schema)
     parsed: Any = None  # that answer, parsed and valid (None when it was not)
     unmeasured: int = 0
+    unstreamed: int = 0  # requests asked again, and then asked, without streaming (the server sent nothing)
     notes: tuple[str, ...] = ()
     # Every call proposed, in order, with what became of it (`steps` holds those that ran).
     proposed: tuple[Proposed, ...] = ()
@@ -237,6 +238,8 @@ class Receipt(Record):
             data["parsed"] = self.parsed
         if self.unmeasured:
             data["unmeasured_requests"] = self.unmeasured
+        if self.unstreamed:
+            data["unstreamed_requests"] = self.unstreamed
         if self.notes:
             data["notes"] = list(self.notes)
         if self.thinking is not None:

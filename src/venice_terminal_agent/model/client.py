@@ -92,6 +92,7 @@ class VeniceClient:
         # A server that sent nothing for a streamed request with tools (llama-cpp-python): the
         # session's later requests with tools go unstreamed at once.
         self.unstreamed_tools = False
+        self.unsaid = False  # that switch is still to be said on a receipt (the next whole reply's)
         # A dead host fails fast (connect); a slow model may think, but not fall silent (read).
         limits = httpx2.Timeout(timeout, connect=connect_timeout)
         self._openai = OpenAIHttp(api_key, self.base_url, limits, http_client)
@@ -206,20 +207,20 @@ class VeniceClient:
     ) -> Completion:
         """One try of the request: streamed, or whole when this server cannot stream tool calls."""
         tools = bool(body.get("tools"))
-        if tools and self.unstreamed_tools:
-            return await self._whole(body, extra, emit, shown)
-        try:
-            return await self._stream(body, extra, emit, shown)
-        except EmptyReply:
-            if not tools:
-                raise
-        # Nothing at all came back for a streamed request with tools: the same request again,
-        # not streamed (llama-cpp-python cannot stream "auto" tool choice, and says so only in
-        # its own log).
-        self.unstreamed_tools = True
-        emit(Notice(UNSTREAMED_TOOLS))
+        if not (tools and self.unstreamed_tools):
+            try:
+                return await self._stream(body, extra, emit, shown)
+            except EmptyReply:
+                if not tools:
+                    raise
+            # Nothing at all came back for a streamed request with tools: the same request
+            # again, not streamed (llama-cpp-python cannot stream "auto" tool choice, and says
+            # so only in its own log), and so every later one with tools.
+            self.unstreamed_tools = self.unsaid = True
+            emit(Notice(UNSTREAMED_TOOLS))
         turn = await self._whole(body, extra, emit, shown)
-        turn.note = UNSTREAMED_TOOLS
+        if self.unsaid:  # on the receipt of the first reply that came so, even after a retry
+            turn.note, self.unsaid = UNSTREAMED_TOOLS, False
         return turn
 
     async def _whole(
@@ -247,7 +248,9 @@ class VeniceClient:
         assembler = Assembler()
         _said(assembler, assembler.feed({**answer, "choices": choices}), emit, shown)
         _ended(assembler, emit)
-        return self._finished(assembler, response)
+        turn = self._finished(assembler, response)
+        turn.streamed = False
+        return turn
 
     async def _stream(
         self, body: dict[str, Any], extra: dict[str, Any] | None, emit: EventSink, shown: list[bool]

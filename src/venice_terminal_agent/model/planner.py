@@ -127,6 +127,7 @@ class LLMPlanner:
         self.priced = False  # a request's cost was known (the server's figure, or the prices)
         self.unknown_worst = 0.0  # the most those requests of unknown cost could have cost
         self.unmeasured = 0  # responses that came without token counts
+        self.unstreamed = 0  # responses asked for without streaming (a server that cannot stream them)
         self.requests = 0
         self.notes: list[str] = []  # how replies came, for the receipt (once each)
         self.served_by: str | None = None  # the model the server says answered
@@ -327,6 +328,8 @@ class LLMPlanner:
         self.usage = add_usage(self.usage, turn.usage)
         if not measured(turn.usage):
             self.unmeasured += 1
+        if not turn.streamed:
+            self.unstreamed += 1
         cost = round_cost(turn.usage, self.facts.prices)
         if cost is not None and turn.citations and server_cost(turn.usage) is None:
             cost += self.search_usd  # a search that brought results, when the server sent no cost
