@@ -86,7 +86,6 @@ async def test_a_streamed_request_with_tools_answered_by_nothing_is_asked_again_
     assert "stream" not in later  # later requests with tools go unstreamed at once
     assert [e.text for e in seen if isinstance(e, Notice)] == [UNSTREAMED_TOOLS]  # said once
     assert [e.text for e in seen if isinstance(e, TextDelta)] == ["Hello there.", "Again."]
-    assert first.note == UNSTREAMED_TOOLS and second.note is None
 
 
 async def test_unstreamed_tool_calls_come_back_whole_and_the_receipt_says_how_once() -> None:
@@ -119,6 +118,13 @@ async def test_the_switch_to_unstreamed_is_on_the_receipt_even_when_the_first_wh
     assert receipt.notes == (UNSTREAMED_TOOLS,)
     assert receipt.to_dict()["unstreamed_requests"] == 2  # the call, and the answer after it
     assert [body.get("stream", False) for body in fake.chat_requests] == [True, False, False, False]
+
+
+async def test_the_switch_to_unstreamed_is_on_the_receipt_of_a_question_that_then_failed() -> None:
+    async with agent_on({"profile": "no_streamed_tools", "replies": [{"status": 400}]}) as (_, agent):
+        receipt = await agent.ask("what does echo say?")
+    assert receipt.stopped_because is Exit.MODEL_ERROR and receipt.notes == (UNSTREAMED_TOOLS,)
+    assert "unstreamed_requests" not in receipt.to_dict()  # no reply came whole
 
 
 async def test_a_server_that_sends_nothing_is_told_apart_from_a_reply_cut_off() -> None:

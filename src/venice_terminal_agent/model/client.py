@@ -32,7 +32,7 @@ CONNECT_TIMEOUT = 10.0  # seconds to open a connection to the model server
 READ_TIMEOUT = 120.0  # seconds of silence allowed between two chunks of an answer
 DISCOVERY_TIMEOUT = 30.0  # seconds model discovery may take in all, then start-up gives up
 T = TypeVar("T")
-# Said once, on the terminal and on the receipt of the question it happened in.
+# Said once, on the terminal and on the receipt of the question it happened in (its `notes`).
 UNSTREAMED_TOOLS = (
     "this model server sends nothing back for a streamed request with tools, so requests with "
     "tools go without streaming from now on (their answers appear whole)"
@@ -92,7 +92,6 @@ class VeniceClient:
         # A server that sent nothing for a streamed request with tools (llama-cpp-python): the
         # session's later requests with tools go unstreamed at once.
         self.unstreamed_tools = False
-        self.unsaid = False  # that switch is still to be said on a receipt (the next whole reply's)
         # A dead host fails fast (connect); a slow model may think, but not fall silent (read).
         limits = httpx2.Timeout(timeout, connect=connect_timeout)
         self._openai = OpenAIHttp(api_key, self.base_url, limits, http_client)
@@ -216,12 +215,9 @@ class VeniceClient:
             # Nothing at all came back for a streamed request with tools: the same request
             # again, not streamed (llama-cpp-python cannot stream "auto" tool choice, and says
             # so only in its own log), and so every later one with tools.
-            self.unstreamed_tools = self.unsaid = True
-            emit(Notice(UNSTREAMED_TOOLS))
-        turn = await self._whole(body, extra, emit, shown)
-        if self.unsaid:  # on the receipt of the first reply that came so, even after a retry
-            turn.note, self.unsaid = UNSTREAMED_TOOLS, False
-        return turn
+            self.unstreamed_tools = True
+            emit(Notice(UNSTREAMED_TOOLS))  # said once; the planner keeps it for the receipt
+        return await self._whole(body, extra, emit, shown)
 
     async def _whole(
         self, body: dict[str, Any], extra: dict[str, Any] | None, emit: EventSink, shown: list[bool]

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 from ..core.context import Compaction, Gauge, full_refusal, request_bytes
 from ..core.costs import Cap, add_usage, measured, round_cost, server_cost, unspent
 from ..core.errors import ContextFullError, PrivateError
-from ..core.events import EventSink
+from ..core.events import Event, EventSink, Notice, ignore
 from ..core.loop import Move, Outcome, Stop
 from ..core.receipt import Answer, Call, CallOutcome, Exit, Proposed, Tally, read_json
 from ..core.toolbox import ToolSpec
@@ -230,7 +230,7 @@ class LLMPlanner:
             return Stop(Exit.COST_CAP, refusal)
         worst = self.worst(messages, tools)
         self.requests += 1
-        options: dict[str, Any] = {"temperature": self.temperature, "events": self.events}
+        options: dict[str, Any] = {"temperature": self.temperature, "events": self.heard}
         if self.max_completion_tokens is not None:
             options["max_completion_tokens"] = self.max_completion_tokens
         options.update(self.cache_option())
@@ -267,6 +267,14 @@ class LLMPlanner:
         if not turn.tool_calls:
             return Answer(turn.text)
         return [to_call(tool_call) for tool_call in turn.tool_calls]
+
+    def heard(self, event: Event) -> None:
+        """An event of the client's, passed on; what it says of how replies came (a server
+        that cannot stream tool calls) goes on the receipt too, whether or not the request
+        then succeeded."""
+        if isinstance(event, Notice) and event.text not in self.notes:
+            self.notes.append(event.text)
+        (self.events or ignore)(event)
 
     def cache_option(self) -> dict[str, Any]:
         """`prompt_cache_key` for a client that sends it (`VeniceClient`): the server routes the
@@ -343,8 +351,6 @@ class LLMPlanner:
         self.spend(cost, worst)
         self.served_by = turn.model or self.served_by
         self.headers.update(turn.headers)
-        if turn.note is not None and turn.note not in self.notes:
-            self.notes.append(turn.note)
 
     def unpaid(self, worst: float | None, error: ModelError | None) -> None:
         """A request that got no answer: free, and no tokens, when the server refused it outright
