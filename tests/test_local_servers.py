@@ -149,6 +149,26 @@ def test_a_question_with_tools_works_on_a_server_like_llama_cpp_python(tmp_path:
     assert [body.get("stream", False) for body in bodies] == [True, False] and bodies[0]["tools"]
 
 
+def test_a_tool_call_goes_through_on_a_server_like_llama_cpp_python(tmp_path: Path) -> None:
+    # Asked again unstreamed, the server proposes the call; its turn goes back to it (`content:
+    # null`, as it sent it, is a 500 there), the call runs, and the receipt says all of it.
+    call = {"tool_calls": [{"name": "get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}]}
+    script = {"profile": "llama-cpp-python", "replies": [call, {"text": "It is late in Tokyo."}]}
+    config = mcp_config(tmp_path, paid_server=False)
+    with fake_venice(script, tmp_path) as fake:
+        done = run(tmp_path, fake.base_url, "--mcp-config", str(config), "--json", "Time in Tokyo?")
+        bodies = fake.chat_bodies()
+    assert done.returncode == 0, done.stderr
+    receipt = json.loads(done.stdout)
+    assert receipt["answer"] == "It is late in Tokyo." and [s["tool"] for s in receipt["steps"]] == [
+        "get_current_time"
+    ]
+    assert receipt["notes"] == [UNSTREAMED_TOOLS] and receipt["unstreamed_requests"] == 2
+    assert done.stderr.count(UNSTREAMED_TOOLS) == 1  # the line, once
+    assert [body.get("stream", False) for body in bodies] == [True, False, False]
+    assert "content" not in bodies[-1]["messages"][-2]  # the call's turn, as that server takes it
+
+
 # Fault 2: an answer cut at the output limit -------------------------------------------------
 
 
