@@ -151,7 +151,8 @@ def test_a_question_with_tools_works_on_a_server_like_llama_cpp_python(tmp_path:
 
 def test_a_tool_call_goes_through_on_a_server_like_llama_cpp_python(tmp_path: Path) -> None:
     # Asked again unstreamed, the server proposes the call; its turn goes back to it (`content:
-    # null`, as it sent it, is a 500 there), the call runs, and the receipt says all of it.
+    # null`, as it sent it, is a 500 there; so is no content), the call runs, and the receipt
+    # says all of it.
     call = {"tool_calls": [{"name": "get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}]}
     script = {"profile": "llama-cpp-python", "replies": [call, {"text": "It is late in Tokyo."}]}
     config = mcp_config(tmp_path, paid_server=False)
@@ -166,7 +167,7 @@ def test_a_tool_call_goes_through_on_a_server_like_llama_cpp_python(tmp_path: Pa
     assert receipt["notes"] == [UNSTREAMED_TOOLS] and receipt["unstreamed_requests"] == 2
     assert done.stderr.count(UNSTREAMED_TOOLS) == 1  # the line, once
     assert [body.get("stream", False) for body in bodies] == [True, False, False]
-    assert "content" not in bodies[-1]["messages"][-2]  # the call's turn, as that server takes it
+    assert bodies[-1]["messages"][-2]["content"] == ""  # the call's turn, as that server takes it
 
 
 # Fault 2: an answer cut at the output limit -------------------------------------------------

@@ -246,11 +246,11 @@ class VeniceClient:
         _ended(assembler, emit)
         turn = self._finished(assembler, response)
         turn.streamed = False
-        if turn.message.get("content", "") is None:
+        if turn.message.get("content") is None:
             # The one server this path is for (llama-cpp-python) sends a tool-call turn with
-            # `content: null` and refuses it back (500, "Input should be a valid string"): the
-            # turn goes back without it, which every OpenAI-compatible server takes.
-            del turn.message["content"]
+            # `content: null` and refuses it back (500: "Input should be a valid string"; and
+            # without it, its chat template fails): the turn goes back with no text, "".
+            turn.message["content"] = ""
         return turn
 
     async def _stream(

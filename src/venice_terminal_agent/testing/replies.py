@@ -51,8 +51,8 @@ PROFILES = {
     "no reply (llama-cpp-python: 'Automatic streaming tool choice is not supported')",
     "v1_routes": "serves /v1/models and /v1/chat/completions only (no Venice traits, no "
     'model_spec); any other path is a 404 {"detail": "Not Found"}, as FastAPI answers',
-    "no_null_content": "refuses an assistant message whose content is null, HTTP 500 with its "
-    "validation error and using no reply (llama-cpp-python, of the tool-call turns it sends itself)",
+    "no_null_content": "refuses an assistant message whose content is null or missing, HTTP 500 "
+    "with its error and using no reply (llama-cpp-python, of the tool-call turns it sends itself)",
 }
 # Everything llama-cpp-python 0.3's server showed at once.
 PROFILE_SETS = {
@@ -168,24 +168,29 @@ def context_error(window: int, size: int) -> dict[str, Any]:
 
 def null_content_error(body: dict[str, Any]) -> dict[str, Any] | None:
     """llama-cpp-python's 500 for a request with an assistant message whose content is null
-    (its pydantic model takes a string or nothing), or None."""
+    (its pydantic model takes a string) or missing (its chat template reads it), or None."""
     messages = body.get("messages") or []
-    found = next(
-        (n for n, m in enumerate(messages) if m.get("role") == "assistant" and m.get("content", "") is None),
-        None,
-    )
+    found = next((m for m in messages if m.get("role") == "assistant" and m.get("content") is None), None)
     if found is None:
         return None
-    where = ("body", "messages", found, "ChatCompletionRequestAssistantMessage", "content")
-    problem = {"type": "string_type", "loc": where, "msg": "Input should be a valid string", "input": None}
-    return {
-        "error": {
-            "message": f"1 validation error:\n  {problem}",
-            "type": "internal_server_error",
-            "param": None,
-            "code": None,
+    if "content" not in found:
+        message = "'dict object' has no attribute 'content'"
+    else:
+        where = (
+            "body",
+            "messages",
+            messages.index(found),
+            "ChatCompletionRequestAssistantMessage",
+            "content",
+        )
+        problem = {
+            "type": "string_type",
+            "loc": where,
+            "msg": "Input should be a valid string",
+            "input": None,
         }
-    }
+        message = f"1 validation error:\n  {problem}"
+    return {"error": {"message": message, "type": "internal_server_error", "param": None, "code": None}}
 
 
 def error_body(reply: dict[str, Any]) -> Any:
