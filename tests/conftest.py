@@ -60,7 +60,10 @@ WORKERS = "auto"  # one per CPU: each test runs several processes already (READM
 # Files whose tests share a module-scoped fixture too costly to build once per worker: all their
 # tests go to one worker. (xdist's own `xdist_group` mark does nothing under pytest 9: xdist 3.8
 # renames tests through an attribute pytest 9 no longer reads.)
-ONE_WORKER = {"test_llama_server.py"}  # the conformance scenarios are one test each, spread by xdist
+ONE_WORKER = {
+    "test_llama_server.py",
+    "test_llama_cpp_python.py",
+}  # the conformance scenarios are one test each, spread by xdist
 HOME_FOLDERS = {  # what a test's home holds, and the variable pointing at each
     "HOME": "",
     "XDG_CONFIG_HOME": ".config",
