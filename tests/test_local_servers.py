@@ -373,6 +373,23 @@ def test_a_question_too_long_costs_unknown_on_a_server_with_no_prices(tmp_path: 
     assert json.loads(done.stdout)["cost_usd"] is None
 
 
+async def test_an_editor_hears_cost_unknown_for_a_question_too_long_on_a_server_with_no_prices(
+    tmp_path: Path,
+) -> None:
+    from acp import text_block
+
+    from test_acp import allow, editor_on
+
+    with fake_venice(LENGTH_JUDGES["agent"], tmp_path) as fake:
+        async with editor_on(tmp_path, fake, allow, "--no-mcp") as (editor, conn):
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            done = await conn.prompt(session_id=session.session_id, prompt=[text_block("word " * 400)])
+    receipt = done.field_meta["venice-agent/receipt"]
+    assert receipt["stopped_because"] == "context_full" and receipt["cost_usd"] is None
+    updates = [u for u in editor.updates if u.session_update == "usage_update"]
+    assert updates and all(update.cost is None for update in updates)  # never a $0 that looks known
+
+
 def test_a_question_too_long_costs_nothing_on_a_server_with_prices(tmp_path: Path) -> None:
     with fake_venice({**LENGTH_JUDGES["agent"], "model_spec": PRICED}, tmp_path) as fake:
         done = run(tmp_path, fake.base_url, "--no-mcp", "--json", "word " * 400)
