@@ -215,6 +215,27 @@ async def test_tool_calls_cut_at_the_output_limit_do_not_run_are_on_the_receipt_
     assert again == {"role": "user", "content": "again"}
 
 
+def test_a_call_cut_mid_arguments_goes_back_so_the_conversation_goes_on(tmp_path: Path) -> None:
+    # The limit cut the call's JSON; a server that parses it (llama-server) refuses any request
+    # that carries it, so the cut call goes back with `{}`, and the next question is answered.
+    cut = {
+        "tool_calls": [{"name": "get_current_time", "arguments": '{"timezone": "Asi'}],
+        "finish_reason": "length",
+        "usage": {"completion_tokens": 25},
+    }
+    script = {"profile": "json_arguments", "replies": [cut, {"text": "You are welcome."}]}
+    config = mcp_config(tmp_path, paid_server=False)
+    with fake_venice(script, tmp_path) as fake:
+        done = run(tmp_path, fake.base_url, "--mcp-config", str(config), stdin="Time in Tokyo?\nThank you.\n")
+        bodies = fake.chat_bodies()
+    assert done.returncode == 0, done.stderr
+    first, second = [line for line in done.stdout.splitlines() if line.startswith("stopped: ")]
+    assert first.startswith("stopped: output_limit") and second.startswith("stopped: answered")
+    *_, turn, answered, thanks = bodies[-1]["messages"]
+    assert turn["tool_calls"][0]["function"] == {"name": "get_current_time", "arguments": "{}"}
+    assert json.loads(answered["content"]) == {"error": CUT_CALL} and thanks["content"] == "Thank you."
+
+
 async def test_calls_proposed_in_the_last_request_for_an_answer_are_on_the_receipt_as_not_run() -> None:
     # The budget (one call) stops the second round; the last request offers no tools, and a
     # server that proposes a call anyway gets its text taken as the partial answer.

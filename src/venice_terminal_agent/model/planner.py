@@ -316,14 +316,18 @@ class LLMPlanner:
 
     def cut(self, turn: Completion) -> Stop:
         """An answer the output limit cut short (`finish_reason: length`): partial, said so.
-        Calls it was proposing may be cut too, so none runs: each stays in the turn, answered
-        `not run` (so the model hears of it when the conversation goes on), is named in the
-        refusal and is on the receipt (`not_run`, with why)."""
+        Calls it was proposing may be cut too, so none runs: each stays in the turn (its
+        arguments `{}` when they were cut), answered `not run` (so the model hears of it when the
+        conversation goes on), is named in the refusal and is on the receipt (`not_run`, why)."""
         used = turn.usage.get("completion_tokens")
         limit = self.max_completion_tokens or (used if isinstance(used, int) and used > 0 else None)
         refusal = output_cut(limit, self.max_completion_tokens is not None)
         calls = [to_call(tool_call) for tool_call in turn.tool_calls]
-        for tool_call in turn.tool_calls:
+        for tool_call, call in zip(turn.tool_calls, calls, strict=True):
+            if call.malformed is not None:
+                # Arguments the limit cut mid-JSON go back as `{}`: a server that parses them
+                # (llama-server) would refuse the whole conversation from then on (a 500).
+                tool_call["function"]["arguments"] = "{}"
             self.answer(tool_call, json.dumps({"error": CUT_CALL}))
         if calls:
             refusal += f"; {not_run_line(calls)}"

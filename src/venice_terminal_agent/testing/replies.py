@@ -51,6 +51,8 @@ PROFILES = {
     "no reply (llama-cpp-python: 'Automatic streaming tool choice is not supported')",
     "v1_routes": "serves /v1/models and /v1/chat/completions only (no Venice traits, no "
     'model_spec); any other path is a 404 {"detail": "Not Found"}, as FastAPI answers',
+    "json_arguments": "refuses a request whose tool calls' arguments are not JSON, HTTP 500 and "
+    "using no reply (llama-server: 'Failed to parse tool call arguments as JSON')",
     "no_null_content": "refuses an assistant message whose content is null or missing, HTTP 500 "
     "with its error and using no reply (llama-cpp-python, of the tool-call turns it sends itself)",
 }
@@ -164,6 +166,18 @@ def context_error(window: int, size: int) -> dict[str, Any]:
             "code": "context_length_exceeded",
         }
     }
+
+
+def arguments_error(body: dict[str, Any]) -> dict[str, Any] | None:
+    """llama-server's 500 for a request whose tool calls' arguments are not JSON, or None."""
+    for message in body.get("messages") or []:
+        for call in message.get("tool_calls") or []:
+            try:
+                json.loads((call.get("function") or {}).get("arguments") or "")
+            except ValueError as error:
+                problem = f"Failed to parse tool call arguments as JSON: {error}"
+                return {"error": {"code": 500, "message": problem, "type": "server_error"}}
+    return None
 
 
 def null_content_error(body: dict[str, Any]) -> dict[str, Any] | None:
