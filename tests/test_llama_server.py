@@ -151,7 +151,8 @@ def test_the_model_hears_of_a_call_the_output_limit_cut(llama_server: LlamaServe
     first, second = [line for line in done.stdout.splitlines() if line.startswith("stopped: ")]
     assert first.startswith("stopped: output_limit (partial answer) · 0 calls"), done.stderr
     assert not second.startswith(("stopped: model_error", "stopped: context_full")), done.stderr
-    assert done.stderr.count("1 proposed call did not run (get_current_time)") == 1
+    said = done.stdout + done.stderr  # why a question stopped: stderr, or stdout in a piped REPL (today)
+    assert said.count("1 proposed call did not run (get_current_time)") == 1
 
 
 def test_doctor_passes_on_llama_server(llama_server: LlamaServer, tmp_path: Path) -> None:
@@ -178,7 +179,7 @@ def test_a_question_longer_than_the_context_window_is_refused_before_it_reaches_
     assert "Traceback" not in said
     assert errors_logged(llama_server) == before
     line = done.stdout.splitlines()[-1]  # a server with no prices: unknown, even for nothing sent
-    assert line.startswith("stopped: context_full") and line.endswith(" · cost unknown"), line
+    assert line.startswith("stopped: context_full") and " · cost unknown" in line, line
     assert "$" not in line
 
 
