@@ -62,7 +62,7 @@ WORKERS = "auto"  # one per CPU: each test runs several processes already (READM
 # renames tests through an attribute pytest 9 no longer reads.)
 # (The conformance scenarios are one test each, spread by xdist; test_acp_hostile.py sends its
 # whole table of hostile lines to one `acp` process.)
-ONE_WORKER = {"test_llama_server.py", "test_acp_hostile.py"}
+ONE_WORKER = {"test_llama_server.py", "test_llama_cpp_python.py", "test_acp_hostile.py"}
 HOME_FOLDERS = {  # what a test's home holds, and the variable pointing at each
     "HOME": "",
     "XDG_CONFIG_HOME": ".config",

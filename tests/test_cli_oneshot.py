@@ -478,13 +478,11 @@ def test_with_one_round_a_proposed_call_does_not_run_since_no_round_could_read_i
     receipt = json.loads(done.stdout)
     assert done.returncode == 6 and receipt["stopped_because"] == "max_rounds", done.stderr
     assert receipt["steps"] == [] and len(bodies) == 1
+    why = "stopped before running 1 proposed call: the round limit is 1 round, so no round is left to read their results"
     assert receipt["proposed"] == [
-        {"tool": "get_current_time", "arguments": {"timezone": "UTC"}, "outcome": "not_run"}
+        {"tool": "get_current_time", "arguments": {"timezone": "UTC"}, "outcome": "not_run", "why": why}
     ]
-    assert receipt["refusal"] == (
-        "stopped before running 1 proposed call: the round limit is 1 round, "
-        "so no round is left to read their results"
-    )
+    assert receipt["refusal"] == why
 
 
 def test_banner_and_errors_go_to_stderr_and_stdout_holds_answers_and_receipts(tmp_path: Path) -> None:

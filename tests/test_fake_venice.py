@@ -147,7 +147,7 @@ def test_a_typo_in_a_script_is_refused_at_once() -> None:
     with pytest.raises(ScriptError, match="reply 2: unknown keys"):
         FakeVenice([{"text": "a"}, {"txt": "b"}])
     with pytest.raises(
-        ScriptError, match="unknown profile 'no_usgae' \\(known: llama-cpp-python, max_tokens_only"
+        ScriptError, match="unknown profile 'no_usgae' \\(known: json_arguments, llama-cpp-python, max_tokens_only"
     ):
         FakeVenice({"profile": ["no_streamed_tools", "no_usgae"]})
 

@@ -17,6 +17,7 @@ import pytest
 
 from cli_support import mcp_config, run_cli
 from llama_support import MODEL_NAME, N_CTX, LlamaServer, llama_server
+from venice_terminal_agent.model.planner import CUT_CALL
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
 __all__ = ["llama_server"]  # the fixture, used by name
@@ -31,14 +32,16 @@ def receipt_of(done) -> dict:  # type: ignore[no-untyped-def]
     return json.loads(done.stdout)
 
 
-def ask_with_tools(server: LlamaServer, folder: Path, *args: str, **env: str | None):  # type: ignore[no-untyped-def]
+def ask_with_tools(
+    server: LlamaServer, folder: Path, *args: str, stdin: str | None = None, **env: str | None
+):  # type: ignore[no-untyped-def]
     """The real command with mcp-server-time and `page` as its tools, whatever the question: the
     same tools every time, so the server's prompt cache holds the prompt's long first part. Tool
     search is off: with a 4k window even five schemas would be searched, and these tests are
-    about the tools themselves."""
+    about the tools themselves. `stdin`: questions for the REPL, one a line."""
     config = mcp_config(folder, paid_server=False)
     return run_cli(
-        folder, server.base_url, "--mcp-config", str(config), "--no-files", *args,
+        folder, server.base_url, "--mcp-config", str(config), "--no-files", *args, stdin=stdin,
         VENICE_MODEL=MODEL_NAME, timeout=600, **{"TOOL_SEARCH": "off", **env},
     )  # fmt: skip
 
@@ -115,6 +118,43 @@ def test_a_tool_call_goes_through_a_real_mcp_server_and_the_answer_uses_its_resu
     assert "→ get_current_time" in done.stderr
 
 
+CUTS_THE_CALL = "25"  # output tokens: the model's call to get_current_time is under way there
+
+
+@pytest.mark.parametrize("yes", [[], ["--yes"]], ids=["no terminal", "--yes"])
+def test_a_call_cut_at_the_output_limit_is_on_the_receipt_with_why(
+    llama_server: LlamaServer, tmp_path: Path, yes: list[str]
+) -> None:
+    done = ask_with_tools(
+        llama_server,
+        tmp_path,
+        *yes,
+        "--json",
+        "What time is it in Tokyo?",
+        MAX_COMPLETION_TOKENS=CUTS_THE_CALL,
+    )
+    assert done.returncode == 9, done.stderr  # output_limit
+    receipt = receipt_of(done)
+    assert receipt["steps"] == [] and receipt["partial"] is True
+    assert [(item["tool"], item["outcome"], item["why"]) for item in receipt["proposed"]] == [
+        ("get_current_time", "not_run", CUT_CALL)
+    ]
+    assert "1 proposed call did not run (get_current_time)" in done.stderr
+    assert "→ get_current_time" not in done.stderr  # never run
+
+
+def test_the_model_hears_of_a_call_the_output_limit_cut(llama_server: LlamaServer, tmp_path: Path) -> None:
+    # The REPL keeps the cut turn, its call answered "not run"; llama-server takes that
+    # conversation back (the call's arguments may be cut too) and the next question goes on.
+    questions = "What time is it in Tokyo?\nThank you.\n"
+    done = ask_with_tools(llama_server, tmp_path, stdin=questions, MAX_COMPLETION_TOKENS=CUTS_THE_CALL)
+    first, second = [line for line in done.stdout.splitlines() if line.startswith("stopped: ")]
+    assert first.startswith("stopped: output_limit (partial answer) · 0 calls"), done.stderr
+    assert not second.startswith(("stopped: model_error", "stopped: context_full")), done.stderr
+    said = done.stdout + done.stderr  # why a question stopped: stderr, or stdout in a piped REPL (today)
+    assert said.count("1 proposed call did not run (get_current_time)") == 1
+
+
 def test_doctor_passes_on_llama_server(llama_server: LlamaServer, tmp_path: Path) -> None:
     done = doctor(llama_server, tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -138,6 +178,9 @@ def test_a_question_longer_than_the_context_window_is_refused_before_it_reaches_
     said = done.stdout + done.stderr
     assert "Traceback" not in said
     assert errors_logged(llama_server) == before
+    line = done.stdout.splitlines()[-1]  # a server with no prices: unknown, even for nothing sent
+    assert line.startswith("stopped: context_full") and " · cost unknown" in line, line
+    assert "$" not in line
 
 
 def test_a_question_longer_than_the_context_window_is_context_full(
@@ -145,5 +188,5 @@ def test_a_question_longer_than_the_context_window_is_context_full(
 ) -> None:
     done = ask_with_tools(llama_server, tmp_path, "--json", LONG)
     receipt = receipt_of(done)
-    assert receipt["stopped_because"] == "context_full"
+    assert receipt["stopped_because"] == "context_full" and receipt["cost_usd"] is None
     assert re.search(r"4,?096", json.dumps(receipt) + done.stderr)  # the window, read from the server

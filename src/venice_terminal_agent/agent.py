@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .core.consent import Approver, Consent
 from .core.context import Gauge, choose_window, compacted_line, page_limit, replay
-from .core.costs import Cap
+from .core.costs import Cap, cached_tokens, unspent
 from .core.defaults import COMPACT_AT, MAX_ROUNDS, PAGE_CHARS, QUESTION_BUDGET
 from .core.errors import ConfigError
 from .core.events import Event, EventSink, Finished, Notice, ignore
@@ -83,13 +83,6 @@ def new_cache_key() -> str:
     import secrets
 
     return "va-" + secrets.token_hex(8)
-
-
-def cached_tokens(usage: dict[str, Any]) -> int:
-    """Input tokens the server read from its prompt cache (`prompt_tokens_details.cached_tokens`)."""
-    details = usage.get("prompt_tokens_details")
-    found = details.get("cached_tokens") if isinstance(details, dict) else None
-    return found if isinstance(found, int) else 0
 
 
 def system_prompt(*, apify: bool) -> str:
@@ -276,7 +269,7 @@ class Agent:
         problem = await planner.compact(focus)
         self.facts = planner.facts  # an output maximum the server named is kept for the session
         self.spent += planner.known_cost
-        self.spent_unknown |= planner.cost_unknown
+        self.spent_unknown |= planner.cost is None
         self.unknown_worst += planner.unknown_worst  # on the session cap, as a question's are
         if problem is not None:
             return f"not compacted: {problem}"
@@ -388,16 +381,17 @@ class Agent:
             rounds=min(receipt.rounds, planner.requests),
             model=planner.served_by or self.model,
             usage=planner.usage,
-            cost_usd=planner.cost if planner.requests else 0.0,
+            cost_usd=planner.cost,
             balance=planner.balance,
             context_tokens=planner.context_tokens,
             context_window=self.context_window,
-            cached_tokens=cached_tokens(planner.usage),
+            cached_tokens=cached_tokens(planner.usage, planner.unmeasured),
             compacted=planner.compaction.to_dict(),
             e2ee=self.private.report() if self.private is not None else None,
             schema=self.schema is not None,
             parsed=planner.parsed if receipt.stopped_because is Exit.ANSWERED else None,
             unmeasured=planner.unmeasured,
+            unstreamed=planner.unstreamed,
             notes=tuple(planner.notes),
             thinking="\n\n".join(planner.thinking) if planner.thinking else None,
             sources=tuple(planner.sources.values()),
@@ -405,7 +399,7 @@ class Agent:
         )
         self.facts = planner.facts  # an output maximum the server named is kept for the session
         self.spent += planner.known_cost
-        self.spent_unknown |= planner.cost_unknown
+        self.spent_unknown |= planner.cost is None
         self.unknown_worst += planner.unknown_worst
         warning = deprecation(planner.headers)
         if warning is not None and warning not in self.notices and not self.deprecation_said:
@@ -437,7 +431,8 @@ class Agent:
             refusal=self.private_refusal,
             model=self.model,
             usage={},
-            cost_usd=0.0,
+            cost_usd=unspent(self.facts.prices),
+            cached_tokens=0,
             e2ee={"encrypted": False, "failed": self.private_refusal},
         )
         emit(Finished(receipt))

@@ -42,6 +42,17 @@ def measured(usage: Mapping[str, Any]) -> bool:
     return any(_number(usage.get(key)) for key in ("prompt_tokens", "completion_tokens", "total_tokens"))
 
 
+def cached_tokens(usage: Mapping[str, Any], unmeasured: int = 0) -> int | None:
+    """Input tokens the server read from its prompt cache (`prompt_tokens_details.cached_tokens`,
+    0 when it counted the tokens and said none); None when `unmeasured` responses came and
+    none of them counted anything: unknown, never a measured-looking 0."""
+    details = usage.get("prompt_tokens_details")
+    found = details.get("cached_tokens") if isinstance(details, Mapping) else None
+    if isinstance(found, int | float) and _number(found):
+        return int(found)
+    return None if unmeasured and not measured(usage) else 0
+
+
 def tokens(usage: Mapping[str, Any]) -> int:
     total = usage.get("total_tokens")
     if isinstance(total, int | float) and _number(total):
@@ -79,6 +90,13 @@ class Prices(Record):
     def worst(self, input_tokens: int, output_tokens: int) -> float:
         """The most a request can cost: every input token fresh, every output token used."""
         return (input_tokens * self.input + output_tokens * self.output) / PER
+
+
+def unspent(prices: Prices | None) -> float | None:
+    """What a request that generated nothing cost (never sent, or refused outright with an
+    error status): $0 where the model's prices are known; unknown on a server that publishes
+    none, whose costs are never said, not even $0.00."""
+    return 0.0 if prices is not None else None
 
 
 def server_cost(usage: Mapping[str, Any]) -> float | None:

@@ -63,11 +63,13 @@ class Outcome(Record):
 
 class Stop(Record):
     """A planner's way to end the run itself (the model API failed, say); with `answer`, the
-    run ends with that answer marked partial (the output limit cut it)."""
+    run ends with that answer marked partial (the output limit cut it). `unrun`: calls the
+    planner proposed and will not run (the cut turn's), for the receipt."""
 
     exit: Exit
     refusal: str
     answer: str | None = None
+    unrun: tuple[Proposed, ...] = ()
 
 
 Move = Answer | Call | Sequence[Call] | Stop | None
@@ -197,6 +199,7 @@ class _Run(Record, frozen=False):
                 if isinstance(move, Answer):
                     return self.finish(Exit.ANSWERED, answer=move.text)
                 if isinstance(move, Stop):
+                    self.proposed.extend(move.unrun)
                     partial = move.answer is not None
                     return self.finish(move.exit, answer=move.answer, refusal=move.refusal, partial=partial)
                 batch = [move] if isinstance(move, Call) else list(move or ())
@@ -229,7 +232,8 @@ class _Run(Record, frozen=False):
         self.tally.rounds += 1  # a request was made
         if isinstance(move, Answer):
             return self.finish(exit, answer=move.text, refusal=refusal, partial=True)
-        if isinstance(move, Stop) and move.answer is not None:  # that answer was cut short too
+        if isinstance(move, Stop) and move.answer is not None:  # cut short too, or calls left out
+            self.proposed.extend(move.unrun)
             return self.finish(exit, answer=move.answer, refusal=f"{refusal}; {move.refusal}", partial=True)
         return self.finish(exit, refusal=refusal)  # the last request failed: no partial answer
 
@@ -241,12 +245,12 @@ class _Run(Record, frozen=False):
         check_stop: tuple[Exit, str] | None = None
         if self.concludes and self.max_rounds is not None and self.rounds >= self.max_rounds:
             # No round is left to read the results: running the calls would spend for nothing.
-            self.proposed.extend(Proposed(call.tool, call.arguments, CallOutcome.NOT_RUN) for call in batch)
-            return [], (
-                Exit.MAX_ROUNDS,
+            why = (
                 f"stopped before running {plural(len(batch), 'proposed call')}: the round limit is "
-                f"{plural(self.max_rounds, 'round')}, so no round is left to read their results",
+                f"{plural(self.max_rounds, 'round')}, so no round is left to read their results"
             )
+            self.not_run(batch, why)
+            return [], (Exit.MAX_ROUNDS, why)
         await settle(self.toolbox)  # servers a cached list stood in for: started and listed first
         for number, call in enumerate(batch):
             if self.previous is not None and call.key() == self.previous.key():
@@ -255,7 +259,7 @@ class _Run(Record, frozen=False):
                     f"stopped before calling {call.tool} again with the same arguments "
                     "as the call just before it",
                 )
-                self.not_run(batch[number:])
+                self.not_run(batch[number:], check_stop[1])
                 break
             # Counted when queued, so a call's own sampling requests see it; calls a server
             # runs for this run (approved in its sampling request) count too.
@@ -265,7 +269,7 @@ class _Run(Record, frozen=False):
                     f"stopped before call {self.tally.calls + 1}: "
                     f"the budget of {plural(self.budget, 'tool call')} is spent",
                 )
-                self.not_run(batch[number:])
+                self.not_run(batch[number:], check_stop[1])
                 break
             self.previous = call
             refusal = self.refuse(call)
@@ -273,7 +277,7 @@ class _Run(Record, frozen=False):
                 self.proposed.append(Proposed(call.tool, call.arguments, CallOutcome.INVALID))
                 if not recovers:
                     check_stop = (Exit.TOOL_ERROR, refusal)
-                    self.not_run(batch[number + 1 :])
+                    self.not_run(batch[number + 1 :], refusal)
                     break
                 slots.append(Outcome(call, error=refusal))
                 continue
@@ -287,7 +291,7 @@ class _Run(Record, frozen=False):
                         Exit.TOOL_ERROR,
                         f"{call.tool} did not run: {reason}, so the plan stops here",
                     )
-                    self.not_run(batch[number + 1 :])
+                    self.not_run(batch[number + 1 :], check_stop[1])
                     break
                 slots.append(Outcome(call, error=f"{reason}; it did not run", refused=why))
             else:
@@ -301,9 +305,9 @@ class _Run(Record, frozen=False):
             return outcomes, self.finish(Exit.TOOL_ERROR, refusal=failure)
         return outcomes, check_stop
 
-    def not_run(self, calls: Sequence[Call]) -> None:
-        """The rest of a batch, left when the run stopped before it."""
-        self.proposed.extend(Proposed(call.tool, call.arguments, CallOutcome.NOT_RUN) for call in calls)
+    def not_run(self, calls: Sequence[Call], why: str) -> None:
+        """The rest of a batch, left when the run stopped before it, and why."""
+        self.proposed.extend(Proposed(call.tool, call.arguments, CallOutcome.NOT_RUN, why) for call in calls)
 
     def no_yes(self, why: CallOutcome) -> str:
         """Why a call got no yes, in the words of the consent wrapper that said no."""

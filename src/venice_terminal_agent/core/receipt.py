@@ -103,14 +103,17 @@ class CallOutcome(StrEnum):
 
 
 class Proposed(Record):
-    """A call the planner proposed, and what became of it."""
+    """A call the planner proposed, and what became of it; `why` a call did not run, when the
+    run stopped before it (`not_run`)."""
 
     tool: str
     arguments: dict[str, Any]
     outcome: CallOutcome
+    why: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tool": self.tool, "arguments": self.arguments, "outcome": str(self.outcome)}
+        data = {"tool": self.tool, "arguments": self.arguments, "outcome": str(self.outcome)}
+        return data if self.why is None else {**data, "why": self.why}
 
 
 def proposed_summary(proposed: tuple[Proposed, ...], ran: int) -> str:
@@ -162,7 +165,7 @@ class Receipt(Record):
     and `balance` (the account's balance as the server last reported it, when it does),
     `context_tokens` (the input tokens of its last request: the server's count, else the
     estimate), `context_window` (None: unknown), `cached_tokens` (input tokens the server
-    read from its prompt cache) and `compacted` (`{"rounds", "tokens_before",
+    read from its prompt cache; None: unknown, no response said how many tokens it took) and `compacted` (`{"rounds", "tokens_before",
     "tokens_after"}` when older rounds were summarised during it); `e2ee` (a model used
     end-to-end encrypted: what was verified, and what not by us) and, with `schema`
     (--schema), `parsed`: the answer as the JSON value that matched it.
@@ -187,6 +190,7 @@ class Receipt(Record):
     schema: bool = False  # the answer was asked to match a JSON schema (--schema)
     parsed: Any = None  # that answer, parsed and valid (None when it was not)
     unmeasured: int = 0
+    unstreamed: int = 0  # requests asked again, and then asked, without streaming (the server sent nothing)
     notes: tuple[str, ...] = ()
     # Every call proposed, in order, with what became of it (`steps` holds those that ran).
     proposed: tuple[Proposed, ...] = ()
@@ -227,7 +231,7 @@ class Receipt(Record):
         if self.model is not None:
             data["context_tokens"] = self.context_tokens
             data["context_window"] = self.context_window
-            data["cached_tokens"] = self.cached_tokens or 0
+            data["cached_tokens"] = self.cached_tokens
         if self.compacted is not None:
             data["compacted"] = dict(self.compacted)
         if self.e2ee is not None:
@@ -236,6 +240,8 @@ class Receipt(Record):
             data["parsed"] = self.parsed
         if self.unmeasured:
             data["unmeasured_requests"] = self.unmeasured
+        if self.unstreamed:
+            data["unstreamed_requests"] = self.unstreamed
         if self.notes:
             data["notes"] = list(self.notes)
         if self.approved_for_session:

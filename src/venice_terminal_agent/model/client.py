@@ -33,7 +33,7 @@ CONNECT_TIMEOUT = 10.0  # seconds to open a connection to the model server
 READ_TIMEOUT = 120.0  # seconds of silence allowed between two chunks of an answer
 DISCOVERY_TIMEOUT = 30.0  # seconds model discovery may take in all, then start-up gives up
 T = TypeVar("T")
-# Said once, on the terminal and on the receipt of the question it happened in.
+# Said once, on the terminal and on the receipt of the question it happened in (its `notes`).
 UNSTREAMED_TOOLS = (
     "this model server sends nothing back for a streamed request with tools, so requests with "
     "tools go without streaming from now on (their answers appear whole)"
@@ -208,21 +208,18 @@ class VeniceClient:
     ) -> Completion:
         """One try of the request: streamed, or whole when this server cannot stream tool calls."""
         tools = bool(body.get("tools"))
-        if tools and self.unstreamed_tools:
-            return await self._whole(body, extra, emit, shown)
-        try:
-            return await self._stream(body, extra, emit, shown)
-        except EmptyReply:
-            if not tools:
-                raise
-        # Nothing at all came back for a streamed request with tools: the same request again,
-        # not streamed (llama-cpp-python cannot stream "auto" tool choice, and says so only in
-        # its own log).
-        self.unstreamed_tools = True
-        emit(Notice(UNSTREAMED_TOOLS))
-        turn = await self._whole(body, extra, emit, shown)
-        turn.note = UNSTREAMED_TOOLS
-        return turn
+        if not (tools and self.unstreamed_tools):
+            try:
+                return await self._stream(body, extra, emit, shown)
+            except EmptyReply:
+                if not tools:
+                    raise
+            # Nothing at all came back for a streamed request with tools: the same request
+            # again, not streamed (llama-cpp-python cannot stream "auto" tool choice, and says
+            # so only in its own log), and so every later one with tools.
+            self.unstreamed_tools = True
+            emit(Notice(UNSTREAMED_TOOLS))  # said once; the planner keeps it for the receipt
+        return await self._whole(body, extra, emit, shown)
 
     async def _whole(
         self, body: dict[str, Any], extra: dict[str, Any] | None, emit: EventSink, shown: list[bool]
@@ -249,7 +246,14 @@ class VeniceClient:
         assembler = Assembler()
         _said(assembler, assembler.feed({**answer, "choices": choices}), emit, shown)
         _ended(assembler, emit)
-        return self._finished(assembler, response)
+        turn = self._finished(assembler, response)
+        turn.streamed = False
+        if turn.message.get("content") is None:
+            # The one server this path is for (llama-cpp-python) sends a tool-call turn with
+            # `content: null` and refuses it back (500: "Input should be a valid string"; and
+            # without it, its chat template fails): the turn goes back with no text, "".
+            turn.message["content"] = ""
+        return turn
 
     async def _stream(
         self, body: dict[str, Any], extra: dict[str, Any] | None, emit: EventSink, shown: list[bool]

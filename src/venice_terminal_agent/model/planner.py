@@ -30,20 +30,23 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from ..core.context import Compaction, Gauge, full_refusal, request_bytes, sent_bytes
-from ..core.costs import PER, Cap, add_usage, measured, round_cost, server_cost
+from ..core.costs import PER, Cap, add_usage, measured, round_cost, server_cost, unspent
 from ..core.defaults import CAPPED_OUTPUT_MIN, CAPPED_OUTPUT_TOKENS
 from ..core.errors import ContextFullError, OutputMaximumError, PrivateError
-from ..core.events import EventSink
+from ..core.events import Event, EventSink, Notice, ignore
 from ..core.loop import Move, Outcome, Stop
-from ..core.receipt import Answer, Call, Exit, Tally, read_json
+from ..core.receipt import Answer, Call, CallOutcome, Exit, Proposed, Tally, read_json
 from ..core.tokens import IMAGE_MOST_TOKENS
 from ..core.toolbox import ToolSpec
+from ..core.wording import plural
 from .compaction import Compactor
 from .errors import ModelError
 from .models import ModelFacts, balance
 from .stream import Completion
 
 NOT_RUN = "this call did not run (the run stopped before it)"
+CUT_CALL = "not run: the answer was cut at the output limit"  # a call the output limit cut
+LAST_CALL = "not run: the last request, for an answer, offers no tools"  # a call proposed in it
 CONCLUDE = (
     "(The run stopped before you finished: {reason}. No more tools can run for this question. "
     "Answer now from what you have gathered so far, and say plainly what is missing.)"
@@ -126,8 +129,10 @@ class LLMPlanner:
         self.usage: dict[str, Any] = {}
         self.known_cost = 0.0  # USD of the requests whose cost is known
         self.cost_unknown = False  # a request's cost could not be known
+        self.priced = False  # a request's cost was known (the server's figure, or the prices)
         self.unknown_worst = 0.0  # the most those requests of unknown cost could have cost
         self.unmeasured = 0  # responses that came without token counts
+        self.unstreamed = 0  # responses asked for without streaming (a server that cannot stream them)
         self.requests = 0
         self.notes: list[str] = []  # how replies came, for the receipt (once each)
         self.served_by: str | None = None  # the model the server says answered
@@ -149,8 +154,12 @@ class LLMPlanner:
 
     @property
     def cost(self) -> float | None:
-        """USD this question spent; None once one request's cost is unknown."""
-        return None if self.cost_unknown else self.known_cost
+        """USD this question spent; None once one request's cost is unknown, and while none
+        was costed on a server that publishes no prices (a question refused before its first
+        request there is `cost unknown`, as the server's every cost is)."""
+        if self.cost_unknown:
+            return None
+        return self.known_cost if self.priced else unspent(self.facts.prices)
 
     async def next(self, outcomes: Sequence[Outcome]) -> Move:
         self.answer_calls(outcomes)
@@ -201,11 +210,12 @@ class LLMPlanner:
         move = await self.ask((), note)
         if isinstance(move, list):
             # A server that proposed calls anyway: they cannot run, so they leave the turn
-            # (an unanswered call would make the conversation malformed).
+            # (an unanswered call would make the conversation malformed), and are on the
+            # receipt as not run.
             last = self.messages[-1]
             del last["tool_calls"]
             last["content"] = last.get("content") or ""
-            return Answer(last["content"])
+            return Stop(Exit.ANSWERED, not_run_line(move), last["content"], unrun(move, LAST_CALL))
         if isinstance(move, Stop) and move.exit is Exit.COST_CAP:
             return None  # not made: the cap is kept even for the partial answer
         return move
@@ -229,7 +239,7 @@ class LLMPlanner:
         limit = self.request_limit(messages, tools)
         worst = self.worst(messages, tools, limit)
         self.requests += 1
-        options: dict[str, Any] = {"temperature": self.temperature, "events": self.events}
+        options: dict[str, Any] = {"temperature": self.temperature, "events": self.heard}
         options.update(self.cache_option())
         if self.response_format is not None:
             options["response_format"] = self.response_format
@@ -238,6 +248,7 @@ class LLMPlanner:
         try:
             turn = await self.complete(messages, tools, limit, **options)
         except ContextFullError as error:  # the server's own "too long": not a model failure
+            self.unpaid(worst, error)
             self.context_tokens = needed
             return Stop(Exit.CONTEXT_FULL, error.message)
         except ModelError as error:
@@ -263,6 +274,14 @@ class LLMPlanner:
         if not turn.tool_calls:
             return Answer(turn.text)
         return [to_call(tool_call) for tool_call in turn.tool_calls]
+
+    def heard(self, event: Event) -> None:
+        """An event of the client's, passed on; what it says of how replies came (a server
+        that cannot stream tool calls) goes on the receipt too, whether or not the request
+        then succeeded."""
+        if isinstance(event, Notice) and event.text not in self.notes:
+            self.notes.append(event.text)
+        (self.events or ignore)(event)
 
     def cache_option(self) -> dict[str, Any]:
         """`prompt_cache_key` for a client that sends it (`VeniceClient`): the server routes the
@@ -327,20 +346,34 @@ class LLMPlanner:
 
     def cut(self, turn: Completion, limit: int | None) -> Stop:
         """An answer the output limit (`limit`, the one sent) cut short (`finish_reason:
-        length`): partial, said so. Calls it was proposing may be cut too, so they do not run;
-        they leave the turn (an unanswered call would make the conversation malformed)."""
-        message = self.messages[-1]
-        if message.pop("tool_calls", None) is not None:
-            message["content"] = message.get("content") or ""
-        used = turn.usage.get("completion_tokens")
+        length`): partial, said so. Calls it was proposing may be cut too, so none runs: each
+        stays in the turn (its arguments `{}` when they were cut), answered `not run` (so the
+        model hears of it when the conversation goes on), is named in the refusal and is on the
+        receipt (`not_run`, why)."""
+        refusal = self.cut_reason(turn, limit)
+        calls = [to_call(tool_call) for tool_call in turn.tool_calls]
+        for tool_call, call in zip(turn.tool_calls, calls, strict=True):
+            if call.malformed is not None:
+                # Arguments the limit cut mid-JSON go back as `{}`: a server that parses them
+                # (llama-server) would refuse the whole conversation from then on (a 500).
+                tool_call["function"]["arguments"] = "{}"
+            self.answer(tool_call, json.dumps({"error": CUT_CALL}))
+        if calls:
+            refusal += f"; {not_run_line(calls)}"
+        return Stop(Exit.OUTPUT_LIMIT, refusal, turn.text, unrun(calls, CUT_CALL))
+
+    def cut_reason(self, turn: Completion, limit: int | None) -> str:
+        """Why the answer is partial: the money cap's limit for this request, the ceiling of a
+        capped request, or the output limit (the one sent, else the tokens it used)."""
         if limit is not None and self.capped():
             model_limit = self.output_limit()
             if limit < (model_limit or CAPPED_OUTPUT_TOKENS):
-                return Stop(Exit.OUTPUT_LIMIT, capped_cut(limit, self.cap), turn.text)
+                return capped_cut(limit, self.cap)
             if model_limit is None:  # the ceiling of a capped request, the model's limit unknown
-                return Stop(Exit.OUTPUT_LIMIT, output_cut(limit, True, ceiling=True), turn.text)
+                return output_cut(limit, True, ceiling=True)
+        used = turn.usage.get("completion_tokens")
         limit = limit or (used if isinstance(used, int) and used > 0 else None)
-        return Stop(Exit.OUTPUT_LIMIT, output_cut(limit, self.max_completion_tokens is not None), turn.text)
+        return output_cut(limit, self.max_completion_tokens is not None)
 
     def account(self, turn: Completion, worst: float | None = None) -> None:
         """Add the response's usage and cost to the question's (a search that brought results
@@ -349,6 +382,8 @@ class LLMPlanner:
         self.usage = add_usage(self.usage, turn.usage)
         if not measured(turn.usage):
             self.unmeasured += 1
+        if not turn.streamed:
+            self.unstreamed += 1
         cost = round_cost(turn.usage, self.facts.prices)
         if cost is not None and turn.citations and server_cost(turn.usage) is None:
             cost += self.search_usd  # a search that brought results, when the server sent no cost
@@ -362,8 +397,6 @@ class LLMPlanner:
         self.spend(cost, worst)
         self.served_by = turn.model or self.served_by
         self.headers.update(turn.headers)
-        if turn.note is not None and turn.note not in self.notes:
-            self.notes.append(turn.note)
 
     def unpaid(self, worst: float | None, error: ModelError | None) -> None:
         """A request that got no answer: free, and no tokens, when the server refused it outright
@@ -373,7 +406,7 @@ class LLMPlanner:
         refused = error is not None and error.status is not None
         if not refused:
             self.unmeasured += 1  # the model may have begun: its tokens are not known either
-        self.spend(0.0 if refused and self.facts.prices is not None else None, worst)
+        self.spend(unspent(self.facts.prices) if refused else None, worst)
 
     def spend(self, cost: float | None, worst: float | None) -> None:
         if cost is None:
@@ -381,6 +414,7 @@ class LLMPlanner:
             self.unknown_worst += worst or 0.0
         else:
             self.known_cost += cost
+            self.priced = True
         if self.cap is not None:  # an unknown cost counts as the most it could have been
             self.cap.spent += cost if cost is not None else worst or 0.0
 
@@ -491,10 +525,13 @@ class LLMPlanner:
             return
         by_id = {outcome.call.id: outcome for outcome in outcomes}
         for tool_call in calls:
-            outcome = by_id.get(tool_call["id"])
-            answer = {"role": "tool", "tool_call_id": tool_call["id"], "content": self.tool_content(outcome)}
-            self.messages.append(answer)
-            self.added.append(answer)
+            self.answer(tool_call, self.tool_content(by_id.get(tool_call["id"])))
+
+    def answer(self, tool_call: dict[str, Any], content: str) -> None:
+        """The `tool` message that answers `tool_call`, into the conversation."""
+        message = {"role": "tool", "tool_call_id": tool_call["id"], "content": content}
+        self.messages.append(message)
+        self.added.append(message)
 
     def tool_content(self, outcome: Outcome | None) -> str:
         if outcome is None:
@@ -528,6 +565,16 @@ def capped_cut(limit: int, cap: Cap | None) -> str:
         f"the money cap shortened the answer: it was cut at {limit:,} tokens, the output limit "
         f"the cap left for this request (raise {flag}, or set MAX_COMPLETION_TOKENS)"
     )
+
+
+def not_run_line(calls: Sequence[Call]) -> str:
+    """`2 proposed calls did not run (echo, charge)`."""
+    return f"{plural(len(calls), 'proposed call')} did not run ({', '.join(call.tool for call in calls)})"
+
+
+def unrun(calls: Sequence[Call], why: str) -> tuple[Proposed, ...]:
+    """`calls` for the receipt, as proposed and not run, and why."""
+    return tuple(Proposed(call.tool, call.arguments, CallOutcome.NOT_RUN, why) for call in calls)
 
 
 def to_call(tool_call: dict[str, Any]) -> Call:

@@ -32,7 +32,7 @@ class Completion(Record, frozen=False):
     usage: dict[str, Any] = field(default_factory=dict)
     model: str | None = None
     headers: dict[str, str] = field(default_factory=dict)  # Venice's x-venice-* (balance, deprecation)
-    note: str | None = None  # how the reply came, when the receipt should say (not streamed)
+    streamed: bool = True  # False: asked again without streaming, it came whole
     thought: str = ""  # a `<think>` block the content began with, taken out of it
     citations: list[dict[str, Any]] = field(default_factory=list)  # Venice's web_search_citations
 

@@ -42,8 +42,9 @@ Script: a list of replies, or an object
             real cryptography (`testing.tee`, which lists the faults)
   profile   how the server differs from Venice: a name or a list of names (`replies.PROFILES`),
             e.g. "no_usage", "output_limit", "max_tokens_only", "no_streamed_tools",
-            "v1_routes" (its base URL then ends in /v1), or "llama-cpp-python" for all of
-            them but output_limit, as that server behaved (issue 22)
+            "v1_routes" (its base URL then ends in /v1), "no_null_content", "json_arguments", or
+            "llama-cpp-python" for all of them but output_limit, as that server behaved
+            (issues 22 and 35)
   listing   whole GET /models entries instead of `models`: a list, or "venice" for the
             bundled sample of Venice's own (testing/venice_models.json: eight text models as
             Venice listed them); their `model_spec.traits` are /models/traits' defaults

@@ -52,9 +52,15 @@ PROFILES = {
     "no reply (llama-cpp-python: 'Automatic streaming tool choice is not supported')",
     "v1_routes": "serves /v1/models and /v1/chat/completions only (no Venice traits, no "
     'model_spec); any other path is a 404 {"detail": "Not Found"}, as FastAPI answers',
+    "json_arguments": "refuses a request whose tool calls' arguments are not JSON, HTTP 500 and "
+    "using no reply (llama-server: 'Failed to parse tool call arguments as JSON')",
+    "no_null_content": "refuses an assistant message whose content is null or missing, HTTP 500 "
+    "with its error and using no reply (llama-cpp-python, of the tool-call turns it sends itself)",
 }
 # Everything llama-cpp-python 0.3's server showed at once.
-PROFILE_SETS = {"llama-cpp-python": ("no_usage", "max_tokens_only", "no_streamed_tools", "v1_routes")}
+PROFILE_SETS = {
+    "llama-cpp-python": ("no_usage", "max_tokens_only", "no_streamed_tools", "v1_routes", "no_null_content")
+}
 
 ERROR_BODIES = {
     400: "Invalid request parameters",
@@ -177,6 +183,45 @@ def context_error(window: int, size: int) -> dict[str, Any]:
             "code": "context_length_exceeded",
         }
     }
+
+
+def arguments_error(body: dict[str, Any]) -> dict[str, Any] | None:
+    """llama-server's 500 for a request whose tool calls' arguments are not JSON, or None."""
+    for message in body.get("messages") or []:
+        for call in message.get("tool_calls") or []:
+            try:
+                json.loads((call.get("function") or {}).get("arguments") or "")
+            except ValueError as error:
+                problem = f"Failed to parse tool call arguments as JSON: {error}"
+                return {"error": {"code": 500, "message": problem, "type": "server_error"}}
+    return None
+
+
+def null_content_error(body: dict[str, Any]) -> dict[str, Any] | None:
+    """llama-cpp-python's 500 for a request with an assistant message whose content is null
+    (its pydantic model takes a string) or missing (its chat template reads it), or None."""
+    messages = body.get("messages") or []
+    found = next((m for m in messages if m.get("role") == "assistant" and m.get("content") is None), None)
+    if found is None:
+        return None
+    if "content" not in found:
+        message = "'dict object' has no attribute 'content'"
+    else:
+        where = (
+            "body",
+            "messages",
+            messages.index(found),
+            "ChatCompletionRequestAssistantMessage",
+            "content",
+        )
+        problem = {
+            "type": "string_type",
+            "loc": where,
+            "msg": "Input should be a valid string",
+            "input": None,
+        }
+        message = f"1 validation error:\n  {problem}"
+    return {"error": {"message": message, "type": "internal_server_error", "param": None, "code": None}}
 
 
 def error_body(reply: dict[str, Any]) -> Any:

@@ -148,6 +148,10 @@ class Scripted:
         if window is not None and size > window:  # the server's own refusal, as OpenAI words it
             return Answer(400, [], replies.context_error(window, size))
         profile = self.script["profile"]
+        if "no_null_content" in profile and (refused := replies.null_content_error(body)) is not None:
+            return Answer(500, [], refused)
+        if "json_arguments" in profile and (refused := replies.arguments_error(body)) is not None:
+            return Answer(500, [], refused)
         if "no_streamed_tools" in profile and body.get("stream") and body.get("tools"):
             # 200 and not one byte: what llama-cpp-python sends; the script's reply waits.
             return Answer(200, [("content-type", "text/event-stream")], events=[], cut=True)
