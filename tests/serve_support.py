@@ -14,6 +14,8 @@ from pathlib import Path
 
 from cli_support import COMMAND, clean_env
 from servers.net import free_port
+from venice_terminal_agent.store import open_store
+from venice_terminal_agent.store.protocol import ChatStore
 
 READY = b"venice-agent serve: http://"
 
@@ -129,3 +131,14 @@ async def redis_server(folder: Path, port: int | None = None) -> AsyncIterator[R
             process.send_signal(signal.SIGTERM)
         await process.wait()
     await drain
+
+
+@asynccontextmanager
+async def chat_store(kind: str, folder: Path) -> AsyncIterator[ChatStore]:
+    """The bot's store of `kind`: an SQLite file in `folder` ("sqlite"), or a real redis-server
+    on loopback with its data there ("redis"), stopped on the way out."""
+    if kind == "sqlite":
+        yield open_store(folder / "bot.db")
+        return
+    async with redis_server(folder / "redis") as redis:
+        yield open_store(redis.url)

@@ -10,16 +10,12 @@ own `calls_used`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 
-from serve_support import redis_server
+from serve_support import chat_store
 from venice_terminal_agent import Bot
-from venice_terminal_agent.store import open_store
-from venice_terminal_agent.store.protocol import ChatStore
 
 HOUR = 3600.0
 START = 1_000_000.0
@@ -31,15 +27,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-@asynccontextmanager
-async def store_of(kind: str, folder: Path) -> AsyncIterator[ChatStore]:
-    if kind == "sqlite":
-        yield open_store(folder / "bot.db")
-        return
-    async with redis_server(folder / "redis") as redis:
-        yield open_store(redis.url)
 
 
 @pytest.fixture(params=["sqlite", "redis"])
@@ -59,7 +46,7 @@ async def test_a_call_counts_until_it_is_an_hour_old_and_not_a_moment_longer(
     kind: str, tmp_path: Path
 ) -> None:
     clock, ran = Clock(), []
-    async with store_of(kind, tmp_path) as store:
+    async with chat_store(kind, tmp_path) as store:
         async with Bot(lookups(ran), store=store, clock=clock, root=tmp_path) as bot:
             for n in range(5):  # the whole hour's budget, one call a minute
                 assert (await bot.respond(f"lookup word=w{n}", "c")).receipt is not None
@@ -81,7 +68,7 @@ async def test_a_call_counts_until_it_is_an_hour_old_and_not_a_moment_longer(
 
 
 async def test_calls_used_counts_only_the_rolling_window(kind: str, tmp_path: Path) -> None:
-    async with store_of(kind, tmp_path) as store:
+    async with chat_store(kind, tmp_path) as store:
         await store.open()
         try:
             for at, text in ((START, "old"), (START + 1800, "newer")):

@@ -19,11 +19,9 @@ import httpx2
 import pytest
 
 from cli_support import COMMAND, clean_env, fake_venice, mcp_config
-from serve_support import redis_server, served
+from serve_support import chat_store, redis_server, served
 from test_serve import JSON, SSE, events_of
 from venice_terminal_agent import Bot, Call, run_loop
-from venice_terminal_agent.store import open_store
-from venice_terminal_agent.store.protocol import ChatStore
 from venice_terminal_agent.store.sqlite import Store
 
 
@@ -109,15 +107,6 @@ class BreaksAfterOneCall:
             return "noted"
 
         return await run_loop(Planner(), {"note": note}, budget or 0, events=events)
-
-
-@asynccontextmanager
-async def chat_store(kind: str, folder: Path) -> AsyncIterator[ChatStore]:
-    if kind == "sqlite":
-        yield Store(folder / "bot.db")
-        return
-    async with redis_server(folder / "redis") as redis:
-        yield open_store(redis.url)
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "redis"])
