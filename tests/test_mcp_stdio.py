@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,9 +35,21 @@ def processes() -> dict[int, list[str]]:
     return found
 
 
+ALREADY: set[int] = set()  # children the test process had before the test began
+
+
 def children() -> set[int]:
-    """Live (not yet reaped) child processes of this test process."""
-    return {pid for pid, fields in processes().items() if int(fields[1]) == os.getpid()}
+    """Live (not yet reaped) child processes of this test process that the test started: in a
+    whole run a worker also runs other files' tests, whose module-wide processes (the ACP
+    front's hostile-line table keeps one `acp` for its module) may be alive meanwhile."""
+    return {pid for pid, fields in processes().items() if int(fields[1]) == os.getpid()} - ALREADY
+
+
+@pytest.fixture(autouse=True)
+def _children_before() -> Iterator[None]:
+    ALREADY.clear()
+    ALREADY.update(children())
+    yield
 
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
