@@ -325,3 +325,21 @@ def test_a_store_in_a_read_only_folder_or_at_a_folder_is_one_line_and_status_2(w
             assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
             assert f"cannot open the store {db}: {reason}" in done.stderr
     assert list(locked.iterdir()) == []
+
+
+def test_a_secret_the_model_repeats_is_masked_in_the_chat_store(tmp_path: Path) -> None:
+    """`chat` keeps its conversations in a store: an answer repeating a secret of the run (the
+    key here; any MCP server's header or env alike) is kept masked."""
+    from cli_support import fake_venice, run_cli
+
+    key = "venice-key-for-chat-4242"
+    with fake_venice([{"text": f"The key is {key}."}], tmp_path) as fake:
+        done = run_cli(
+            tmp_path, fake.base_url, "chat", "--chat", "me", "--db", "bot.db", "--no-mcp",
+            stdin=f"is {key} mine?\n", VENICE_API_KEY=key,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    written = list(tmp_path.glob("bot.db*"))
+    assert written and b"The key is ***." in (tmp_path / "bot.db").read_bytes()
+    for path in written:
+        assert key.encode() not in path.read_bytes(), path

@@ -210,3 +210,23 @@ async def test_without_yes_a_call_that_needs_one_is_refused_by_policy_and_the_mo
         "error": "this call needs the user's yes, and this service asks nobody: "
         "it runs such calls only when started with --yes; it did not run"
     }
+
+
+async def test_a_secret_the_model_repeats_is_masked_in_the_reply_and_in_the_store(tmp_path: Path) -> None:
+    """The service's reader is not the person whose settings hold the key: an answer (or a tool
+    result) repeating a secret of the run is masked in the JSON reply and in what the store keeps."""
+    key = "venice-key-for-serve-4242"
+    with fake_venice([{"text": f"The key is {key}."}], tmp_path) as fake:
+        env = clean_env(tmp_path, fake.base_url, VENICE_API_KEY=key)
+        store = tmp_path / "bot.db"
+        async with (
+            served(tmp_path, "--store", str(store), "--no-mcp", env=env) as server,
+            httpx2.AsyncClient(base_url=server.url, timeout=60) as http,
+        ):
+            reply = (await http.post("/v1/chats/k/messages", json={"text": f"is {key} mine?"})).json()
+    assert key not in json.dumps(reply) and "The key is ***." in reply["text"]
+    assert reply["receipt"]["answer"] == "The key is ***."
+    written = list(tmp_path.glob("bot.db*"))
+    assert written and b"***" in store.read_bytes()
+    for path in written:
+        assert key.encode() not in path.read_bytes(), path

@@ -19,7 +19,7 @@ import math
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -28,7 +28,7 @@ from ..core.events import Event, EventSink, ToolStarted
 from ..core.loop import run_loop
 from ..core.pager import DEFAULT_PAGE_CHARS, Pager
 from ..core.receipt import Exit, Receipt, proposed_summary
-from ..core.scrub import well_formed
+from ..core.scrub import redact, well_formed
 from ..core.toolbox import CombinedToolbox, FunctionToolbox, Toolbox, ToolError, as_toolbox
 from ..core.wording import all_of, plural, shown_answer, verb
 from ..store.protocol import ChatStore, StoreError
@@ -86,6 +86,7 @@ class Bot:
         page_chars: int = DEFAULT_PAGE_CHARS,
         store: ChatStore | None = None,
         files: bool = True,
+        secrets: Sequence[str] = (),
     ) -> None:
         if calls_per_window < 0:
             raise ValueError("calls_per_window must be >= 0")
@@ -97,6 +98,10 @@ class Bot:
         self.agent = agent
         self.page_chars = page_chars
         self.store: ChatStore = store if store is not None else Store(db)
+        # The run's secrets (`Settings.secrets`: the keys, each MCP server's headers and env),
+        # masked in every reply and in everything the store keeps: a tool or the model may repeat
+        # one, and a bot's reader is not the person whose settings hold it.
+        self.secrets = list(secrets)
         self._extra = as_toolbox(tools)
         # Names of the fixed tools, known once (a dynamic toolbox, such as MCP, is asked each time).
         self._extra_names = [] if tools is None else list(tools) if isinstance(tools, Mapping) else None
@@ -166,8 +171,10 @@ class Bot:
             else:
                 receipt = await self._ask_agent(chat, text, ticket.reserved, ran)
         except BaseException:
-            await self._settle(chat, ticket, ran.calls, failed=text)
+            await self._settle(chat, ticket, ran.calls, failed=redact(text, self.secrets) or text)
             raise
+        receipt = receipt.masked(self.secrets)
+        text = redact(text, self.secrets) or text
         body = _body(receipt)
         left = max(0, ticket.left - receipt.calls)
         calls = proposed_summary(receipt.proposed, receipt.calls)  # those that did not run too

@@ -110,7 +110,8 @@ async def _session(options: ChatOptions, path: Path, settings: Any, files: bool 
             for failure in runtime.mcp.failures:
                 print(f"venice-agent chat: {safe(failure)}", file=sys.stderr)
             agent = runtime.agent(runtime.consented(TerminalApprover(console)))
-            async with Bot(db=path, agent=agent, calls_per_window=options.calls) as bot:
+            secrets = settings.secrets(servers)  # masked in what the bot's store keeps
+            async with Bot(db=path, agent=agent, calls_per_window=options.calls, secrets=secrets) as bot:
                 if interactive:
                     planner = f"the model {safe(runtime.model or '')}" + ("" if servers else f", {NO_MCP}")
                     _banner(options, path, planner, settings.file_tools)

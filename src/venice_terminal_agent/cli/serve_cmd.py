@@ -176,7 +176,8 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
             # The model's prices and limits were read once, for the whole service.
             return runtime.agent(runtime.consented(tools=tools, auto_approve=options.yes, policy=policy))
 
-        async with Bot(store=store, agent=agent_for, calls_per_window=options.calls) as bot:
+        secrets = settings.secrets(servers)  # masked in replies and in the store
+        async with Bot(store=store, agent=agent_for, calls_per_window=options.calls, secrets=secrets) as bot:
             planner = f"the model {runtime.model}" + ("" if servers else f", {NO_MCP}")
             return await _listen(options, users, bot, spec, planner, paid, health_of(runtime))
 

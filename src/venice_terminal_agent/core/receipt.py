@@ -7,6 +7,7 @@ Exits are values inside a frozen result, never exceptions: a caller always gets 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import field
 from enum import StrEnum
 from typing import Any
@@ -20,6 +21,7 @@ from .exits import USAGE_ERROR_STATUS as USAGE_ERROR_STATUS
 from .exits import Exit as Exit
 from .exits import exit_statuses as exit_statuses
 from .record import Record
+from .scrub import redact, redact_all
 from .wording import plural
 
 MAX_JSON_DEPTH = 100
@@ -198,6 +200,33 @@ class Receipt(Record):
     sources: tuple[dict[str, str], ...] = ()  # web search results the answer drew on (title, url, date)
     # Tools whose calls here ran on a yes given for the rest of the session (the REPL's `a`).
     approved_for_session: tuple[str, ...] = ()
+
+    def masked(self, secrets: Sequence[str]) -> Receipt:
+        """This receipt with every secret in what a tool or the model said replaced by `***`
+        (`scrub.redact`): for a receipt that is kept or shown to someone other than the person
+        whose settings hold the secrets (the bot's store, a service's reply)."""
+        if not secrets:
+            return self
+        steps = tuple(
+            step.replace(
+                arguments=redact_all(step.arguments, secrets),
+                result=redact_all(step.result, secrets),
+                error=redact(step.error, secrets),
+            )
+            for step in self.steps
+        )
+        proposed = tuple(
+            call.replace(arguments=redact_all(call.arguments, secrets)) for call in self.proposed
+        )
+        return self.replace(
+            steps=steps,
+            proposed=proposed,
+            answer=redact(self.answer, secrets),
+            refusal=redact(self.refusal, secrets),
+            thinking=redact(self.thinking, secrets),
+            parsed=redact_all(self.parsed, secrets),
+            notes=tuple(redact(note, secrets) or note for note in self.notes),
+        )
 
     @property
     def calls(self) -> int:
