@@ -226,7 +226,12 @@ async def test_a_secret_the_model_repeats_is_masked_in_the_reply_and_in_the_stor
             reply = (await http.post("/v1/chats/k/messages", json={"text": f"is {key} mine?"})).json()
     assert key not in json.dumps(reply) and "The key is ***." in reply["text"]
     assert reply["receipt"]["answer"] == "The key is ***."
-    written = list(tmp_path.glob("bot.db*"))
-    assert written and b"***" in store.read_bytes()
-    for path in written:
-        assert key.encode() not in path.read_bytes(), path
+    written = files_of(store)
+    assert written and b"***" in written[store]
+    for path, content in written.items():
+        assert key.encode() not in content, path
+
+
+def files_of(store: Path) -> dict[Path, bytes]:
+    """An SQLite store and its journals, each with what it holds."""
+    return {path: path.read_bytes() for path in store.parent.glob(store.name + "*")}
