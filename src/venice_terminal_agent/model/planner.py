@@ -233,11 +233,13 @@ class LLMPlanner:
         if not self.gauge.fits(needed):
             self.context_tokens = needed
             return Stop(Exit.CONTEXT_FULL, full_refusal(needed, self.gauge.window or 0, why))
-        refusal = self.check_cap(messages, tools)
+        # Under a cap, what is sent is measured once for the check, the limit and the worst cost.
+        bound = self.input_bound(messages, tools) if self.cap is not None else None
+        refusal = self.check_cap(messages, tools, bound=bound)
         if refusal is not None:
             return Stop(Exit.COST_CAP, refusal)
-        limit = self.request_limit(messages, tools)
-        worst = self.worst(messages, tools, limit)
+        limit = self.request_limit(messages, tools, bound=bound)
+        worst = self.worst(messages, tools, limit, bound=bound)
         self.requests += 1
         options: dict[str, Any] = {"temperature": self.temperature, "events": self.heard}
         options.update(self.cache_option())
@@ -419,28 +421,32 @@ class LLMPlanner:
             self.cap.spent += cost if cost is not None else worst or 0.0
 
     def worst(
-        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], limit: int | None = None
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]],
+        limit: int | None = None,
+        *,
+        bound: int | None = None,
     ) -> float | None:
         """The most the next request of at most `limit` output tokens (else the output limit)
         can cost, under a cap (nothing else needs it); None without a cap, or when prices or
-        the output limit are unknown."""
+        the output limit are unknown. `bound`: its `input_bound`, when already measured."""
         prices, limit = self.facts.prices, self.output_limit() if limit is None else limit
         if self.cap is None or prices is None or limit is None:
             return None
-        return prices.worst(self.input_bound(messages, tools), limit) + self.search_usd
+        bound = self.input_bound(messages, tools) if bound is None else bound
+        return prices.worst(bound, limit) + self.search_usd
 
     def capped(self) -> bool:
         """Each request's output limit is the money cap's (`affordable`): a cap and the model's
         prices are known, and MAX_COMPLETION_TOKENS does not fix the limit."""
         return self.cap is not None and self.facts.prices is not None and self.max_completion_tokens is None
 
-    def affordable(
-        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], most: int
-    ) -> int:
+    def affordable(self, bound: int, most: int) -> int:
         """The most output tokens (up to `most`) the money left can pay for after the request's
-        worst-case input (0: not even its input)."""
+        worst-case input (`bound` tokens; 0: not even its input)."""
         assert self.cap is not None and self.facts.prices is not None
-        prices, left, bound = self.facts.prices, self.cap.left, self.input_bound(messages, tools)
+        prices, left = self.facts.prices, self.cap.left
 
         def worst(tokens: int) -> float:  # as `worst` says it, the request's JSON read once
             return prices.worst(bound, tokens) + self.search_usd
@@ -453,7 +459,12 @@ class LLMPlanner:
         return tokens
 
     def request_limit(
-        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], asked: int | None = None
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]],
+        asked: int | None = None,
+        *,
+        bound: int | None = None,
     ) -> int | None:
         """The output limit sent with the next request (None: none). Under a money cap
         (`capped`): what the money left can pay for, at most the model's own limit (the one
@@ -461,7 +472,8 @@ class LLMPlanner:
         most `asked`. Otherwise MAX_COMPLETION_TOKENS and `asked` (a sampling request's), as
         the model's limit bounds them."""
         if self.capped():
-            return self.affordable(messages, tools, self.output_limit(asked) or CAPPED_OUTPUT_TOKENS)
+            bound = self.input_bound(messages, tools) if bound is None else bound
+            return self.affordable(bound, self.output_limit(asked) or CAPPED_OUTPUT_TOKENS)
         if self.max_completion_tokens is None and asked is None:
             return None
         return self.output_limit(asked)
@@ -492,20 +504,26 @@ class LLMPlanner:
         return min((limit for limit in limits if limit is not None), default=None)
 
     def check_cap(
-        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], asked: int | None = None
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]],
+        asked: int | None = None,
+        *,
+        bound: int | None = None,
     ) -> str | None:
         """Why the next request (of at most `asked` output tokens) must not be made under the
         money cap, or None. Under `capped` it is made when the money left pays its worst-case
         input and a short answer (`CAPPED_OUTPUT_MIN` tokens, or fewer when fewer are asked)."""
         if self.cap is None:
             return None
+        bound = self.input_bound(messages, tools) if bound is None else bound
         if self.capped():
-            least = min(CAPPED_OUTPUT_MIN, self.output_limit(asked) or CAPPED_OUTPUT_TOKENS)
-            if self.request_limit(messages, tools, asked) >= least:  # type: ignore[operator]
+            most = self.output_limit(asked) or CAPPED_OUTPUT_TOKENS
+            if self.affordable(bound, most) >= min(CAPPED_OUTPUT_MIN, most):
                 return None
-            worst = self.worst(messages, tools, least)
+            worst = self.worst(messages, tools, min(CAPPED_OUTPUT_MIN, most), bound=bound)
         else:
-            worst = self.worst(messages, tools, self.output_limit(asked))
+            worst = self.worst(messages, tools, self.output_limit(asked), bound=bound)
         if worst is None:  # refused up front as a setting error; a safety net
             return f"stopped before model request {self.requests + 1}: no price or output limit is known for {self.model}"
         return self.cap.refuse(worst, self.requests + 1)
