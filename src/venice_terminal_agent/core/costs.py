@@ -91,6 +91,21 @@ class Prices(Record):
         """The most a request can cost: every input token fresh, every output token used."""
         return (input_tokens * self.input + output_tokens * self.output) / PER
 
+    def affordable(self, left: float, input_tokens: int, most: int, extra: float = 0.0) -> int:
+        """The most output tokens (up to `most`) `left` USD pays for at `worst` after
+        `input_tokens` and `extra` USD (0: not even the input). `worst` is checked on the
+        answer, so a float's last digit never lets it pass `left`."""
+
+        def cost(tokens: int) -> float:
+            return self.worst(input_tokens, tokens) + extra
+
+        if self.output <= 0:
+            return most if cost(0) <= left else 0
+        tokens = max(0, min(most, int((left - cost(0)) * PER / self.output)))
+        while tokens > 0 and cost(tokens) > left:
+            tokens -= 1
+        return tokens
+
 
 def unspent(prices: Prices | None) -> float | None:
     """What a request that generated nothing cost (never sent, or refused outright with an

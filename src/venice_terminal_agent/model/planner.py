@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from ..core.context import Compaction, Gauge, full_refusal, request_bytes, sent_bytes
-from ..core.costs import PER, Cap, add_usage, measured, round_cost, server_cost, unspent
+from ..core.costs import Cap, add_usage, measured, round_cost, server_cost, unspent
 from ..core.defaults import CAPPED_OUTPUT_MIN, CAPPED_OUTPUT_TOKENS
 from ..core.errors import ContextFullError, OutputMaximumError, PrivateError
 from ..core.events import Event, EventSink, Notice, ignore
@@ -444,19 +444,9 @@ class LLMPlanner:
 
     def affordable(self, bound: int, most: int) -> int:
         """The most output tokens (up to `most`) the money left can pay for after the request's
-        worst-case input (`bound` tokens; 0: not even its input)."""
+        worst-case input (`bound` tokens) and its web search (0: not even its input)."""
         assert self.cap is not None and self.facts.prices is not None
-        prices, left = self.facts.prices, self.cap.left
-
-        def worst(tokens: int) -> float:  # as `worst` says it, the request's JSON read once
-            return prices.worst(bound, tokens) + self.search_usd
-
-        if prices.output <= 0:
-            return most if worst(0) <= left else 0
-        tokens = max(0, min(most, int((left - worst(0)) * PER / prices.output)))
-        while tokens > 0 and worst(tokens) > left:
-            tokens -= 1  # a float's last digit: the cap is never passed
-        return tokens
+        return self.facts.prices.affordable(self.cap.left, bound, most, self.search_usd)
 
     def request_limit(
         self,
