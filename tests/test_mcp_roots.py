@@ -92,7 +92,8 @@ def test_an_entry_with_no_roots_is_offered_none(tmp_path):
 def test_roots_in_the_config_are_a_list_of_folders():
     import pytest
 
-    from venice_terminal_agent.config import ConfigError, Settings
+    from venice_terminal_agent.config import Settings
+    from venice_terminal_agent.core.errors import ConfigError
     from venice_terminal_agent.mcp.config import parse_servers
 
     for wrong in ("/data", [1], [""]):

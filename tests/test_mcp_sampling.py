@@ -16,10 +16,10 @@ import pytest
 from servers.node import bin_path
 from venice_terminal_agent import Exit
 from venice_terminal_agent.agent import Agent
-from venice_terminal_agent.config import ConfigError
 from venice_terminal_agent.core.consent import Consent, Why
 from venice_terminal_agent.core.costs import Prices
 from venice_terminal_agent.core.defaults import CAPPED_OUTPUT_TOKENS
+from venice_terminal_agent.core.errors import ConfigError
 from venice_terminal_agent.core.events import Notice
 from venice_terminal_agent.mcp.config import ServerConfig, parse_servers
 from venice_terminal_agent.mcp.features import ClientFeatures

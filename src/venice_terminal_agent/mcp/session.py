@@ -274,7 +274,7 @@ class ServerSession:
             self.hooks.notice(self.masked(f"{self.name}: cannot list skills: {describe_error(error)}"))
 
     async def _stdio(self, stack: contextlib.AsyncExitStack) -> Any:
-        """The running server: spawned early by the caller (cli/head_start.py), else now."""
+        """The running server: spawned early by the caller (fronts/head_start.py), else now."""
         from .stdio import spawn
 
         config = self.config
