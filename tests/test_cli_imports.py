@@ -72,7 +72,7 @@ def test_a_plain_one_shot_imports_neither_openai_nor_mcp_nor_prompt_toolkit(
             "venice_terminal_agent.fronts.head_start",
         }
         if servers == "--no-mcp":
-            per_server.add("venice_terminal_agent.mcp.config")
+            per_server.add("venice_terminal_agent.mcp.servers_file")
         assert not per_server & loaded, per_server & loaded
     if servers != "a server that cannot start":  # no server: no tool list to keep
         assert "venice_terminal_agent.mcp.list_cache" not in loaded

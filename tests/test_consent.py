@@ -18,7 +18,7 @@ from venice_terminal_agent.core.toolbox import CombinedToolbox, FunctionToolbox
 from venice_terminal_agent.core.wording import NO_TERMINAL_LOCAL
 from venice_terminal_agent.fronts.terminal.approver import LOCAL_DATA, TerminalApprover
 from venice_terminal_agent.fronts.terminal.render import make_console
-from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.mcp.server_config import ServerConfig
 from venice_terminal_agent.mcp.toolbox import McpToolbox
 from venice_terminal_agent.tools.builtin import builtin_toolbox
 

@@ -172,8 +172,8 @@ async def test_escape_sequences_in_a_forms_choices_are_shown_never_obeyed():
 
     from servers.forms import BLINK, TITLE
     from venice_terminal_agent.fronts.terminal.elicit_form import terminal_elicitor
-    from venice_terminal_agent.mcp.config import ServerConfig
     from venice_terminal_agent.mcp.features import ClientFeatures
+    from venice_terminal_agent.mcp.server_config import ServerConfig
     from venice_terminal_agent.mcp.session import SessionHooks
     from venice_terminal_agent.mcp.toolbox import McpToolbox
 
@@ -230,8 +230,8 @@ async def answered_on_a_terminal(server, typed: str | None):
 
     from venice_terminal_agent.core.errors import ToolError
     from venice_terminal_agent.fronts.terminal.elicit_form import terminal_elicitor
-    from venice_terminal_agent.mcp.config import ServerConfig
     from venice_terminal_agent.mcp.features import ClientFeatures
+    from venice_terminal_agent.mcp.server_config import ServerConfig
     from venice_terminal_agent.mcp.session import SessionHooks
     from venice_terminal_agent.mcp.toolbox import McpToolbox
 

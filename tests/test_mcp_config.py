@@ -9,7 +9,7 @@ from venice_terminal_agent.config import Settings
 from venice_terminal_agent.core.errors import ConfigError
 from venice_terminal_agent.mcp import config as mcp_config
 from venice_terminal_agent.mcp.apify import apify_server, with_query
-from venice_terminal_agent.mcp.config import JWT_BEARER, load_servers, parse_servers
+from venice_terminal_agent.mcp.servers_file import JWT_BEARER, load_servers, parse_servers
 
 
 def settings(**values) -> Settings:

@@ -19,8 +19,8 @@ from servers.net import free_port, serving
 from venice_terminal_agent.config import Settings
 from venice_terminal_agent.core.errors import ConfigError
 from venice_terminal_agent.mcp.apify import apify_server
-from venice_terminal_agent.mcp.config import parse_servers
-from venice_terminal_agent.mcp.oauth.tokens import TokenFile
+from venice_terminal_agent.mcp.oauth.token_store import TokenFile
+from venice_terminal_agent.mcp.servers_file import parse_servers
 
 SERVERS = Path(__file__).parent / "servers"
 BIN = Path(sys.executable).parent

@@ -15,7 +15,7 @@ from venice_terminal_agent.agent import SYSTEM_PROMPT, Agent
 from venice_terminal_agent.core.events import ToolProgress, ToolStarted
 from venice_terminal_agent.core.toolbox import CombinedToolbox
 from venice_terminal_agent.fronts.terminal.render import Renderer
-from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.mcp.server_config import ServerConfig
 from venice_terminal_agent.mcp.session import SessionHooks
 from venice_terminal_agent.mcp.toolbox import McpToolbox
 from venice_terminal_agent.model import VeniceClient

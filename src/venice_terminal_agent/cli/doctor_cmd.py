@@ -52,7 +52,7 @@ async def run_checks(flags: Any, *, probe: bool = False) -> list[Check]:
     from ..config import VENICE_KEY_HELP
     from ..core.errors import ConfigError
     from ..fronts.runtime import load
-    from ..mcp.config import default_config_path
+    from ..mcp.servers_file import default_config_path
 
     checks = [_settings_files(flags, default_config_path())]
 

@@ -51,7 +51,7 @@ def login_main(flags: Any, name: str) -> int:
 
 async def _login(server: Any) -> int:
     from ..mcp.oauth.auth import SignIn
-    from ..mcp.oauth.tokens import TokenFile
+    from ..mcp.oauth.token_store import TokenFile
     from ..mcp.toolbox import McpToolbox
 
     stored = TokenFile(server.name, server.url or "")
@@ -88,7 +88,7 @@ def logout_main(flags: Any, name: str) -> int:
 
 async def _logout(server: Any) -> int:
     from ..mcp.oauth.grants import revoke
-    from ..mcp.oauth.tokens import TokenFile
+    from ..mcp.oauth.token_store import TokenFile
 
     stored = TokenFile(server.name, server.url or "")
     why = stored.damaged()

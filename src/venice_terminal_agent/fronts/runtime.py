@@ -126,7 +126,7 @@ def load(
     if flags.no_mcp and flags.mcp_config is None:  # no server, no file to read: nor mcp's modules
         refuse_apify_flags(flags, [])
         return settings, []
-    from ..mcp.config import load_servers
+    from ..mcp.servers_file import load_servers
 
     try:
         servers = load_servers(settings, flags.mcp_config, no_mcp=flags.no_mcp)

@@ -235,7 +235,7 @@ class EditorServers:
         """The toolbox of a session with the `given` servers, and their parsed entries (whose
         secrets the session's writers mask)."""
         from ...core.toolbox import CombinedToolbox
-        from ...mcp.config import parse_servers
+        from ...mcp.servers_file import parse_servers
 
         ours = {server.name for server in self.runtime.servers}
         entries = {}

@@ -130,7 +130,7 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
             started()  # a service: the collector back on, as the runtime turns it on with a model
             return await _listen(options, users, bot, spec, "commands (no model)", "none (file tools only)")
 
-    from ...mcp.config import load_servers
+    from ...mcp.servers_file import load_servers
     from ..runtime import NO_MCP, open_runtime
 
     servers = load_servers(settings, options.mcp_config, no_mcp=options.no_mcp)

@@ -92,7 +92,7 @@ async def _session(options: ChatOptions, path: Path, settings: Any, files: bool 
             await _converse(bot, options.chat, read_line, interactive)
         return 0
 
-    from ...mcp.config import load_servers
+    from ...mcp.servers_file import load_servers
     from ..runtime import NO_MCP, open_runtime
     from .approver import TerminalApprover
     from .render import make_console
