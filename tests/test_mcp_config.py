@@ -7,7 +7,7 @@ import pytest
 
 from venice_terminal_agent.config import Settings
 from venice_terminal_agent.core.errors import ConfigError
-from venice_terminal_agent.mcp import config as mcp_config
+from venice_terminal_agent.mcp import servers_file as mcp_config
 from venice_terminal_agent.mcp.apify import apify_server, with_query
 from venice_terminal_agent.mcp.servers_file import JWT_BEARER, load_servers, parse_servers
 
