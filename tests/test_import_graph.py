@@ -130,21 +130,13 @@ LAYERS: dict[str, set[str]] = {
     "cli": BELOW_FRONTS | {"fronts", "testing"} | FRONTS,
     "__main__": {"cli"},
 }
-# Until the runtime takes the front's person (issue 36, next step): who answers an MCP server's
-# form and who signs in are still the terminal's, asked for by the runtime itself.
-NOT_YET = {
-    ("venice_terminal_agent.fronts.runtime", "venice_terminal_agent.fronts.terminal.elicit_form"),
-    ("venice_terminal_agent.fronts.runtime", "venice_terminal_agent.fronts.terminal.console_io"),
-}
-
-
 def against_layers(edges: dict[str, set[str]]) -> set[tuple[str, str]]:
     return {
         (name, target)
         for name, targets in edges.items()
         for target in targets
         if layer(target) not in (layer(name), ROOT) and layer(target) not in LAYERS[layer(name)]
-    } - NOT_YET
+    }
 
 
 def test_no_import_cycles() -> None:

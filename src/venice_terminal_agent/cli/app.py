@@ -37,6 +37,7 @@ from .common_options import (
     ToolSearchOption,
     TransportOption,
     WebSearch,
+    yes_flag,
 )
 from .config_cmd import add_config_commands
 from .demo_cmd import add_demo_command
@@ -106,7 +107,7 @@ def run(
         ),
     ] = None,
     yes: Annotated[
-        bool, typer.Option("--yes", "-y", help="Run MCP tools that need consent without asking.")
+        bool, yes_flag("Run MCP tools that need consent without asking.")
     ] = False,
 ) -> None:
     # The help text is `run.__doc__`, below: its exit statuses come from EXIT_STATUS.
@@ -159,7 +160,7 @@ def ask(
     ] = None,
     yes: Annotated[
         bool,
-        typer.Option("--yes", "-y", help="Run paid tools without asking [env AUTO_APPROVE_TOOLS]."),
+        yes_flag("Run paid tools without asking [env AUTO_APPROVE_TOOLS]."),
     ] = False,
     save_history: Annotated[
         bool,
@@ -451,7 +452,7 @@ def tools_call(
     transport: TransportOption = None,
     apify_tools: ApifyToolsOption = None,
     yes: Annotated[
-        bool, typer.Option("--yes", "-y", help="Run it without asking, even if it may cost money.")
+        bool, yes_flag("Run it without asking, even if it may cost money.")
     ] = False,
     page: Annotated[
         int,

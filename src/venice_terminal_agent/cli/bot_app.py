@@ -20,6 +20,7 @@ from .common_options import (
     NoMcpOption,
     OfflineOption,
     RootOption,
+    yes_flag,
 )
 from .group import command_group
 
@@ -54,7 +55,7 @@ def chat(
         typer.Option(help="With a model: JSON file of MCP servers (mcpServers format) instead of Apify."),
     ] = None,
     yes: Annotated[
-        bool, typer.Option("--yes", "-y", help="With a model: run paid tools without asking.")
+        bool, yes_flag("With a model: run paid tools without asking.")
     ] = False,
     no_files: NoFilesOption = False,
     no_mcp: NoMcpOption = False,
@@ -132,7 +133,7 @@ def serve(
     no_mcp: NoMcpOption = False,
     yes: Annotated[
         bool,
-        typer.Option("--yes", "-y", help="Offer tools that may cost money (else they are left out)."),
+        yes_flag("Offer tools that may cost money (else they are left out)."),
     ] = False,
     run_timeout: Annotated[
         float, typer.Option(min=1, help="Seconds one reply may run before it is cancelled.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -122,3 +122,9 @@ MaxRoundsOption = Annotated[
         min=1, max=40, help=f"Most model rounds per question [env MAX_ROUNDS; default: {MAX_ROUNDS}]."
     ),
 ]
+
+
+def yes_flag(help: str) -> Any:
+    """`--yes` / `-y`, declared once: each command says what it lets run without asking
+    (`yes: Annotated[bool, yes_flag("Run paid tools without asking.")] = False`)."""
+    return typer.Option("--yes", "-y", help=help)

@@ -19,6 +19,8 @@ from typing import Annotated, Any
 
 import typer
 
+from .common_options import yes_flag
+
 PACKAGE = Path(__file__).resolve().parent.parent  # the tour reads the package's own files
 TOUR = PACKAGE / "testing" / "demo_tour.json"
 MODEL = "stand-in"
@@ -76,7 +78,7 @@ def demo(
         bool,
         typer.Option("--tour", help="Run the built-in tour plan instead: the loop alone, no model."),
     ] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help=f"Run {TOOL} without asking.")] = False,
+    yes: Annotated[bool, yes_flag(f"Run {TOOL} without asking.")] = False,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print the receipt alone, as JSON, on stdout.")
     ] = False,

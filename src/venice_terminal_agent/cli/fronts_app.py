@@ -17,6 +17,7 @@ from .common_options import (
     NoFilesOption,
     NoMcpOption,
     RootOption,
+    yes_flag,
 )
 
 
@@ -32,9 +33,7 @@ def acp(
     max_rounds: MaxRoundsOption = None,
     yes: Annotated[
         bool,
-        typer.Option(
-            "--yes", "-y", help="Run paid tools without asking the editor [env AUTO_APPROVE_TOOLS]."
-        ),
+        yes_flag("Run paid tools without asking the editor [env AUTO_APPROVE_TOOLS]."),
     ] = False,
     max_usd: Annotated[
         float | None,

@@ -14,8 +14,8 @@ from typing import Any
 
 import typer
 
-from ..core.receipt import USAGE_ERROR_STATUS
-from ..fronts.terminal.console_io import show_and_open
+from ..fronts.failures import fail
+from ..fronts.person import show_and_open
 from ..fronts.text import safe
 
 
@@ -45,7 +45,7 @@ def login_main(flags: Any, name: str) -> int:
     try:
         server = _server(flags, name)
     except ConfigError as error:
-        return _fail("login", str(error))
+        return fail(command="venice-agent login", message=str(error))
     return asyncio.run(_login(server))
 
 
@@ -62,7 +62,7 @@ async def _login(server: Any) -> int:
     before = await stored.get_tokens()
     async with McpToolbox.open([server], sign_in=SignIn(open_url=show_and_open)) as box:
         if box.failures:
-            return _fail("login", box.failures[0])
+            return fail(command="venice-agent login", message=box.failures[0])
         tools = len(box.specs())
     after = await stored.get_tokens()
     if after is None:
@@ -82,7 +82,7 @@ def logout_main(flags: Any, name: str) -> int:
     try:
         server = _server(flags, name)
     except ConfigError as error:
-        return _fail("logout", str(error))
+        return fail(command="venice-agent logout", message=str(error))
     return asyncio.run(_logout(server))
 
 
@@ -116,6 +116,3 @@ async def _logout(server: Any) -> int:
     return 0
 
 
-def _fail(command: str, message: str) -> int:
-    typer.echo(f"venice-agent {command}: {safe(message)}", err=True)
-    return USAGE_ERROR_STATUS

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from ..core.defaults import QUESTION_BUDGET
-from .common_options import McpConfigOption, NoFilesOption, NoMcpOption, RootOption
+from .common_options import McpConfigOption, NoFilesOption, NoMcpOption, RootOption, yes_flag
 
 TOKEN_ENV = "VENICE_AGENT_MCP_TOKEN"
 
@@ -67,9 +67,7 @@ def mcp_front(
     ] = None,
     yes: Annotated[
         bool,
-        typer.Option(
-            "--yes", "-y", help="Run paid tools without asking the client's person [env AUTO_APPROVE_TOOLS]."
-        ),
+        yes_flag("Run paid tools without asking the client's person [env AUTO_APPROVE_TOOLS]."),
     ] = False,
     root: RootOption = None,
     no_files: NoFilesOption = False,

@@ -20,6 +20,7 @@ import typer
 
 from ..core.receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Call, Exit
 from ..core.wording import plural
+from ..fronts.failures import fail
 from ..fronts.terminal.approver import terminal_consent
 from ..fronts.terminal.startup_spinner import starting_lines
 from ..fronts.text import CONSENT_KEY, safe, server_place, tool_rows
@@ -44,9 +45,6 @@ def _servers(flags: McpFlags) -> tuple[Any, list[Any]]:
     )
 
 
-def _fail(command: str, message: str) -> int:
-    typer.echo(f"venice-agent {command}: {safe(message)}", err=True)
-    return USAGE_ERROR_STATUS
 
 
 def list_tools(flags: McpFlags, *, json_output: bool) -> int:
@@ -55,14 +53,16 @@ def list_tools(flags: McpFlags, *, json_output: bool) -> int:
     try:
         settings, servers = _servers(flags)
     except ConfigError as error:
-        return _fail("tools list", str(error))
+        return fail(command="venice-agent tools list", message=str(error))
     return asyncio.run(_list(servers, settings, json_output))
 
 
 async def _list(servers: list[Any], settings: Any, json_output: bool) -> int:
-    from ..fronts.runtime import open_runtime
+    from ..fronts.runtime import Opening, open_runtime
+    from ..fronts.terminal.person import TerminalPerson
 
-    async with open_runtime(settings, servers, model=False, on_status=starting_lines(json_output)) as runtime:
+    opening = Opening(model=False, watch=starting_lines(json_output))
+    async with open_runtime(settings, servers, TerminalPerson(), opening) as runtime:
         box = runtime.mcp
         statuses, specs = box.servers, box.specs()
         originals = {spec.name: box.original_name(spec.name) for spec in specs}
@@ -111,15 +111,15 @@ def call_tool(
     try:
         parsed = json.loads(arguments)
     except json.JSONDecodeError as error:
-        return _fail("tools call", f"the arguments are not JSON ({error.msg} at column {error.colno})")
+        return fail(command="venice-agent tools call", message=f"the arguments are not JSON ({error.msg} at column {error.colno})")
     if not isinstance(parsed, dict):
-        return _fail("tools call", 'the arguments are a JSON object, e.g. \'{"query": "web scraper"}\'')
+        return fail(command="venice-agent tools call", message='the arguments are a JSON object, e.g. \'{"query": "web scraper"}\'')
     if page < 1:
-        return _fail("tools call", "--page counts from 1")
+        return fail(command="venice-agent tools call", message="--page counts from 1")
     try:
         settings, servers = _servers(replace(flags, yes=yes))
     except ConfigError as error:
-        return _fail("tools call", str(error))
+        return fail(command="venice-agent tools call", message=str(error))
     size = None if full else settings.max_tool_result_chars
     return asyncio.run(_call(servers, settings, name, parsed, yes, page, size))
 
@@ -134,9 +134,11 @@ async def _call(
     size: int | None,
 ) -> int:
     from ..core.toolbox import ToolError
-    from ..fronts.runtime import open_runtime
+    from ..fronts.runtime import Opening, open_runtime
+    from ..fronts.terminal.person import TerminalPerson
 
-    async with open_runtime(settings, servers, model=False, on_status=starting_lines(False)) as runtime:
+    opening = Opening(model=False, watch=starting_lines(False))
+    async with open_runtime(settings, servers, TerminalPerson(), opening) as runtime:
         box = runtime.mcp
         if name not in box:  # its server may be one that did not start: the one line says why
             from ..core.wording import did_you_mean, near_misses
@@ -147,8 +149,7 @@ async def _call(
             nearly = f"; {close}" if close else ""
             failed = ": " + " · ".join(box.failures) if box.failures else ""
             known = ", ".join(names) or "none"
-            return _fail(
-                "tools call", f"there is no tool named {name!r}{among}{nearly} (tools: {known}){failed}"
+            return fail(command="venice-agent tools call", message=f"there is no tool named {name!r}{among}{nearly} (tools: {known}){failed}"
             )
         for failure in box.failures:
             typer.echo(f"venice-agent tools call: {safe(failure)}", err=True)
@@ -163,9 +164,7 @@ async def _call(
             return TOOL_FAILED
     pages = [result] if size is None else cut_pages(result, size)
     if page > len(pages):
-        return _fail(
-            "tools call",
-            f"the result has {plural(len(pages), 'page')} of {size} characters; --page {page} is past the end",
+        return fail(command="venice-agent tools call", message=f"the result has {plural(len(pages), 'page')} of {size} characters; --page {page} is past the end",
         )
     shown = safe(pages[page - 1])
     typer.echo(shown, nl=not shown.endswith("\n"))

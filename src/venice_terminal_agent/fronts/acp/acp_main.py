@@ -10,22 +10,19 @@ session is saved like a terminal's (`fronts/saved_sessions.py`), under the id th
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from pathlib import Path
 from typing import Any, cast
 
 from ...core.errors import ConfigError, VeniceAgentError
-from ..failures import fail
+from ..failures import fail, path_problem
 from ..runtime import Flags, load
 
 
 def acp_main(flags: Flags) -> int:
     """The whole command; returns the process exit status."""
-    if flags.root is not None and not os.path.isdir(flags.root):
-        return fail(f"--root {flags.root} is not a folder")
-    if flags.mcp_config is not None and not os.path.lexists(flags.mcp_config):
-        return fail(f"--mcp-config {flags.mcp_config}: no such file")
+    if problem := path_problem(flags.root, flags.mcp_config):
+        return fail(problem)
     try:
         settings, servers = load(flags)
         settings.require_venice_key()
@@ -94,7 +91,8 @@ async def _serve(settings: Any, flags: Flags, servers: list[Any]) -> int:
     from contextlib import AsyncExitStack
 
     from ... import __version__
-    from ..runtime import open_runtime
+    from ..person import NOBODY
+    from ..runtime import Opening, open_runtime
     from .editor_agent import EditorAgent
 
     # Nobody at a terminal answers a server's form or sampling request: the editor is asked
@@ -102,7 +100,7 @@ async def _serve(settings: Any, flags: Flags, servers: list[Any]) -> int:
     async with AsyncExitStack() as stack:
         try:
             runtime = await stack.enter_async_context(
-                open_runtime(settings, servers, root=flags.root, person=False)
+                open_runtime(settings, servers, NOBODY, Opening(root=flags.root))
             )
             runtime.agent(runtime.consented())  # one no session could start with (a money cap)
         except ConfigError as error:  # a setting no question can start with

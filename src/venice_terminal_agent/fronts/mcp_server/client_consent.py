@@ -3,15 +3,17 @@
 On the 2025 revisions the question goes out as elicitation mid-call; on 2026-07-28, where a
 server cannot send a request mid-call, the running `Question` pauses (`Pause`) and the
 `tools/call` returns an input-required result instead, which the client's retry answers
-(`Front.resume`, in mcp_main.py, settles it). A client that can do neither gets the call
-declined as `no_one_to_ask`, said in the result's notes. Both ways of asking are here, so who
-is asked, and how, reads in one place; the front keeps the rounds (start, retry, deadline).
+(`question.py` holds the paused run and its rounds). A client that can do neither gets the
+call declined as `no_one_to_ask`, said in the result's notes. Both ways of asking are here, so
+who is asked, and how, reads in one place. `ClientPerson` is the person this front hands the
+runtime.
 """
 
-import asyncio
+from __future__ import annotations
+
 import contextvars
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -21,7 +23,9 @@ from ...core.toolbox import ToolSpec
 from ..text import ARGS_PREVIEW, call_text, safe
 
 if TYPE_CHECKING:
-    from .mcp_main import Front
+    from ...core.consent import Approver
+    from ...mcp.features import Elicitor
+    from ...mcp.oauth.auth import SignIn
 
 NOBODY = "this MCP client cannot be asked (no elicitation), so {tool} was declined; start the server with --yes to run paid tools"
 CONSENT = "consent"  # the key of the one input request a paused question carries
@@ -31,6 +35,12 @@ NO_BACK_CHANNEL = (
 )
 
 
+class Pausing(Protocol):
+    """A run that can pause for the client's answer (`question.Question`)."""
+
+    async def ask_client(self, message: str, tool: str) -> bool: ...
+
+
 @dataclass
 class Asking:
     """The call being served: its MCP context (the latest round's) and what the consent step
@@ -38,7 +48,7 @@ class Asking:
 
     ctx: Any
     notes: list[str] = field(default_factory=list)
-    question: "Question | None" = None
+    question: Pausing | None = None
 
 
 def input_required(protocol_version: str | None) -> bool:
@@ -95,61 +105,25 @@ class ClientApprover:
         return approved
 
 
-@dataclass
-class Pause:
-    """A consent question waiting for the client's retry: its number in the run, and the answer."""
+class ClientPerson:
+    """The person behind the MCP client (`person.Person`): asked for a call's yes through the
+    client (`ClientApprover`); nobody at this terminal (stdout may be the protocol), so servers
+    are offered neither forms nor sampling, and a browser sign-in is said on stderr when it is a
+    terminal."""
 
-    number: int
-    tool: str
-    request: Any  # mcp.types.ElicitRequest
-    answer: "asyncio.Future[bool]"
+    def __init__(self) -> None:
+        self._approver = ClientApprover()
 
+    def approver(self) -> Approver | None:
+        return self._approver
 
-class Question:
-    """One `ask`, run in a task of its own so that it can outlive a `tools/call` round: paused on
-    a consent question (`ask_client`), it hands the round a `Pause`; at the end, its result."""
+    def elicitor(self, *, yes: bool) -> Elicitor | None:
+        return None
 
-    def __init__(self, front: "Front", ctx: Any, progress: Any) -> None:
-        import secrets
+    def answers_sampling(self, *, yes: bool) -> bool:
+        return False
 
-        self.front = front
-        self.id = secrets.token_hex(8)
-        self.asking = Asking(ctx, question=self)
-        self.progress = progress  # the front's `Progress`: this question's events to the client
-        self.signals: asyncio.Queue[Any] = asyncio.Queue()  # Pause, or the final CallToolResult
-        self.pause: Pause | None = None
-        self.expired: int | None = None  # the pause that ran out of time: its retry gets the result
-        self.asks = 0
-        self.driven = False  # a round is waiting on `signals`
-        self.task: asyncio.Task[None] | None = None
-        self.timer: asyncio.Future[None] | None = None
+    def sign_in(self) -> SignIn:
+        from ..person import browser_sign_in
 
-    async def ask_client(self, message: str, tool: str) -> bool:
-        """Pause until the client's retry answers `message` (False when none comes in time)."""
-        from mcp.server.elicitation import render_elicitation_schema
-        from mcp.types import ElicitRequest, ElicitRequestFormParams
-
-        self.asks += 1
-        params = ElicitRequestFormParams(message=message, requested_schema=render_elicitation_schema(Approve))
-        pause = Pause(
-            self.asks, tool, ElicitRequest(params=params), asyncio.get_running_loop().create_future()
-        )
-        self.pause = pause
-        self.timer = self.front.chore(self.front.expire(self, pause))
-        self.signals.put_nowait(pause)
-        return await pause.answer
-
-    def settle(self, pause: Pause, approved: bool) -> None:
-        if self.pause is pause:
-            self.pause = None
-        if self.timer is not None:
-            self.timer.cancel()
-        if not pause.answer.done():
-            pause.answer.set_result(approved)
-
-    def waiting(self, pause: Pause) -> Any:
-        from mcp.types import InputRequiredResult
-
-        return InputRequiredResult(
-            input_requests={CONSENT: pause.request}, request_state=f"{self.id}.{pause.number}"
-        )
+        return browser_sign_in()

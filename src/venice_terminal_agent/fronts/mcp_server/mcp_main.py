@@ -8,7 +8,7 @@ Conversations live in memory for the server's lifetime, one `Agent` per id; with
 each is a saved session (`fronts/saved_sessions.py`, as the terminal's), so an id outlives the server and
 `venice-agent -r ID` goes on with it.
 
-Each question runs in a task of its own (`Question`, in client_consent.py): on the 2026-07-28
+Each question runs in a task of its own (`Question`, in question.py): on the 2026-07-28
 protocol a server cannot send a request mid-call, so a consent question pauses the run and the
 `tools/call` returns an input-required result (SEP-2322) naming the paused question in its
 `requestState` (sealed by the SDK); the client's retry carries the answer, which resumes that
@@ -19,7 +19,6 @@ same run (`Front.resume`). A retry that never comes is a no after `DEADLINE` sec
 # and they name classes imported inside `build_server`.
 
 import asyncio
-import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -31,22 +30,18 @@ from pydantic import BaseModel, Field
 
 from ...core.errors import ConfigError, StoreError, VeniceAgentError
 from ...core.events import Event, RoundStarted, ToolFinished, ToolStarted
-from ..failures import fail
+from ..failures import fail, path_problem
 from ..listening import is_loopback
-from ..runtime import Flags, load, open_runtime
+from ..runtime import Flags, Opening, load, open_runtime
 from ..text import ARGS_PREVIEW, call_text, safe
-from .client_consent import CONSENT, ClientApprover, Pause, Question, asking
+from .client_consent import ClientPerson, asking
+from .question import NOT_WAITING, Question, Timers
 
 NAME = "venice-agent"
 DEADLINE = 600.0  # seconds a paused question waits for the client's retry before it is a no
-NO_ANSWER = "no answer came within {seconds:g} s, so {tool} was declined"
 BUSY = (
     "conversation {conversation} is answering another question: ask again when that one has its "
     "answer (a conversation takes one question at a time)"
-)
-NOT_WAITING = (
-    "this question is not waiting for an answer (it ended, it was answered already, "
-    "or the server restarted): ask again"
 )
 
 
@@ -115,8 +110,8 @@ def lowered(
 
 class Front:
     """The `ask` tool's state: the runtime, the server's caps, the conversations, and the
-    questions running (those paused for an answer among them). `sleep` is the clock the
-    deadline of a pause waits on (a test gives its own)."""
+    questions running by id (those paused for an answer among them; each keeps its own state,
+    question.py). `sleep` is the clock the deadline of a pause waits on (a test gives its own)."""
 
     def __init__(
         self,
@@ -130,13 +125,11 @@ class Front:
         self.runtime = runtime
         self.caps = caps
         self.problem = problem  # a setting no question can start with: each is answered with it
-        self.approver = ClientApprover()
         self.conversations: dict[str, Any] = {}
         self.finding = asyncio.Lock()  # ids are resolved (and sessions opened) one at a time
         self.busy: set[int] = set()  # the conversations answering a question (by their agent)
         self.questions: dict[str, Question] = {}
-        self.deadline, self.sleep = deadline, sleep
-        self.chores: set[asyncio.Future[Any]] = set()  # timers and drops, cancelled at the end
+        self.timers = Timers(deadline, sleep)  # the pauses' deadlines and drops, cancelled at the end
 
     async def agent_for(self, conversation: str | None) -> tuple[Any, Any, list[str]]:
         """The agent a question goes to (a `SavingAgent` with sessions on), the `Agent` itself
@@ -144,10 +137,10 @@ class Front:
         are on and `conversation` names no saved session."""
         if not self.runtime.settings.venice_agent_sessions:
             if conversation is None:
-                agent = self.runtime.agent(self.runtime.consented(self.approver))
+                agent = self.runtime.agent(self.runtime.consented())
                 return agent, agent, []
             if conversation not in self.conversations:
-                self.conversations[conversation] = self.runtime.agent(self.runtime.consented(self.approver))
+                self.conversations[conversation] = self.runtime.agent(self.runtime.consented())
             agent = self.conversations[conversation]
             return agent, agent, []
         if conversation is not None and conversation in self.conversations:
@@ -163,7 +156,7 @@ class Front:
             await opened.store.close()
             saving = self.conversations[opened.id]
             return saving, saving.agent, []
-        base = self.runtime.agent(self.runtime.consented(self.approver))
+        base = self.runtime.agent(self.runtime.consented())
         saving, notes = attach(base, base, opened, settings, flags, self.runtime.model or "", warn)
         self.conversations[saving.id] = saving
         return saving, base, notes
@@ -182,7 +175,7 @@ class Front:
         if self.problem is not None:
             return refused(self.problem)
         caps, notes = lowered(self.caps, budget, max_rounds, max_usd)
-        running = Question(self, ctx, Progress(ctx))
+        running = Question(ctx, Progress(ctx), self.timers)
         self.questions[running.id] = running
         running.task = asyncio.ensure_future(self.run(running, question, caps, notes, conversation))
         return await self.drive(running, ctx)
@@ -228,7 +221,7 @@ class Front:
         running.signals.put_nowait(result)
         if running.expired is not None and not running.driven:
             # Its client may never come back: the result is kept for one more deadline only.
-            self.chore(self.drop(running))
+            self.timers.start(self.drop(running))
 
     def result(self, receipt: Any, notes: list[str], conversation: str | None, saved: list[str]) -> Any:
         """The answer; `notes` about it follow it in the text (the caller's model reads them),
@@ -252,74 +245,36 @@ class Front:
 
     async def drive(self, running: Question, ctx: Any) -> Any:
         """This round's outcome: the run's result, or the consent question it paused on."""
-        import anyio
-
-        running.asking.ctx = running.progress.ctx = ctx  # progress and questions go to this round
-        running.driven = True
         try:
-            signal = await running.signals.get()
-        except BaseException:  # the client cancelled the call (or left): the question is cancelled
-            self.questions.pop(running.id, None)
-            assert running.task is not None
-            running.task.cancel()
-            with anyio.CancelScope(shield=True):  # wait for the agent's rollback
-                await asyncio.wait([running.task])
-            raise
+            return await running.drive(ctx)
         finally:
-            running.driven = False
-        if isinstance(signal, Pause):
-            return running.waiting(signal)
-        self.questions.pop(running.id, None)
-        return signal
+            if running.finished:
+                self.questions.pop(running.id, None)
 
     async def resume(self, ctx: Any, state: str) -> Any:
         """A retry: its answer settles the pause its state names, and the run goes on."""
         from mcp.shared.exceptions import MCPError
-        from mcp.types import INVALID_PARAMS, ElicitResult
+        from mcp.types import INVALID_PARAMS
 
         key, _, number = state.partition(".")
         running = self.questions.get(key)
-        pause = running.pause if running is not None else None
-        if running is None or running.driven:
+        if running is None:
             raise MCPError(code=INVALID_PARAMS, message=NOT_WAITING, data={"reason": "not_waiting"})
-        if pause is not None and str(pause.number) == number:
-            answer = (ctx.input_responses or {}).get(CONSENT)
-            if answer is None:  # retried without the answer: asked again
-                return running.waiting(pause)
-            approved = (
-                isinstance(answer, ElicitResult)
-                and answer.action == "accept"
-                and (answer.content or {}).get("run") is True
-            )
-            if not approved:
-                running.asking.notes.append(f"the client's person declined {pause.tool}")
-            running.settle(pause, approved)
-        elif running.expired is None or str(running.expired) != number:
-            raise MCPError(code=INVALID_PARAMS, message=NOT_WAITING, data={"reason": "not_waiting"})
+        asked_again = running.answer(ctx, number)
+        if asked_again is not None:
+            return asked_again
         return await self.drive(running, ctx)
 
-    async def expire(self, running: Question, pause: Pause) -> None:
-        await self.sleep(self.deadline)
-        if running.pause is pause:
-            running.asking.notes.append(NO_ANSWER.format(seconds=self.deadline, tool=pause.tool))
-            running.expired = pause.number
-            running.settle(pause, False)
-
     async def drop(self, running: Question) -> None:
-        await self.sleep(self.deadline)
+        """A result no retry came for is kept one more deadline, then let go."""
+        await self.timers.sleep(self.timers.deadline)
         if not running.driven:
             self.questions.pop(running.id, None)
-
-    def chore(self, work: Awaitable[Any]) -> "asyncio.Future[Any]":
-        task = asyncio.ensure_future(work)
-        self.chores.add(task)
-        task.add_done_callback(self.chores.discard)
-        return task
 
     async def close(self) -> None:
         """The server stops: every question still running is cancelled, every session let go."""
         tasks = [running.task for running in self.questions.values() if running.task is not None]
-        for task in [*tasks, *self.chores]:
+        for task in [*tasks, *self.timers.running]:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks)
@@ -397,7 +352,7 @@ def build_server(front: Front) -> Any:
         log_level="WARNING",
         # The SDK seals each requestState under this process's key; it outlives our deadline,
         # so a late retry reaches us and gets the question's result (or NOT_WAITING).
-        request_state_security=RequestStateSecurity.ephemeral(ttl=3 * front.deadline),
+        request_state_security=RequestStateSecurity.ephemeral(ttl=3 * front.timers.deadline),
     )
 
     @server.tool(
@@ -430,8 +385,8 @@ def mcp_front_main(options: FrontOptions) -> int:
     """The whole command; returns the exit status."""
     if options.http and options.token is None and not is_loopback(options.host):
         return fail(f"--host {options.host} is not loopback: give --token (or VENICE_AGENT_MCP_TOKEN)")
-    if options.mcp_config is not None and not os.path.lexists(options.mcp_config):
-        return fail(f"--mcp-config {options.mcp_config}: no such file")
+    if wrong := path_problem(mcp_config=options.mcp_config):
+        return fail(wrong)
     flags = Flags(
         model=options.model,
         mcp_config=options.mcp_config,
@@ -507,10 +462,10 @@ async def open_front(
         front: Front | None = None
         if problem is None:
             try:
-                # person=False: nobody at this terminal (stdout may be the protocol): servers get
-                # neither elicitation nor sampling from us; consent questions go to the client.
+                # The client's person: consent questions go to the client; nobody at this
+                # terminal (stdout may be the protocol), so servers get neither forms nor sampling.
                 runtime = await stack.enter_async_context(
-                    open_runtime(settings, servers, root=options.root, person=False)
+                    open_runtime(settings, servers, ClientPerson(), Opening(root=options.root))
                 )
                 for failure in runtime.mcp.failures:
                     print(f"venice-agent mcp: {failure}", file=sys.stderr, flush=True)

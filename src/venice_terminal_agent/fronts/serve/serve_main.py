@@ -13,7 +13,6 @@ The server itself (connections guarded, stopping as `--help` says) is `fronts/se
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import socket
 import sys
@@ -26,9 +25,11 @@ from typing import Any
 from ...config import load_settings
 from ...core.defaults import CALLS_PER_WINDOW
 from ...core.errors import ConfigError
-from ...core.receipt import USAGE_ERROR_STATUS
 from ...core.toolbox import ToolSpec
+from ..failures import fail, path_problem
 from ..listening import hosts_for, is_loopback, listen
+
+SERVE = "venice-agent serve"
 
 
 @dataclass(frozen=True)
@@ -73,18 +74,20 @@ def serve_main(options: ServeOptions) -> int:
     from ...core.errors import VeniceAgentError
 
     if options.token_file is None and not is_loopback(options.host):
-        return _fail(
+        return fail(
             f"without --token-file the API serves loopback only; refusing to listen on {options.host} "
-            "(give --token-file, or --host 127.0.0.1)"
+            "(give --token-file, or --host 127.0.0.1)",
+            command=SERVE,
         )
-    if options.root is not None and not os.path.isdir(options.root):
-        return _fail(f"--root {options.root} is not a folder")
+    if wrong := path_problem(options.root):
+        return fail(wrong, command=SERVE)
     from ..http_edge import split_host
 
     for name in options.allowed_hosts:
         if split_host(name) is None:
-            return _fail(
-                f"--allowed-host {name!r} is not a host name (NAME or NAME:PORT, e.g. bot.example.com)"
+            return fail(
+                f"--allowed-host {name!r} is not a host name (NAME or NAME:PORT, e.g. bot.example.com)",
+                command=SERVE,
             )
     from .server import raise_descriptor_limit
 
@@ -99,7 +102,8 @@ def serve_main(options: ServeOptions) -> int:
         settings = load_settings(auto_approve_tools=options.yes or None)
         return asyncio.run(_serve(options, users, settings))
     except VeniceAgentError as problem:  # a setting, the address, the store, the model or an MCP server
-        return _fail(problem.message, problem.exit_status)
+        # a store's or a server's words may run over lines: one line here
+        return fail(" ".join(problem.message.split()), problem.exit_status, command=SERVE)
     except KeyboardInterrupt:
         return 0
     finally:
@@ -131,10 +135,14 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
             return await _listen(options, users, bot, spec, "commands (no model)", "none (file tools only)")
 
     from ...mcp.servers_file import load_servers
-    from ..runtime import NO_MCP, open_runtime
+    from ..person import NOBODY
+    from ..runtime import NO_MCP, Opening, open_runtime
 
     servers = load_servers(settings, options.mcp_config, no_mcp=options.no_mcp)
-    async with open_runtime(settings, servers, root=options.root, person=False, check_model=True) as runtime:
+    # Nobody answers for a service: servers get neither forms nor sampling, and a call that needs
+    # a yes runs only with --yes (else it is left out).
+    opening = Opening(root=options.root, check_model=True)
+    async with open_runtime(settings, servers, NOBODY, opening) as runtime:
         for failure in runtime.mcp.failures:
             print(f"venice-agent serve: {failure}", file=sys.stderr)
         tools = runtime.tools if options.yes else ReadOnlyTools(runtime.tools)
@@ -245,7 +253,3 @@ async def _listen(
     return 0
 
 
-def _fail(message: str, status: int = USAGE_ERROR_STATUS) -> int:
-    from ..failures import fail
-
-    return fail(" ".join(message.split()), status, command="venice-agent serve")

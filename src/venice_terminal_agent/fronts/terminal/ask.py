@@ -7,16 +7,20 @@ Any settings problem is one line on stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...config import Settings
 from ...core.errors import ConfigError, VeniceAgentError
 from ...core.receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Exit
-from ..failures import fail
+from ..failures import fail, path_problem
 from ..runtime import Flags, load, read_instruction, settings_from
 from .console_io import cancellable, cancelled_receipt, quiet_type_ahead
+
+if TYPE_CHECKING:
+    from ...agent import Agent
+    from ...bot.recording import RecordingAgent
+    from ..saved_sessions import SavingAgent
 
 __all__ = ["Flags", "ask_main", "settings_from"]
 
@@ -42,10 +46,8 @@ def ask_main(question: str | None, flags: Flags) -> int:
         return fail("the question is empty; ask something, or run venice-agent alone to chat")
     if flags.json_output and question is None:
         return fail('--json needs a question: venice-agent --json "question"')
-    if flags.root is not None and not os.path.isdir(flags.root):
-        return fail(f"--root {flags.root} is not a folder")
-    if flags.mcp_config is not None and not os.path.lexists(flags.mcp_config):
-        return fail(f"--mcp-config {flags.mcp_config}: no such file")
+    if problem := path_problem(flags.root, flags.mcp_config):
+        return fail(problem)
     if sum(map(bool, (flags.continue_, flags.resume, flags.fork))) > 1:
         return fail("-c, --resume and --fork each name the session to go on from: give one")
     if flags.e2ee and flags.attach:
@@ -175,9 +177,9 @@ async def run_session(
     """The whole program once settings are loaded; returns the exit status."""
     from ...core.context import window_line
     from ...model.models import balance, deprecation_notice
-    from ..runtime import open_runtime
+    from ..runtime import Opening, open_runtime
     from ..text import catalogue_searched, files_line, material_note, safe
-    from .approver import TerminalApprover
+    from .person import TerminalPerson
     from .plain_console import say
     from .render import banner, make_console
 
@@ -204,9 +206,9 @@ async def run_session(
 
         # One question: the servers' cached lists open it, and they start only for a call (issue 21).
         tool_lists = default_cache(settings.mcp_list_cache_hours, write=not flags.private)
-    async with open_runtime(
-        settings, servers, root=flags.root, spinner=spinner, tool_lists=tool_lists, defer=question is not None
-    ) as runtime:
+    person = TerminalPerson(console, for_session=question is None)  # the REPL: a yes may hold
+    opening = Opening(root=flags.root, watch=spinner, tool_lists=tool_lists, defer=question is not None)
+    async with open_runtime(settings, servers, person, opening) as runtime:
         for failure in runtime.mcp.failures:
             warn(failure)
         runtime.e2ee = flags.e2ee
@@ -215,12 +217,12 @@ async def run_session(
         except ConfigError as error:
             return fail(error.message)
         base = runtime.agent(
-            runtime.consented(TerminalApprover(console, for_session=question is None)),
+            runtime.consented(),
             instruction=flags.system,
             asking=flags.asking(),
             **options,
         )
-        agent = runtime.recording(base, warn)
+        agent: Agent | RecordingAgent | SavingAgent = runtime.recording(base, warn)
         notes: list[str] = []
         if question is None or opened is not None or flags.private:
             from ..saved_sessions import attach
@@ -233,7 +235,7 @@ async def run_session(
                 apify=runtime.apify,
                 tools=base.offered(base.history),  # what the model is shown (none: it cannot call tools)
                 repl=question is None,
-                balance=balance(runtime.client.headers),
+                balance=balance(runtime.model_client.headers),
                 files=None if base.private is not None else files_line(settings.file_tools, flags.root),
                 no_tools=_no_tools(base),
                 context=window_line(base.context_window, base.context_source),
@@ -245,7 +247,7 @@ async def run_session(
         for note in notes:
             say(warnings, f"  {safe(note)}", "dim", soft_wrap=True)
         info = runtime.facts.info if runtime.facts is not None else None
-        if old := deprecation_notice(runtime.model or "", info, runtime.client.headers):
+        if old := deprecation_notice(runtime.model or "", info, runtime.model_client.headers):
             warn(old)  # at start, once: not again when a response's header says it
             base.deprecation_said = True
         if (above := await cap_above_balance(runtime)) is not None:

@@ -10,7 +10,6 @@ over from one session to the next. With a Venice key the model plans; without on
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,11 +17,12 @@ from typing import Any
 
 from ...core.defaults import CALLS_PER_WINDOW
 from ...core.errors import VeniceAgentError
-from ...core.receipt import USAGE_ERROR_STATUS
-from ..failures import fail
+from ..failures import fail, path_problem
 from ..runtime import Flags, settings_from
 from ..text import files_line, safe, tool_line
 from .console_io import ReadLine, cancellable, quiet_type_ahead
+
+CHAT = "venice-agent chat"
 
 QUIT_WORDS = frozenset({"/quit", "/exit", "quit", "exit"})
 MCP_COMMANDS = frozenset({"/resources", "/prompts", "/prompt"})  # with a model and MCP servers
@@ -48,9 +48,9 @@ def chat_main(options: ChatOptions) -> int:
     from ...store.schema import resolve_db_path
 
     if not options.chat.strip():
-        return _fail("--chat needs a name, e.g. --chat work")
-    if options.root is not None and not os.path.isdir(options.root):
-        return _fail(f"--root {options.root} is not a folder")
+        return fail("--chat needs a name, e.g. --chat work", command=CHAT)
+    if problem := path_problem(options.root):
+        return fail(problem, command=CHAT)
     flags = Flags(
         mcp_config=options.mcp_config,
         yes=options.yes,
@@ -71,7 +71,7 @@ def chat_main(options: ChatOptions) -> int:
         with quiet_type_ahead():  # keys typed while it starts are read by the first prompt, once
             return asyncio.run(_session(options, path, settings if use_model else None, settings.file_tools))
     except VeniceAgentError as error:
-        return _fail(error.message, error.exit_status)
+        return fail(error.message, error.exit_status, command=CHAT)
     except KeyboardInterrupt:
         return 0
 
@@ -93,8 +93,8 @@ async def _session(options: ChatOptions, path: Path, settings: Any, files: bool 
         return 0
 
     from ...mcp.servers_file import load_servers
-    from ..runtime import NO_MCP, open_runtime
-    from .approver import TerminalApprover
+    from ..runtime import NO_MCP, Opening, open_runtime
+    from .person import TerminalPerson
     from .render import make_console
     from .startup_spinner import StartupSpinner
 
@@ -107,10 +107,11 @@ async def _session(options: ChatOptions, path: Path, settings: Any, files: bool 
         servers=[server.name for server in servers],
     ).start()
     try:
-        async with open_runtime(settings, servers, root=options.root, spinner=spinner) as runtime:
+        person = TerminalPerson(console)
+        async with open_runtime(settings, servers, person, Opening(root=options.root, watch=spinner)) as runtime:
             for failure in runtime.mcp.failures:
                 print(f"venice-agent chat: {safe(failure)}", file=sys.stderr)
-            agent = runtime.agent(runtime.consented(TerminalApprover(console)))
+            agent = runtime.agent(runtime.consented())
             secrets = settings.secrets(servers)  # masked in what the bot's store keeps
             async with Bot(db=path, agent=agent, calls_per_window=options.calls, secrets=secrets) as bot:
                 if interactive:
@@ -182,5 +183,3 @@ def _banner(options: ChatOptions, path: Path, planner: str, files: bool) -> None
     )
 
 
-def _fail(message: str, status: int = USAGE_ERROR_STATUS) -> int:
-    return fail(message, status, command="venice-agent chat")

@@ -1,5 +1,6 @@
-"""Terminal plumbing of the terminal front: Ctrl+C, reading lines, the prompt's history, sign-in in
-the browser. One-line errors and crashes, which every front says alike, are `fronts/failures.py`."""
+"""Terminal plumbing of the terminal front: Ctrl+C, reading lines, the prompt's history. One-line
+errors and crashes, which every front says alike, are `fronts/failures.py`; a sign-in in the
+browser, `fronts/person.py`."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from typing import Any, TypeVar
 
 from ...core.defaults import APP_NAME
 from ...core.receipt import Exit, Receipt
-from ..text import safe
 
 T = TypeVar("T")
 HISTORY_FILE = "history"
@@ -171,19 +171,3 @@ def piped_reader() -> ReadLine:
         return line
 
     return read_line
-
-
-async def show_and_open(server: str, url: str) -> None:
-    print(f"Sign in to {safe(server)} in your browser: {url}", file=sys.stderr, flush=True)
-    import webbrowser
-
-    # In a thread: a browser command may wait until it is closed, and the redirect it brings
-    # back is served by this event loop.
-    await asyncio.to_thread(webbrowser.open, url)
-
-
-def terminal_sign_in() -> Any:
-    """Who completes a browser sign-in in a session: the person at the terminal, or nobody."""
-    from ...mcp.oauth.auth import SignIn
-
-    return SignIn(open_url=show_and_open if sys.stdin.isatty() and sys.stderr.isatty() else None)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,10 @@ from ...core.plans import PlanError, parse_plan
 from ...core.receipt import USAGE_ERROR_STATUS, Receipt
 from ...core.wording import shown_answer
 from ...tools.builtin import builtin_toolbox
+from ..failures import fail, path_problem
 from ..text import preview, safe, tool_line
+
+RUN = "venice-agent run"
 
 DEFAULT_BUDGET = PLAN_BUDGET
 
@@ -44,9 +46,8 @@ def run_plan(
     except PlanError as error:
         typer.echo(f"venice-agent run: {error}{_elsewhere(source)}", err=True)
         return USAGE_ERROR_STATUS
-    if root is not None and not os.path.isdir(root):
-        typer.echo(f"venice-agent run: --root {root} is not a folder", err=True)
-        return USAGE_ERROR_STATUS
+    if problem := path_problem(root):
+        return fail(problem, command=RUN)
 
     pager = Pager(plan.page_chars or DEFAULT_PAGE_CHARS)
     limit = budget if budget is not None else plan.budget if plan.budget is not None else DEFAULT_BUDGET
@@ -116,8 +117,7 @@ def run_with_mcp(
     try:
         settings, servers = load(Flags(mcp_config=mcp_config, yes=yes))
     except ConfigError as error:
-        typer.echo(f"venice-agent run: {safe(str(error))}", err=True)
-        return USAGE_ERROR_STATUS
+        return fail(str(error), command=RUN)
     return asyncio.run(_run(steps, budget, events, pager, root, settings, servers, yes))
 
 
@@ -131,14 +131,13 @@ async def _run(
     servers: list[Any],
     yes: bool,
 ) -> Receipt:
-    from ..runtime import open_runtime
+    from ..runtime import Opening, open_runtime
     from .approver import terminal_consent
+    from .person import TerminalPerson
     from .startup_spinner import starting_lines
 
-    progress = starting_lines(False)
-    async with open_runtime(
-        settings, servers, model=False, root=root, pager=pager, on_status=progress
-    ) as runtime:
+    opening = Opening(model=False, root=root, pager=pager, watch=starting_lines(False))
+    async with open_runtime(settings, servers, TerminalPerson(), opening) as runtime:
         for failure in runtime.mcp.failures:
             typer.echo(f"venice-agent run: {safe(failure)}", err=True)
         tools = terminal_consent(runtime.tools, yes)

@@ -10,13 +10,16 @@ before anything else is printed. Piped or redirected, it prints nothing at all.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import typer
 
 from ..text import safe
+
+if TYPE_CHECKING:
+    from ...mcp.session import ServerStatus
 
 
 class StartupSpinner:
@@ -42,7 +45,7 @@ class StartupSpinner:
             self._status.start()
         return self
 
-    def server(self, status: Any) -> None:
+    def server(self, status: ServerStatus) -> None:
         """`on_status` of the MCP toolbox: a server that is ready or failed is no longer awaited."""
         if status.state != "starting" and status.name in self.starting:
             self.starting.remove(status.name)
@@ -67,13 +70,20 @@ class StartupSpinner:
             self.stop()
 
 
-def starting_lines(quiet: bool) -> Callable[[Any], None] | None:
-    """One line on stderr as each MCP server starts (a terminal only, not `quiet`); None: silent."""
-    if quiet or not sys.stderr.isatty():
-        return None
+class ServerLines:
+    """Start-up told as lines on stderr, one as each MCP server starts (`tools`, `run`)."""
 
-    def show(status: Any) -> None:
+    def server(self, status: ServerStatus) -> None:
         if status.state == "starting":
             typer.echo(f"starting {safe(status.name)} ({safe(status.where)})…", err=True)
 
-    return show
+    def model_found(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+def starting_lines(quiet: bool) -> ServerLines | None:
+    """A line on stderr as each MCP server starts (a terminal only, not `quiet`); None: silent."""
+    return None if quiet or not sys.stderr.isatty() else ServerLines()
