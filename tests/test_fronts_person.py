@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from servers.forms import BLINK
-
 from venice_terminal_agent.config import Settings
 from venice_terminal_agent.core.receipt import Call, CallOutcome
 from venice_terminal_agent.fronts.person import NOBODY, Person
@@ -18,7 +17,6 @@ from venice_terminal_agent.fronts.runtime import Opening, open_runtime
 from venice_terminal_agent.mcp.features import Form
 from venice_terminal_agent.mcp.oauth.auth import SignIn
 from venice_terminal_agent.mcp.server_config import ServerConfig
-
 
 SERVERS = Path(__file__).parent / "servers"
 
