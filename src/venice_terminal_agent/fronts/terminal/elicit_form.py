@@ -114,22 +114,3 @@ def _shown(value: Any) -> str:
     if isinstance(value, list):
         return safe(", ".join(str(item) for item in value))
     return safe(str(value))
-
-
-def terminal_features(*, yes: bool, root: Any = None, model: bool = False, person: bool = True) -> Any:
-    """What the session's MCP client offers: the form on stderr when a person is there and no
-    `--yes` (which never answers a server's question), sampling under the same condition and
-    only with a `model` to ask, and the file root as the default root (`roots_for` chooses per
-    server). `person` False: nobody answers at this terminal for the session (`serve`)."""
-    import sys
-    from pathlib import Path
-
-    from ...mcp.features import ClientFeatures
-    from ...mcp.sampling_model import SamplingDesk
-    from .approver import has_terminal
-    from .render import make_console
-
-    person = person and not yes and has_terminal(sys.stderr)
-    elicitor = terminal_elicitor(make_console(stderr=True)) if person else None
-    desk = SamplingDesk() if person and model else None
-    return ClientFeatures(elicitor=elicitor, roots=(Path(root or "."),), sampling=desk)
