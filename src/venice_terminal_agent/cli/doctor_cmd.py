@@ -19,11 +19,17 @@ import subprocess
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.receipt import USAGE_ERROR_STATUS
 from ..core.wording import plural
 from ..fronts.text import safe, server_place
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..mcp.server_config import ServerConfig
+    from ..mcp.session import ServerStatus
+    from ..model.models import ModelFacts
 
 
 @dataclass
@@ -115,7 +121,7 @@ async def _no_model() -> tuple[list[Check], None]:
     return [Check("model", False, "not checked: no key", "set VENICE_API_KEY first")], None
 
 
-async def _model_checks(settings: Any, key: str, probe: bool = False) -> tuple[list[Check], Any]:
+async def _model_checks(settings: Settings, key: str, probe: bool = False) -> tuple[list[Check], Any]:
     """The model's checks, and its facts (its window, as a question reads it) when it was found."""
     from ..core.errors import ConfigError, ModelError
     from ..model.client import VeniceClient
@@ -153,7 +159,7 @@ async def _model_checks(settings: Any, key: str, probe: bool = False) -> tuple[l
     return checks, facts
 
 
-def _context_check(facts: Any, settings: Any) -> Check:
+def _context_check(facts: ModelFacts, settings: Settings) -> Check:
     """The window the agent will count against: an unknown one is said, never guessed."""
     from ..core.context import choose_window, window_line
 
@@ -194,7 +200,7 @@ async def _account_checks(client: Any, model: str) -> list[Check]:
     return checks
 
 
-async def _mcp_checks(servers: list[Any], settings: Any) -> tuple[list[Check], list[Any] | None]:
+async def _mcp_checks(servers: list[ServerConfig], settings: Settings) -> tuple[list[Check], list[Any] | None]:
     """A check per server, and the catalogue a question would have (the built-ins and these
     servers' tools); None without servers."""
     if not servers:
@@ -209,7 +215,7 @@ async def _mcp_checks(servers: list[Any], settings: Any) -> tuple[list[Check], l
     started = time.monotonic()
     took: dict[str, float] = {}
 
-    def timed(status: Any) -> None:
+    def timed(status: ServerStatus) -> None:
         if status.state in ("ready", "failed"):
             took.setdefault(status.name, time.monotonic() - started)
 
@@ -231,7 +237,7 @@ async def _mcp_checks(servers: list[Any], settings: Any) -> tuple[list[Check], l
     return checks, catalogue
 
 
-def _search_check(catalogue: list[Any], settings: Any, window: int | None) -> Check:
+def _search_check(catalogue: list[Any], settings: Settings, window: int | None) -> Check:
     """Whether asking would search `catalogue`, and why: the rule a question uses, on the
     model's window (`window`, from its model list or /props) when known."""
     from ..fronts.runtime import search_rule
@@ -244,7 +250,7 @@ def _search_check(catalogue: list[Any], settings: Any, window: int | None) -> Ch
     return Check("tools", True, f"{plural(len(catalogue), 'tool')}, sent whole with each request; {why}")
 
 
-def _node_checks(servers: list[Any]) -> list[Check]:
+def _node_checks(servers: list[ServerConfig]) -> list[Check]:
     needing = [s for s in servers if s.needs_node or Path(s.command or "").name in ("npx", "node")]
     if not needing:
         return []
@@ -273,7 +279,7 @@ def _node_checks(servers: list[Any]) -> list[Check]:
     return [Check("node", True, f"{version} at {node} (needed by {names})")]
 
 
-def _editor_check(settings: Any, started: list[Check], *, model_found: bool) -> Check:
+def _editor_check(settings: Settings, started: list[Check], *, model_found: bool) -> Check:
     """What `venice-agent acp` would give an editor: the same parts as asking here, as the
     checks above found them (the model, the MCP servers that started)."""
     from ..core.costs import usd
@@ -304,7 +310,7 @@ def _editor_check(settings: Any, started: list[Check], *, model_found: bool) -> 
     return Check("editor (ACP)", True, detail)
 
 
-async def _store_check(settings: Any) -> list[Check]:
+async def _store_check(settings: Settings) -> list[Check]:
     if not settings.venice_agent_db:
         return []  # the agent keeps nothing unless asked; the chat bot's default store is its own
     from ..core.errors import StoreError
@@ -323,7 +329,7 @@ async def _store_check(settings: Any) -> list[Check]:
     return [Check("store", True, str(path))]
 
 
-async def _sessions_check(settings: Any) -> Check:
+async def _sessions_check(settings: Settings) -> Check:
     """Whether conversations are saved, and where (`-c` finds nothing while they are off)."""
     from ..core.wording import plural
     from ..fronts.saved_sessions import ENABLE, sessions_path

@@ -4,17 +4,20 @@ The body is fronts/mcp_server/mcp_main.py, imported only when the command runs (
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ..core.defaults import QUESTION_BUDGET
 from .common_options import McpConfigOption, NoFilesOption, NoMcpOption, RootOption, yes_flag
 
+if TYPE_CHECKING:
+    from ..config import Settings
+
 TOKEN_ENV = "VENICE_AGENT_MCP_TOKEN"
 
 
-def front_line(settings: Any) -> str:
+def front_line(settings: Settings) -> str:
     """What `venice-agent mcp` would expose with these settings (doctor's line)."""
     money = f"max_usd<={settings.max_usd:g}" if settings.max_usd is not None else "no money cap"
     paid = (

@@ -10,11 +10,14 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import VeniceAgentError
 from ..fronts.failures import fail
 from ..fronts.text import safe
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ def models_main(base_url: str | None, filters: Filters, *, json_output: bool) ->
     return 0
 
 
-async def _listing(settings: Any) -> list[Any]:
+async def _listing(settings: Settings) -> list[Any]:
     from ..model.client import VeniceClient
     from ..model.models import model_infos
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -24,6 +24,10 @@ from ..fronts.failures import fail
 from ..fronts.terminal.approver import terminal_consent
 from ..fronts.terminal.startup_spinner import starting_lines
 from ..fronts.text import CONSENT_KEY, safe, server_place, tool_rows
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..mcp.server_config import ServerConfig
 
 TOOL_FAILED = EXIT_STATUS[Exit.TOOL_ERROR]
 
@@ -57,7 +61,7 @@ def list_tools(flags: McpFlags, *, json_output: bool) -> int:
     return asyncio.run(_list(servers, settings, json_output))
 
 
-async def _list(servers: list[Any], settings: Any, json_output: bool) -> int:
+async def _list(servers: list[ServerConfig], settings: Settings, json_output: bool) -> int:
     from ..fronts.runtime import Opening, open_runtime
     from ..fronts.terminal.person import TerminalPerson
 
@@ -125,8 +129,8 @@ def call_tool(
 
 
 async def _call(
-    servers: list[Any],
-    settings: Any,
+    servers: list[ServerConfig],
+    settings: Settings,
     name: str,
     arguments: dict[str, Any],
     yes: bool,

@@ -12,14 +12,14 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections.abc import Sequence
-from typing import Any
 
+from ..mcp.server_config import ServerConfig
 from ..mcp.stdio import StdioServer, child_environment, spawn
 
 __all__ = ["child_environment", "head_start"]
 
 
-def head_start(servers: Sequence[Any]) -> tuple[list[Any], list[StdioServer]]:
+def head_start(servers: Sequence[ServerConfig]) -> tuple[list[ServerConfig], list[StdioServer]]:
     """Spawn every plain stdio server now; the configs come back with `started` filled in.
 
     Servers that need a check first (Node's version for Apify's) and any server that cannot
@@ -27,9 +27,10 @@ def head_start(servers: Sequence[Any]) -> tuple[list[Any], list[StdioServer]]:
     """
     if sys.platform == "win32":
         return list(servers), []
-    ready, started = [], []
+    ready: list[ServerConfig] = []
+    started: list[StdioServer] = []
     for server in servers:
-        if server.transport != "stdio" or server.needs_node or server.unavailable:
+        if server.transport != "stdio" or server.command is None or server.needs_node or server.unavailable:
             ready.append(server)
             continue
         try:

@@ -8,9 +8,12 @@ from __future__ import annotations
 import ipaddress
 import socket
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from .http_edge import Hosts
 
 LISTEN_QUEUE = 2048  # connections the kernel holds until they are accepted
 LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})
@@ -49,7 +52,7 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def hosts_for(bound: str, port: int, allowed: Sequence[str]) -> Any:
+def hosts_for(bound: str, port: int, allowed: Sequence[str]) -> Hosts:
     """The Host names a server bound to `bound`:`port` answers to (see `http_edge.Hosts`): the
     address it is bound to; on loopback or on every address, 127.0.0.1, localhost and [::1]
     too; on every address, any IP address (a client on the network names the machine by one).

@@ -14,10 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import ConfigError, StoreError
 from ..core.receipt import Receipt
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..store.sessions import Session, SessionStore
+    from .runtime import Flags
 
 ENABLE = "venice-agent config set sessions on (or VENICE_AGENT_SESSIONS=1, or --save for one run)"
 
@@ -33,7 +38,7 @@ def sessions_off() -> str:
     return f"sessions are off, so there is no saved conversation to go on from: turn them on with {ENABLE}; they would be kept in {sessions_path()}"
 
 
-def wanted(flags: Any) -> str | None:
+def wanted(flags: Flags) -> str | None:
     """The stored session a run asks for: `latest` (of this folder, `-c`), an id, or None."""
     return "latest" if flags.continue_ else flags.resume or flags.fork
 
@@ -52,14 +57,14 @@ def short_tokens(count: int) -> str:
 class Opened:
     """The session a run goes on in: its store (None until something is saved), id and past."""
 
-    store: Any
+    store: SessionStore
     id: str
-    session: Any = None  # the stored Session it goes on from, None for a new one
+    session: Session | None = None  # the stored Session it goes on from, None for a new one
     notes: list[str] = field(default_factory=list)  # said once, after the banner
     claimed: bool = False
 
 
-async def open_session(flags: Any, settings: Any, secrets: list[str]) -> Opened | None:
+async def open_session(flags: Flags, settings: Settings, secrets: list[str]) -> Opened | None:
     """The session this run saves to or goes on from; None when it neither saves nor resumes.
     `ConfigError` (one line, status 2) when the asked-for session cannot be found."""
     ref = wanted(flags)
@@ -98,13 +103,13 @@ async def open_session(flags: Any, settings: Any, secrets: list[str]) -> Opened 
         raise ConfigError(error.message) from None
 
 
-def resumed_line(opened: Opened) -> str:
+def resumed_line(opened: Opened, session: Session) -> str:
     """`resumed a1b2c3 · 12 questions · 48k tokens · $0.031 so far` (`at least $0.031 so far`,
-    or `cost unknown`, on a server that does not always say it)."""
+    or `cost unknown`, on a server that does not always say it), for `session` going on."""
     from ..core.costs import spent
     from ..core.wording import plural
 
-    info = opened.session.info
+    info = session.info
     so_far = "" if info.cost_unknown and not info.cost else " so far"  # not "cost unknown so far"
     return (
         f"resumed {opened.id} · {plural(info.questions, 'question')} · {short_tokens(info.tokens)} · "
@@ -290,7 +295,7 @@ def attach(
     agent: Any,
     base: Any,
     opened: Opened | None,
-    settings: Any,
+    settings: Settings,
     flags: Any,
     model: str,
     warn: Callable[[str], None],
@@ -318,7 +323,7 @@ def attach(
             )
         base.resume(messages, spent=info.cost, spent_unknown=info.cost_unknown, local_data=info.local_data)
         base.pager.expire_until(info.pages)  # their pages were not kept: asking says they expired
-        notes.insert(0, resumed_line(opened))
+        notes.insert(0, resumed_line(opened, opened.session))
     if flags.private:
         notes.append("private: nothing of this run is saved")
     elif enabled and opened.session is None:

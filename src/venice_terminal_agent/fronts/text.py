@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..core.toolbox import Toolbox, ToolSpec
+    from ..mcp.session import ServerStatus
 
 # C0 controls except tab and newline, DEL, and C1 controls: an escape sequence from a model or
 # a tool could move the cursor, retitle the window or hide text. They are shown, not obeyed.
@@ -17,7 +22,7 @@ def safe(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
-def preview(value: Any, limit: int = 240) -> str:
+def preview(value: object, limit: int = 240) -> str:
     """One line, at most `limit` characters, safe for a terminal."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     text = " ".join(text.split())
@@ -33,7 +38,7 @@ def files_line(enabled: bool, root: Path | None) -> str:
     return f"read_file and list_files see {safe(str((root or Path.cwd()).resolve()))}"
 
 
-def server_place(status: Any) -> str:
+def server_place(status: ServerStatus) -> str:
     """`http, http://127.0.0.1:8000/mcp`: how and where a server runs (its command line or URL,
     without secrets), and the MCP revision it speaks once it started (`MCP 2025-11-25`), as
     `tools list`, `doctor` and `/tools` name it beside the server."""
@@ -44,12 +49,12 @@ def server_place(status: Any) -> str:
 ARGS_PREVIEW = 200  # a call's arguments as it starts; the consent question shows more
 
 
-def call_text(name: str, arguments: Any, limit: int = ARGS_PREVIEW) -> str:
+def call_text(name: str, arguments: object, limit: int = ARGS_PREVIEW) -> str:
     """`name(args)`: one tool call on one line, safe for a terminal."""
     return f"{safe(name)}({preview(arguments, limit)})"
 
 
-def tool_line(name: str, arguments: Any) -> str:
+def tool_line(name: str, arguments: object) -> str:
     """`→ name(args)`: the line every command prints as a call starts (`grep '→ '` finds them all)."""
     return f"→ {call_text(name, arguments)}"
 
@@ -62,7 +67,7 @@ def searched_line(count: int) -> str:
     )
 
 
-def catalogue_searched(tools: Any) -> str | None:
+def catalogue_searched(tools: Toolbox) -> str | None:
     """`searched_line` for a toolbox (an agent's tools) whose catalogue is searched, else None."""
     from ..tools.search import find_search
 
@@ -73,7 +78,7 @@ def catalogue_searched(tools: Any) -> str | None:
 CONSENT_KEY = "free: runs without asking (known read-only) · asks: needs your yes (or --yes) first"
 
 
-def tool_rows(specs: Any, limit: int, *, servers: bool = True) -> list[tuple[str, str, str]]:
+def tool_rows(specs: Iterable[ToolSpec], limit: int, *, servers: bool = True) -> list[tuple[str, str, str]]:
     """The free/asks table of `/tools` and `tools list`: (mark, padded name, description) per tool;
     `CONSENT_KEY` explains the marks. With `servers`, each description starts with `[server]`."""
     width = max((len(safe(spec.name)) for spec in specs), default=0)

@@ -12,11 +12,16 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ...core.errors import ConfigError, VeniceAgentError
 from ..failures import fail, path_problem
 from ..runtime import Flags, load
+
+if TYPE_CHECKING:
+    from ...config import Settings
+    from ...mcp.server_config import ServerConfig
+    from ..runtime import Runtime
 
 
 def acp_main(flags: Flags) -> int:
@@ -87,7 +92,7 @@ async def _refuse(error: VeniceAgentError) -> int:
     return 0
 
 
-async def _serve(settings: Any, flags: Flags, servers: list[Any]) -> int:
+async def _serve(settings: Settings, flags: Flags, servers: list[ServerConfig]) -> int:
     from contextlib import AsyncExitStack
 
     from ... import __version__
@@ -147,7 +152,7 @@ class EditorSessions:
     refused here, since a load cannot answer with another id.
     """
 
-    def __init__(self, runtime: Any, warn: Any) -> None:
+    def __init__(self, runtime: Runtime, warn: Any) -> None:
         from ...store.sessions import SessionStore
         from ..saved_sessions import sessions_path
 
@@ -224,7 +229,7 @@ class EditorServers:
     they are not trusted: every tool of theirs that is not read-only asks, as any server's.
     """
 
-    def __init__(self, runtime: Any, settings: Any, warn: Any) -> None:
+    def __init__(self, runtime: Runtime, settings: Settings, warn: Any) -> None:
         self.runtime, self.settings, self.warn = runtime, settings, warn
         self.holders: list[asyncio.Task[None]] = []
         self.done = asyncio.Event()

@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, Field
 
@@ -36,6 +36,12 @@ from ..runtime import Flags, Opening, load, open_runtime
 from ..text import ARGS_PREVIEW, call_text, safe
 from .client_consent import ClientPerson, asking
 from .question import NOT_WAITING, Question, Timers
+
+if TYPE_CHECKING:
+    from ...config import Settings
+    from ...core.receipt import Receipt
+    from ...mcp.server_config import ServerConfig
+    from ..runtime import Runtime
 
 NAME = "venice-agent"
 DEADLINE = 600.0  # seconds a paused question waits for the client's retry before it is a no
@@ -115,7 +121,7 @@ class Front:
 
     def __init__(
         self,
-        runtime: Any,
+        runtime: "Runtime | None",
         caps: Caps,
         *,
         deadline: float = DEADLINE,
@@ -135,12 +141,14 @@ class Front:
         """The agent a question goes to (a `SavingAgent` with sessions on), the `Agent` itself
         (its caps are set on it), and what to say about the session. `ConfigError` when sessions
         are on and `conversation` names no saved session."""
-        if not self.runtime.settings.venice_agent_sessions:
+        runtime = self.runtime
+        assert runtime is not None  # a front with a problem answers every question with it
+        if not runtime.settings.venice_agent_sessions:
             if conversation is None:
-                agent = self.runtime.agent(self.runtime.consented())
+                agent = runtime.agent(runtime.consented())
                 return agent, agent, []
             if conversation not in self.conversations:
-                self.conversations[conversation] = self.runtime.agent(self.runtime.consented())
+                self.conversations[conversation] = runtime.agent(runtime.consented())
             agent = self.conversations[conversation]
             return agent, agent, []
         if conversation is not None and conversation in self.conversations:
@@ -149,15 +157,15 @@ class Front:
         from ..saved_sessions import attach, open_session
 
         flags = Flags(resume=conversation)  # as --resume ID: an id or a unique prefix of one
-        settings = self.runtime.settings
-        opened = await open_session(flags, settings, settings.secrets(self.runtime.servers))
+        settings = runtime.settings
+        opened = await open_session(flags, settings, settings.secrets(runtime.servers))
         assert opened is not None  # sessions are on
         if opened.id in self.conversations:  # a prefix of one this server holds
             await opened.store.close()
             saving = self.conversations[opened.id]
             return saving, saving.agent, []
-        base = self.runtime.agent(self.runtime.consented())
-        saving, notes = attach(base, base, opened, settings, flags, self.runtime.model or "", warn)
+        base = runtime.agent(runtime.consented())
+        saving, notes = attach(base, base, opened, settings, flags, runtime.model or "", warn)
         self.conversations[saving.id] = saving
         return saving, base, notes
 
@@ -223,7 +231,7 @@ class Front:
             # Its client may never come back: the result is kept for one more deadline only.
             self.timers.start(self.drop(running))
 
-    def result(self, receipt: Any, notes: list[str], conversation: str | None, saved: list[str]) -> Any:
+    def result(self, receipt: "Receipt", notes: list[str], conversation: str | None, saved: list[str]) -> Any:
         """The answer; `notes` about it follow it in the text (the caller's model reads them),
         those about where the conversation is `saved` are for the program only."""
         from mcp.types import CallToolResult, TextContent
@@ -425,8 +433,8 @@ def mcp_front_main(options: FrontOptions) -> int:
 
 async def serve(
     options: FrontOptions,
-    settings: Any,
-    servers: list[Any],
+    settings: "Settings | None",
+    servers: "list[ServerConfig]",
     problem: ConfigError | None = None,
     sock: Any = None,
 ) -> int:
@@ -444,8 +452,8 @@ async def serve(
 @asynccontextmanager
 async def open_front(
     options: FrontOptions,
-    settings: Any,
-    servers: list[Any],
+    settings: "Settings | None",
+    servers: "list[ServerConfig]",
     problem: ConfigError | None = None,
     **timing: Any,
 ) -> AsyncIterator[Any]:
@@ -461,6 +469,7 @@ async def open_front(
     async with AsyncExitStack() as stack:
         front: Front | None = None
         if problem is None:
+            assert settings is not None  # only a problem comes without settings
             try:
                 # The client's person: consent questions go to the client; nobody at this
                 # terminal (stdout may be the protocol), so servers get neither forms nor sampling.

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...config import load_settings
 from ...core.defaults import CALLS_PER_WINDOW
@@ -28,6 +28,10 @@ from ...core.errors import ConfigError
 from ...core.toolbox import ToolSpec
 from ..failures import fail, path_problem
 from ..listening import hosts_for, is_loopback, listen
+
+if TYPE_CHECKING:
+    from ...config import Settings
+    from ..runtime import Runtime
 
 SERVE = "venice-agent serve"
 
@@ -111,7 +115,7 @@ def serve_main(options: ServeOptions) -> int:
             signal.signal(signal.SIGTERM, before)
 
 
-async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: Any) -> int:
+async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: Settings) -> int:
     from ...bot.bot import Bot
     from ...store import open_store
     from ...store.schema import resolve_db_path
@@ -167,7 +171,7 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
             return await _listen(options, users, bot, spec, planner, paid, health_of(runtime))
 
 
-def health_of(runtime: Any) -> Callable[[], Awaitable[list[str]]]:
+def health_of(runtime: Runtime) -> Callable[[], Awaitable[list[str]]]:
     """What `/healthz` asks beside the store: the MCP servers that started (one that failed at
     start was said then, and the bot runs without it) and the model server."""
     from ...core.errors import ModelError
@@ -178,7 +182,7 @@ def health_of(runtime: Any) -> Callable[[], Awaitable[list[str]]]:
     async def model_down() -> list[str]:
         try:
             async with asyncio.timeout(HEALTH_TIMEOUT):
-                await runtime.client.check()
+                await runtime.model_client.check()
         except TimeoutError:
             return [f"the model server is down: it did not answer within {HEALTH_TIMEOUT:g} s"]
         except ModelError as problem:

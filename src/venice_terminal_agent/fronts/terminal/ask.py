@@ -20,6 +20,9 @@ from .console_io import cancellable, cancelled_receipt, quiet_type_ahead
 if TYPE_CHECKING:
     from ...agent import Agent
     from ...bot.recording import RecordingAgent
+    from ...core.receipt import Receipt
+    from ...mcp.server_config import ServerConfig
+    from ..runtime import Runtime
     from ..saved_sessions import SavingAgent
 
 __all__ = ["Flags", "ask_main", "settings_from"]
@@ -72,7 +75,7 @@ def ask_main(question: str | None, flags: Flags) -> int:
         return _start(settings, flags, question, servers, extras)
 
 
-def _start(settings: Settings, flags: Flags, question: str | None, servers: list[Any], extras: Any) -> int:
+def _start(settings: Settings, flags: Flags, question: str | None, servers: list[ServerConfig], extras: Any) -> int:
     started: list[Any] = []
     if servers:
         from ..head_start import head_start
@@ -133,7 +136,7 @@ def _extras(flags: Flags) -> dict[str, Any]:
     return extras
 
 
-def _before_asking(runtime: Any, flags: Flags, extras: dict[str, Any], warn: Any) -> dict[str, Any]:
+def _before_asking(runtime: Runtime, flags: Flags, extras: dict[str, Any], warn: Any) -> dict[str, Any]:
     """The Agent options once the model's capabilities are known; `ConfigError` for what the
     model cannot take (said before any request)."""
     facts, model = runtime.facts, runtime.model or ""
@@ -170,7 +173,7 @@ async def run_session(
     settings: Settings,
     flags: Flags,
     question: str | None,
-    servers: list[Any],
+    servers: list[ServerConfig],
     spinner: Any = None,
     extras: dict[str, Any] | None = None,
 ) -> int:
@@ -261,7 +264,7 @@ async def run_session(
                 await agent.close()
 
 
-async def cap_above_balance(runtime: Any) -> str | None:
+async def cap_above_balance(runtime: Runtime) -> str | None:
     """The line said before the question when --max-usd is above the account's USD balance:
     from Venice's balance header of the start-up requests, else `GET /billing/balance` (asked
     only when a cap is set). Nothing when the balance cannot be known."""
@@ -272,13 +275,13 @@ async def cap_above_balance(runtime: Any) -> str | None:
     cap = runtime.settings.max_usd
     if cap is None:
         return None
-    headers = runtime.client.headers
+    headers = runtime.model_client.headers
     balance = Balance(
         usd=_amount(headers.get("x-venice-balance-usd")), diem=_amount(headers.get("x-venice-balance-diem"))
     )
     if balance.usd is None:
         try:
-            balance = Balance.from_body(await runtime.client.read("billing/balance")) or balance
+            balance = Balance.from_body(await runtime.model_client.read("billing/balance")) or balance
         except ModelError:
             return None  # the question itself will say what is wrong with the server
     if balance.usd is None or cap <= balance.usd or (balance.diem or 0) > 0 or balance.currency == "DIEM":
@@ -293,7 +296,7 @@ def _amount(text: str | None) -> float | None:
         return None
 
 
-async def _converse(runtime: Any, flags: Flags, question: str | None, agent: Any, console: Any) -> int:
+async def _converse(runtime: Runtime, flags: Flags, question: str | None, agent: Any, console: Any) -> int:
     """The REPL, or the one question; returns the exit status."""
     from ..text import with_material
     from .render import Renderer, make_console, receipt_json
@@ -335,9 +338,9 @@ async def _converse(runtime: Any, flags: Flags, question: str | None, agent: Any
     return status(runtime, receipt)
 
 
-def status(runtime: Any, receipt: Any) -> int:
+def status(runtime: Runtime, receipt: Receipt) -> int:
     """The exit status of a question: a key refused is the receipt's own exit, key_rejected
     (13); money refused (402) on the first request is the person's setup to fix (2)."""
-    if receipt.stopped_because is Exit.MODEL_ERROR and runtime.client.payment_refused:
+    if receipt.stopped_because is Exit.MODEL_ERROR and runtime.model_client.payment_refused:
         return USAGE_ERROR_STATUS
     return receipt.exit_status

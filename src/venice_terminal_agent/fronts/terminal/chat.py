@@ -13,7 +13,7 @@ import asyncio
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...core.defaults import CALLS_PER_WINDOW
 from ...core.errors import VeniceAgentError
@@ -21,6 +21,9 @@ from ..failures import fail, path_problem
 from ..runtime import Flags, settings_from
 from ..text import files_line, safe, tool_line
 from .console_io import ReadLine, cancellable, quiet_type_ahead
+
+if TYPE_CHECKING:
+    from ...config import Settings
 
 CHAT = "venice-agent chat"
 
@@ -76,7 +79,7 @@ def chat_main(options: ChatOptions) -> int:
         return 0
 
 
-async def _session(options: ChatOptions, path: Path, settings: Any, files: bool = True) -> int:
+async def _session(options: ChatOptions, path: Path, settings: Settings | None, files: bool = True) -> int:
     from ...bot.bot import Bot
     from .console_io import piped_reader, terminal_reader
 

@@ -6,7 +6,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -22,6 +22,10 @@ from ...core.wording import shown_answer
 from ...tools.builtin import builtin_toolbox
 from ..failures import fail, path_problem
 from ..text import preview, safe, tool_line
+
+if TYPE_CHECKING:
+    from ...config import Settings
+    from ...mcp.server_config import ServerConfig
 
 RUN = "venice-agent run"
 
@@ -127,8 +131,8 @@ async def _run(
     events: Any,
     pager: Any,
     root: Path | None,
-    settings: Any,
-    servers: list[Any],
+    settings: Settings,
+    servers: list[ServerConfig],
     yes: bool,
 ) -> Receipt:
     from ..runtime import Opening, open_runtime
