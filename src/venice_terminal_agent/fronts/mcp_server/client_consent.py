@@ -20,12 +20,11 @@ from pydantic import BaseModel, Field
 from ...core.consent import Why
 from ...core.receipt import Call, CallOutcome
 from ...core.toolbox import ToolSpec
+from ..person import Nobody
 from ..text import ARGS_PREVIEW, call_text, safe
 
 if TYPE_CHECKING:
     from ...core.consent import Approver
-    from ...mcp.features import Elicitor
-    from ...mcp.oauth.auth import SignIn
 
 NOBODY = "this MCP client cannot be asked (no elicitation), so {tool} was declined; start the server with --yes to run paid tools"
 CONSENT = "consent"  # the key of the one input request a paused question carries
@@ -105,25 +104,13 @@ class ClientApprover:
         return approved
 
 
-class ClientPerson:
+class ClientPerson(Nobody):
     """The person behind the MCP client (`person.Person`): asked for a call's yes through the
-    client (`ClientApprover`); nobody at this terminal (stdout may be the protocol), so servers
-    are offered neither forms nor sampling, and a browser sign-in is said on stderr when it is a
-    terminal."""
+    client (`ClientApprover`). As for nobody, servers are offered neither forms nor sampling
+    (nobody is at this terminal: stdout may be the protocol)."""
 
     def __init__(self) -> None:
         self._approver = ClientApprover()
 
     def approver(self) -> Approver | None:
         return self._approver
-
-    def elicitor(self, *, yes: bool) -> Elicitor | None:
-        return None
-
-    def answers_sampling(self, *, yes: bool) -> bool:
-        return False
-
-    def sign_in(self) -> SignIn:
-        from ..person import browser_sign_in
-
-        return browser_sign_in()
