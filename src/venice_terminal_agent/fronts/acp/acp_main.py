@@ -19,6 +19,8 @@ from ..failures import fail, path_problem
 from ..runtime import Flags, load
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ...config import Settings
     from ...mcp.server_config import ServerConfig
     from ..runtime import Runtime
@@ -152,7 +154,7 @@ class EditorSessions:
     refused here, since a load cannot answer with another id.
     """
 
-    def __init__(self, runtime: Runtime, warn: Any) -> None:
+    def __init__(self, runtime: Runtime, warn: Callable[[str], None]) -> None:
         from ...store.sessions import SessionStore
         from ..saved_sessions import sessions_path
 
@@ -229,7 +231,7 @@ class EditorServers:
     they are not trusted: every tool of theirs that is not read-only asks, as any server's.
     """
 
-    def __init__(self, runtime: Runtime, settings: Settings, warn: Any) -> None:
+    def __init__(self, runtime: Runtime, settings: Settings, warn: Callable[[str], None]) -> None:
         self.runtime, self.settings, self.warn = runtime, settings, warn
         self.holders: list[asyncio.Task[None]] = []
         self.done = asyncio.Event()

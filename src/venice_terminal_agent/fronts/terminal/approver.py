@@ -14,7 +14,7 @@ import asyncio
 import os
 import sys
 from collections.abc import Awaitable, Callable
-from typing import IO, TYPE_CHECKING, Any, TextIO, cast
+from typing import IO, TYPE_CHECKING, TextIO, cast
 
 from ...core.consent import Grant, Why
 from ...core.receipt import Call, CallOutcome
@@ -25,6 +25,9 @@ from .plain_console import say
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from ...core.consent import Consent
+    from ...core.toolbox import Toolbox
 
 ARGS_PREVIEW = 240  # the call a person is asked about: a little more of it
 FOR_SESSION = "(a = yes to it for this session) "  # offered where a session goes on (the REPL)
@@ -155,7 +158,7 @@ class TerminalApprover:
             return await self._yes("Send it to the model? [y/N] ", f"declined {server}'s sampling request")
 
 
-def terminal_consent(tools: Any, yes: bool) -> Any:
+def terminal_consent(tools: Toolbox, yes: bool) -> Consent:
     """`tools` behind the one consent wrapper, asking on the terminal (stderr) or `--yes`."""
     from rich.console import Console
 

@@ -22,8 +22,10 @@ if TYPE_CHECKING:
     from ...bot.recording import RecordingAgent
     from ...core.receipt import Receipt
     from ...mcp.server_config import ServerConfig
+    from ...mcp.stdio import StdioServer
     from ..runtime import Runtime
     from ..saved_sessions import SavingAgent
+    from .startup_spinner import StartupSpinner
 
 __all__ = ["Flags", "ask_main", "settings_from"]
 
@@ -76,7 +78,7 @@ def ask_main(question: str | None, flags: Flags) -> int:
 
 
 def _start(settings: Settings, flags: Flags, question: str | None, servers: list[ServerConfig], extras: Any) -> int:
-    started: list[Any] = []
+    started: list[StdioServer] = []
     if servers:
         from ..head_start import head_start
 
@@ -174,7 +176,7 @@ async def run_session(
     flags: Flags,
     question: str | None,
     servers: list[ServerConfig],
-    spinner: Any = None,
+    spinner: StartupSpinner | None = None,
     extras: dict[str, Any] | None = None,
 ) -> int:
     """The whole program once settings are loaded; returns the exit status."""

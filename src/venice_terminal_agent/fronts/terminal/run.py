@@ -6,7 +6,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -24,7 +24,11 @@ from ..failures import fail, path_problem
 from ..text import preview, safe, tool_line
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ...config import Settings
+    from ...core.events import EventSink
+    from ...core.receipt import Answer, Call
     from ...mcp.server_config import ServerConfig
 
 RUN = "venice-agent run"
@@ -112,7 +116,7 @@ def _reason(error: Exception) -> str:
 
 
 def run_with_mcp(
-    steps: Any, budget: int, *, events: Any, pager: Any, root: Path | None, mcp_config: Path, yes: bool
+    steps: Sequence[Call | Answer], budget: int, *, events: EventSink | None, pager: Pager, root: Path | None, mcp_config: Path, yes: bool
 ) -> Receipt | int:
     """`venice-agent run PLAN --mcp-config FILE`: the plan on built-in and MCP tools together."""
     from ...core.errors import ConfigError
@@ -126,10 +130,10 @@ def run_with_mcp(
 
 
 async def _run(
-    steps: Any,
+    steps: Sequence[Call | Answer],
     budget: int,
-    events: Any,
-    pager: Any,
+    events: EventSink | None,
+    pager: Pager,
     root: Path | None,
     settings: Settings,
     servers: list[ServerConfig],
