@@ -201,7 +201,7 @@ class Agent:
     def cannot_cap(self) -> str | None:
         """Why a money cap cannot be kept for this model (no price), or None. An output limit
         the model does not publish is not needed: each request under a cap asks for what the
-        money left can pay (`LLMPlanner.request_limit`)."""
+        money left can pay (`Spending.request_limit`)."""
         if self.facts.prices is None:
             return (
                 f"a money cap needs the model's prices, and the server lists none for {self.model} "
