@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .core.consent import Approver, Consent
 from .core.context import Gauge, choose_window, compacted_line, page_limit, replay
-from .core.costs import Cap, cached_tokens, unspent
+from .core.costs import Cap, unspent
 from .core.defaults import COMPACT_AT, MAX_ROUNDS, PAGE_CHARS, QUESTION_BUDGET
 from .core.errors import ConfigError
 from .core.events import Event, EventSink, Finished, Notice, ignore
@@ -27,6 +27,7 @@ from .core.receipt import Call, CallOutcome, Exit, Receipt, Tally
 from .core.toolbox import Toolbox, ToolSpec
 from .model.models import ModelFacts, deprecation
 from .model.planner import ChatModel, LLMPlanner
+from .model.report import Report
 from .tools.search import find_search
 
 if TYPE_CHECKING:  # served only when a server asks
@@ -267,16 +268,22 @@ class Agent:
             gauge=self.gauge,
         )
         problem = await planner.compact(focus)
-        self.facts = planner.facts  # an output maximum the server named is kept for the session
-        self.spent += planner.known_cost
-        self.spent_unknown |= planner.cost is None
-        self.unknown_worst += planner.unknown_worst  # on the session cap, as a question's are
-        if problem is not None:
+        report = planner.report()
+        self.settle(report)  # on the session cap, as a question's requests are
+        if problem is not None or report.compacted is None:
             return f"not compacted: {problem}"
         self.history[:] = working
-        self.record.extend(planner.markers)
-        done = planner.compaction
-        return compacted_line(done.rounds, done.tokens_before, done.tokens_after)
+        self.record.extend(report.markers)
+        done = report.compacted
+        return compacted_line(done["rounds"], done["tokens_before"], done["tokens_after"])
+
+    def settle(self, report: Report) -> None:
+        """What the session keeps of a question's (or a compaction's) requests: the model's
+        facts as the server corrected them, and what they spent, on the session cap."""
+        self.facts = report.facts  # an output maximum the server named is kept for the session
+        self.spent += report.known_cost
+        self.spent_unknown |= report.cost_usd is None
+        self.unknown_worst += report.unknown_worst
 
     async def ask(
         self,
@@ -376,38 +383,22 @@ class Agent:
                 pager=self.pager,
                 tally=tally,
             )
-        receipt = receipt.replace(
-            # A round stopped before its request (the money cap, the window) was not made.
-            rounds=min(receipt.rounds, planner.requests),
-            model=planner.served_by or self.model,
-            usage=planner.usage,
-            cost_usd=planner.cost,
-            balance=planner.balance,
-            context_tokens=planner.context_tokens,
+        report = planner.report()
+        receipt = report.on(
+            receipt,
             context_window=self.context_window,
-            cached_tokens=cached_tokens(planner.usage, planner.unmeasured),
-            compacted=planner.compaction.to_dict(),
             e2ee=self.private.report() if self.private is not None else None,
             schema=self.schema is not None,
-            parsed=planner.parsed if receipt.stopped_because is Exit.ANSWERED else None,
-            unmeasured=planner.unmeasured,
-            unstreamed=planner.unstreamed,
-            notes=tuple(planner.notes),
-            thinking="\n\n".join(planner.thinking) if planner.thinking else None,
-            sources=tuple(planner.sources.values()),
             approved_for_session=self.granted(receipt),
         )
-        self.facts = planner.facts  # an output maximum the server named is kept for the session
-        self.spent += planner.known_cost
-        self.spent_unknown |= planner.cost is None
-        self.unknown_worst += planner.unknown_worst
-        warning = deprecation(planner.headers)
+        self.settle(report)
+        warning = deprecation(report.headers)
         if warning is not None and warning not in self.notices and not self.deprecation_said:
             self.notices.add(warning)
             emit(Notice(f"{receipt.model}: {warning}"))
         if receipt.stopped_because is Exit.ANSWERED or receipt.partial:
             self.history[:] = working  # compacted during the question, the history is shorter
-            self.record.extend([asked, *planner.added, *planner.markers])
+            self.record.extend([asked, *report.added, *report.markers])
             self.attachments = []  # they went with this question
         else:
             self.gauge = gauge

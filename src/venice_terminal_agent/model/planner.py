@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from ..core.context import Compaction, Gauge, full_refusal, request_bytes
-from ..core.costs import Cap, add_usage, measured, round_cost, server_cost, unspent
+from ..core.costs import Cap, add_usage, cached_tokens, measured, round_cost, server_cost, unspent
 from ..core.errors import ContextFullError, OutputMaximumError, PrivateError
 from ..core.events import Event, EventSink, Notice, ignore
 from ..core.loop import Move, Outcome, Stop
@@ -40,6 +40,7 @@ from ..core.wording import plural
 from .compaction import Compactor
 from .errors import ModelError
 from .models import ModelFacts, balance
+from .report import Report
 from .spending import Spending, input_bound
 from .stream import Completion
 
@@ -159,6 +160,31 @@ class LLMPlanner:
         if self.cost_unknown:
             return None
         return self.known_cost if self.priced else unspent(self.facts.prices)
+
+    def report(self) -> Report:
+        """What this planner's requests came to, for the receipt and the session."""
+        return Report(
+            requests=self.requests,
+            model=self.served_by or self.model,
+            usage=self.usage,
+            cost_usd=self.cost,
+            balance=self.balance,
+            context_tokens=self.context_tokens,
+            cached_tokens=cached_tokens(self.usage, self.unmeasured),
+            compacted=self.compaction.to_dict(),
+            parsed=self.parsed,
+            unmeasured=self.unmeasured,
+            unstreamed=self.unstreamed,
+            notes=tuple(self.notes),
+            thinking="\n\n".join(self.thinking) if self.thinking else None,
+            sources=tuple(self.sources.values()),
+            facts=self.facts,
+            known_cost=self.known_cost,
+            unknown_worst=self.unknown_worst,
+            headers=dict(self.headers),
+            added=tuple(self.added),
+            markers=tuple(self.markers),
+        )
 
     async def next(self, outcomes: Sequence[Outcome]) -> Move:
         self.answer_calls(outcomes)
