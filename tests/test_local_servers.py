@@ -17,7 +17,7 @@ from cli_support import fake_venice, mcp_config
 from cli_support import run_cli as run
 from test_repl_pty import ANSI, Terminal
 from venice_terminal_agent import Exit
-from venice_terminal_agent.agent import Agent
+from venice_terminal_agent.agent import Agent, AgentOptions
 from venice_terminal_agent.core.events import Notice, TextDelta
 from venice_terminal_agent.core.receipt import EXIT_STATUS
 from venice_terminal_agent.core.toolbox import FunctionToolbox
@@ -65,7 +65,7 @@ async def client_on(script, base_url: str | None = None):
 async def agent_on(script, **options):
     async with client_on(script) as (fake, client):
         facts = await client.model_facts("fake-model")
-        yield fake, Agent(client, echo_tools(), model="fake-model", facts=facts, **options)
+        yield fake, Agent(client, echo_tools(), AgentOptions(model="fake-model", facts=facts, **options))
 
 
 # Fault 1: a server that cannot stream tool calls ------------------------------------------

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from ..core.defaults import VENICE_BASE_URL
@@ -27,6 +27,9 @@ from .errors import EmptyReply, ModelError, NoModelError, describe, foreign_erro
 from .models import ModelFacts, is_llama_cpp, listed, props_window, unlisted, venice_headers
 from .retry import FailureWindow, RetryPolicy, next_wait
 from .stream import Assembler, Completion
+
+if TYPE_CHECKING:  # cryptography: only for a model used encrypted
+    from .private import E2EE
 
 MODEL_TRAITS = ("function_calling_default", "default")
 CONNECT_TIMEOUT = 10.0  # seconds to open a connection to the model server
@@ -104,9 +107,6 @@ class VeniceClient:
         self._listing: Any = None  # GET /models, asked at most once per session
         self._listing_error: str | None = None  # why GET /models failed, when it did
         self._listing_failure: ModelError | None = None  # and the error itself
-        # A model used end-to-end encrypted (`private.E2EE`, set by the agent that uses it):
-        # attested before the first request, every message sealed, every chunk opened.
-        self.private: Any = None
         self.headers: dict[str, str] = {}  # Venice's balance and deprecation headers, latest seen
 
     async def __aenter__(self) -> VeniceClient:
@@ -163,12 +163,14 @@ class VeniceClient:
         prompt_cache_key: str | None = None,
         response_format: dict[str, Any] | None = None,
         options: Mapping[str, Any] | None = None,
+        private: E2EE | None = None,
     ) -> Completion:
         """One assistant turn, streamed: text goes out as `TextDelta` events while it arrives.
 
         `options`: more request fields (`reasoning_effort`), and `venice_parameters` entries
         merged with ours (`enable_web_search`, `disable_thinking`), sent only to a server that
         takes `venice_parameters` (the checks before the request refuse them elsewhere).
+        `private`: the model is used end-to-end encrypted (`private.E2EE`, one per model used so): attested before the first request, every message sealed, every chunk opened.
         Raises `ModelError` once retries are spent (or the failure is not worth retrying);
         `PrivateError` at once when the model is used encrypted and that fails."""
         body = self.request(
@@ -178,12 +180,12 @@ class VeniceClient:
         venice = {"include_venice_system_prompt": False, **given.pop("venice_parameters", {})}
         body.update(given)
         extra = {"venice_parameters": venice} if self.venice_parameters else None
-        if self.private is not None:
+        if private is not None:
             # Private, or not at all: attested first, then only sealed messages go out.
             if tools:
-                raise self.private.fail("tools were offered, and E2EE does not allow them")
-            await self._attest()
-            body = {**body, "messages": self.private.seal(list(messages))}
+                raise private.fail("tools were offered, and E2EE does not allow them")
+            await self._attest(private)
+            body = {**body, "messages": private.seal(list(messages))}
             extra = {"venice_parameters": {**venice, "enable_e2ee": True}}
         emit = events or ignore
         attempt = 0
@@ -191,7 +193,7 @@ class VeniceClient:
             attempt += 1
             shown = [False]
             try:
-                completion = await self._attempt(body, extra, emit, shown)
+                completion = await self._attempt(body, extra, emit, shown, private)
                 self.answered = True
                 return completion
             except ModelError as error:  # only failed requests, translated in `_stream`
@@ -204,13 +206,19 @@ class VeniceClient:
             await self.retry.sleep(wait)
 
     async def _attempt(
-        self, body: dict[str, Any], extra: dict[str, Any] | None, emit: EventSink, shown: list[bool]
+        self,
+        body: dict[str, Any],
+        extra: dict[str, Any] | None,
+        emit: EventSink,
+        shown: list[bool],
+        private: E2EE | None = None,
     ) -> Completion:
-        """One try of the request: streamed, or whole when this server cannot stream tool calls."""
+        """One try of the request: streamed, or whole when this server cannot stream tool calls
+        (never the case of an encrypted one: E2EE allows no tools)."""
         tools = bool(body.get("tools"))
         if not (tools and self.unstreamed_tools):
             try:
-                return await self._stream(body, extra, emit, shown)
+                return await self._stream(body, extra, emit, shown, private)
             except EmptyReply:
                 if not tools:
                     raise
@@ -256,14 +264,18 @@ class VeniceClient:
         return turn
 
     async def _stream(
-        self, body: dict[str, Any], extra: dict[str, Any] | None, emit: EventSink, shown: list[bool]
+        self,
+        body: dict[str, Any],
+        extra: dict[str, Any] | None,
+        emit: EventSink,
+        shown: list[bool],
+        private: E2EE | None = None,
     ) -> Completion:
         from .wire import events
 
         # The boundary: what a failed request raises becomes a `ModelError` here; what our own
         # code (the assembler, an event sink) raises is a bug and goes up as it is.
         foreign = foreign_errors()
-        private = self.private
         try:
             response = await self._openai.stream(
                 "/chat/completions", {**body, **(extra or {})}, private.headers() if private else None
@@ -298,10 +310,9 @@ class VeniceClient:
         self.headers.update(turn.headers)
         return turn
 
-    async def _attest(self) -> None:
+    async def _attest(self, private: E2EE) -> None:
         """Fetch and check the model's attestation once per session (`PrivateError` if it
         cannot be fetched or does not pass): the key every message is sealed for."""
-        private = self.private
         if private.attested:
             return
         path, nonce = private.attestation_path()
