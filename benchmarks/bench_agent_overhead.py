@@ -92,7 +92,7 @@ async def main(questions: int) -> int:
     process, base_url = await start_server()
     raw = AsyncOpenAI(api_key="k", base_url=base_url, max_retries=0)
     client = VeniceClient("k", base_url)
-    facts = await client.model_facts("fake-model")  # once, as a session does
+    facts = await client.discovery.model_facts("fake-model")  # once, as a session does
     agent = Agent(client, TOOLBOX, AgentOptions(model="fake-model", facts=facts, max_usd=100.0))
     agent_times, raw_times = [], []
     try:

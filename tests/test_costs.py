@@ -106,7 +106,7 @@ async def capped(script: dict, **options):
     async with FakeVenice(script) as fake:
         policy = RetryPolicy(sleep=no_wait, jitter=lambda: 0.5)
         async with VeniceClient("k", fake.base_url, retry=policy) as client:
-            facts = await client.model_facts("fake-model")
+            facts = await client.discovery.model_facts("fake-model")
             yield fake, Agent(client, echo_tools(), AgentOptions(model="fake-model", facts=facts, **options))
 
 

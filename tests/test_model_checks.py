@@ -47,7 +47,7 @@ async def test_a_model_without_function_calling_gets_no_tools_and_a_deprecation_
     events: list = []
     async with FakeVenice(script) as fake:
         async with VeniceClient("k", fake.base_url, retry=RetryPolicy(sleep=no_wait)) as client:
-            facts = await client.model_facts("fake-model")
+            facts = await client.discovery.model_facts("fake-model")
             tools = FunctionToolbox({"echo": str}, read_only={"echo"})
             agent = Agent(client, tools, AgentOptions(model="fake-model", facts=facts))
             await agent.ask("one", events=events.append)

@@ -359,8 +359,8 @@ async def open_runtime(
         secrets = settings.secrets(servers)  # masked in any error the model server echoes
         client = VeniceClient(key or "", base_url=settings.venice_base_url, secrets=secrets)
         opened.append(client)
-        name = await client.resolve_model(settings.venice_model)
-        facts = await client.model_facts(name, strict=check_model)  # prices, output limit: once
+        name = await client.discovery.resolve_model(settings.venice_model)
+        facts = await client.discovery.model_facts(name, strict=check_model)  # prices, output limit: once
         if spinner is not None:
             spinner.model_found()
         return client, name, facts

@@ -193,7 +193,7 @@ def health_of(runtime: Any) -> Callable[[], Awaitable[list[str]]]:
     async def model_down() -> list[str]:
         try:
             async with asyncio.timeout(HEALTH_TIMEOUT):
-                await runtime.client.check()
+                await runtime.client.discovery.check()
         except TimeoutError:
             return [f"the model server is down: it did not answer within {HEALTH_TIMEOUT:g} s"]
         except ModelError as problem:

@@ -4,7 +4,7 @@
 (`model_spec.pricing`), its output limit (`model_spec.maxCompletionTokens`) and whether it
 calls functions (`model_spec.capabilities.supportsFunctionCalling`), and its context window
 (`model_spec.availableContextTokens`, else the entry's `context_length`, or vLLM's
-`max_model_len`; llama.cpp's comes from its `/props`, read by the client). A fact a server does
+`max_model_len`; llama.cpp's comes from its `/props`, read by discovery.py). A fact a server does
 not give is None (unknown), never guessed.
 """
 
