@@ -224,7 +224,7 @@ class ReadOnlyTools:
         return any(spec.name == name for spec in self.specs())
 
     async def call(self, name: str, arguments: Any) -> Any:
-        from ..core.toolbox import ToolError
+        from ..core.errors import ToolError
 
         if name not in self:
             raise ToolError(f"no tool {name!r} here (tools that may cost money need serve --yes)")

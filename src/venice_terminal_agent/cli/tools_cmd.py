@@ -143,7 +143,7 @@ async def _call(
     page: int,
     size: int | None,
 ) -> int:
-    from ..core.toolbox import ToolError
+    from ..core.errors import ToolError
     from .runtime import open_runtime
 
     async with open_runtime(settings, servers, model=False, on_status=_progress(False)) as runtime:

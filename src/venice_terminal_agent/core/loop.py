@@ -24,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from .consent import no_yes
 from .defaults import PLAN_BUDGET
+from .errors import ToolError
 from .events import (
     EventSink,
     Finished,
@@ -38,7 +39,7 @@ from .pager import Pager
 from .receipt import Answer, Call, CallOutcome, Exit, Proposed, Receipt, Step, Tally
 from .record import Record
 from .scrub import well_formed, well_formed_all
-from .toolbox import Toolbox, ToolError, as_toolbox, settle
+from .toolbox import Toolbox, as_toolbox, settle
 from .wording import plural
 
 

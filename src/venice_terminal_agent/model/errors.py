@@ -14,7 +14,7 @@ import re
 import ssl
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlsplit
@@ -162,7 +162,7 @@ def body_message(body: Any) -> str:
     return message
 
 
-def _zod_problems(details: Any, path: str = ""):
+def _zod_problems(details: Any, path: str = "") -> Iterator[str]:
     """`{"_errors": [...], "field": {"_errors": ["Field is required"]}}` as "field: ..." lines."""
     if isinstance(details, dict):
         for reason in details.get("_errors") or ():

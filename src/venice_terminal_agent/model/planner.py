@@ -31,14 +31,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.context import Compaction, Gauge, full_refusal, request_bytes
 from ..core.costs import Cap, add_usage, cached_tokens, measured, round_cost, server_cost, unspent
-from ..core.errors import ContextFullError, OutputMaximumError, PrivateError
+from ..core.errors import ContextFullError, ModelError, OutputMaximumError, PrivateError
 from ..core.events import Event, EventSink, Notice, ignore
 from ..core.loop import Move, Outcome, Stop
 from ..core.receipt import Answer, Call, CallOutcome, Exit, Proposed, Tally, read_json
 from ..core.toolbox import ToolSpec
 from ..core.wording import plural
 from .compaction import Compactor
-from .errors import ModelError
 from .models import ModelFacts, balance
 from .report import Report
 from .spending import Spending, input_bound

@@ -44,7 +44,8 @@ class Completion(Record, frozen=False):
 
     @property
     def tool_calls(self) -> list[dict[str, Any]]:
-        return self.message.get("tool_calls", [])
+        calls: list[dict[str, Any]] = self.message.get("tool_calls", [])
+        return calls
 
     @property
     def text(self) -> str:
