@@ -68,7 +68,7 @@ class Prices(Record):
     cache_input: float | None = None
 
     @classmethod
-    def from_pricing(cls, pricing: Any) -> Prices | None:
+    def from_pricing(cls, pricing: object) -> Prices | None:
         """From `model_spec.pricing` (`{"input": {"usd": 0.5}, ...}`); None without both prices."""
         if not isinstance(pricing, Mapping):
             return None
@@ -168,10 +168,10 @@ def spent(known: float, unknown: bool) -> str:
     return f"at least {usd(known)}" if known > 0 else "cost unknown"
 
 
-def _usd(price: Any) -> float | None:
+def _usd(price: object) -> float | None:
     value = price.get("usd") if isinstance(price, Mapping) else price
     return float(value) if isinstance(value, int | float) and _number(value) and value >= 0 else None
 
 
-def _number(value: Any) -> bool:
+def _number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

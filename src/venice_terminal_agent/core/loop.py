@@ -26,6 +26,7 @@ from .consent import no_yes
 from .defaults import PLAN_BUDGET
 from .errors import ToolError
 from .events import (
+    Event,
     EventSink,
     Finished,
     RoundStarted,
@@ -161,7 +162,7 @@ class _Run(Record, frozen=False):
     def rounds(self) -> int:
         return self.tally.rounds
 
-    def emit(self, event: Any) -> None:
+    def emit(self, event: Event) -> None:
         (self.events or ignore)(event)
 
     def finish(
@@ -360,7 +361,7 @@ class _Run(Record, frozen=False):
         done[index] = outcome
         self.emit(ToolFinished(call, outcome.result, outcome.error))
 
-    def page(self, result: Any) -> Any:
+    def page(self, result: object) -> Any:
         if self.pager is None:
             return result
         text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)

@@ -46,7 +46,7 @@ def read_json(text: str | bytes) -> Any:
     return value
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: object) -> str:
     """One spelling for equal JSON values, so argument order never matters."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 

@@ -59,7 +59,7 @@ _JSON_TYPES: dict[Any, str] = {
 }
 
 
-def _json_type(annotation: Any) -> dict[str, Any]:
+def _json_type(annotation: object) -> dict[str, Any]:
     if isinstance(annotation, str):  # postponed annotations from `from __future__ import annotations`
         annotation = {"str": str, "int": int, "float": float, "bool": bool}.get(annotation, Any)
     origin = typing.get_origin(annotation) or annotation
@@ -163,7 +163,7 @@ class CombinedToolbox:
         raise ToolError(f"there is no tool named {name!r}")
 
 
-async def settle(tools: Any) -> None:
+async def settle(tools: object) -> None:
     """Before calls are checked and run: a toolbox whose catalogue came from a cache (MCP
     servers not started yet, `mcp/list_cache.py`) starts them, so names, consent and calls go
     by what the servers list now. Wrappers pass it on; other toolboxes have nothing to do."""

@@ -28,8 +28,10 @@ from .models import venice_headers
 from .retry import FailureWindow, RetryPolicy, next_wait
 from .stream import Assembler, Completion
 
-if TYPE_CHECKING:  # cryptography: only for a model used encrypted
-    from .private import E2EE
+if TYPE_CHECKING:
+    import httpx2  # loaded when a client is made
+
+    from .private import E2EE  # cryptography: only for a model used encrypted
 
 CONNECT_TIMEOUT = 10.0  # seconds to open a connection to the model server
 READ_TIMEOUT = 120.0  # seconds of silence allowed between two chunks of an answer
@@ -71,7 +73,7 @@ class VeniceClient:
         discovery_timeout: float = DISCOVERY_TIMEOUT,
         venice_parameters: bool | None = None,
         secrets: Iterable[str] = (),
-        http_client: Any = None,
+        http_client: httpx2.AsyncClient | None = None,
     ) -> None:
         """`http_client`: an `httpx2.AsyncClient` to send requests with (a new one if None);
         tests give one on `testing.MockVenice`'s transport to run without a socket."""
@@ -301,7 +303,7 @@ class VeniceClient:
             raise EmptyReply()  # told apart from a reply cut off: nothing was sent at all
         return self._finished(assembler, response)
 
-    def _finished(self, assembler: Assembler, response: Any) -> Completion:
+    def _finished(self, assembler: Assembler, response: httpx2.Response) -> Completion:
         turn = complete_or_raise(assembler.finish())
         turn.headers = venice_headers(response.headers)
         self.headers.update(turn.headers)

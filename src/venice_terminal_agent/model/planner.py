@@ -68,7 +68,7 @@ class ChatModel(Protocol):
         events: EventSink | None = None,
         max_completion_tokens: int | None = None,
         response_format: dict[str, Any] | None = None,
-        options: Any = None,
+        options: Mapping[str, Any] | None = None,
         private: E2EE | None = None,
     ) -> Completion: ...
 
