@@ -448,7 +448,7 @@ async def test_local_data_asks_for_the_rest_of_the_conversation_until_clear(tmp_
 
     class Remote(FunctionToolbox):
         def specs(self):
-            return [dataclasses.replace(spec, server="web") for spec in super().specs()]
+            return [spec.replace(server="web") for spec in super().specs()]
 
     tools = CombinedToolbox(builtin_toolbox(tmp_path), Remote({"search": search}, read_only={"search"}))
     script = [

@@ -10,15 +10,16 @@ import inspect
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol, runtime_checkable
 
 from .errors import ToolError
+from .record import Record
 
 
-@dataclass(frozen=True)
-class ToolSpec:
-    """A tool as a model sees it, plus whether it can run without asking."""
+class ToolSpec(Record):
+    """A tool as a model sees it, plus whether it can run without asking (a `Record`: defining
+    a frozen dataclass costs a one-shot question about 0.85 ms before its first byte)."""
 
     name: str
     description: str = ""
