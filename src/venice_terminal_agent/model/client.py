@@ -186,13 +186,14 @@ class VeniceClient:
             await self._attest(private)
             body = {**body, "messages": private.seal(list(messages))}
             extra = {"venice_parameters": {**venice, "enable_e2ee": True}}
+        payload = {**body, **(extra or {})}  # what is sent
         emit = events or ignore
         attempt = 0
         while True:
             attempt += 1
             shown = [False]
             try:
-                completion = await self._attempt(body, extra, emit, shown, private)
+                completion = await self._attempt(payload, emit, shown, private)
                 self.answered = True
                 return completion
             except ModelError as error:  # only failed requests, translated in `_stream`
@@ -205,19 +206,15 @@ class VeniceClient:
             await self.retry.sleep(wait)
 
     async def _attempt(
-        self,
-        body: dict[str, Any],
-        extra: dict[str, Any] | None,
-        emit: EventSink,
-        shown: list[bool],
-        private: E2EE | None = None,
+        self, payload: dict[str, Any], emit: EventSink, shown: list[bool], private: E2EE | None
     ) -> Completion:
         """One try of the request: streamed, or whole when this server cannot stream tool calls
-        (never the case of an encrypted one: E2EE allows no tools)."""
-        tools = bool(body.get("tools"))
+        (never the case of an encrypted one: E2EE allows no tools). `shown`: whether the person
+        saw part of its reply (a retry withdraws it)."""
+        tools = bool(payload.get("tools"))
         if not (tools and self.unstreamed_tools):
             try:
-                return await self._stream(body, extra, emit, shown, private)
+                return await self._stream(payload, emit, shown, private)
             except EmptyReply:
                 if not tools:
                     raise
@@ -226,16 +223,14 @@ class VeniceClient:
             # so only in its own log), and so every later one with tools.
             self.unstreamed_tools = True
             emit(Notice(UNSTREAMED_TOOLS))  # said once; the planner keeps it for the receipt
-        return await self._whole(body, extra, emit, shown)
+        return await self._whole(payload, emit, shown)
 
-    async def _whole(
-        self, body: dict[str, Any], extra: dict[str, Any] | None, emit: EventSink, shown: list[bool]
-    ) -> Completion:
+    async def _whole(self, payload: dict[str, Any], emit: EventSink, shown: list[bool]) -> Completion:
         """The request without `stream`: the whole completion, read as one chunk of a stream."""
         foreign = foreign_errors()
-        whole = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
+        whole = {k: v for k, v in payload.items() if k not in ("stream", "stream_options")}
         try:
-            response = await self._openai.post("/chat/completions", {**whole, **(extra or {})})
+            response = await self._openai.post("/chat/completions", whole)
             answer = response.json()
         except foreign as error:
             raise describe(error, self.base_url) from error
@@ -263,12 +258,7 @@ class VeniceClient:
         return turn
 
     async def _stream(
-        self,
-        body: dict[str, Any],
-        extra: dict[str, Any] | None,
-        emit: EventSink,
-        shown: list[bool],
-        private: E2EE | None = None,
+        self, payload: dict[str, Any], emit: EventSink, shown: list[bool], private: E2EE | None
     ) -> Completion:
         from .wire import events
 
@@ -277,7 +267,7 @@ class VeniceClient:
         foreign = foreign_errors()
         try:
             response = await self._openai.stream(
-                "/chat/completions", {**body, **(extra or {})}, private.headers() if private else None
+                "/chat/completions", payload, private.headers() if private else None
             )
         except foreign as error:
             raise describe(error, self.base_url) from error
