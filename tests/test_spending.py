@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from venice_terminal_agent.core.costs import Cap, Prices
@@ -65,6 +65,8 @@ def test_the_worst_cost_counts_every_token_and_the_web_search() -> None:
     assert Spending(None, model_limit=100).worst(1000) is None
 
 
+@example(left=0.0, input_price=1.0, output_price=2.2e-309, bound=0, model_limit=None, search=0.01)
+@example(left=0.01, input_price=1.0, output_price=2.2e-309, bound=0, model_limit=None, search=0.01)
 @given(
     left=st.floats(0.0, 1.0),
     input_price=st.floats(0.01, 50),
