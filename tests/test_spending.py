@@ -107,3 +107,14 @@ def test_the_input_bound_is_the_bytes_sent_with_an_image_at_its_most_tokens() ->
     image = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}]}]
     empty = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": ""}}]}]
     assert input_bound(image, ()) == len(json.dumps(empty)) + IMAGE_MOST_TOKENS
+
+
+def test_a_response_costs_the_servers_figure_else_its_tokens_and_a_search_that_found_something() -> None:
+    usage = {"prompt_tokens": 1000, "completion_tokens": 100}
+    spending = Spending(PRICES, search_usd=0.01)
+    assert spending.cost(usage) == PRICES.of(usage)
+    assert spending.cost(usage, searched=True) == PRICES.of(usage) + 0.01
+    assert (
+        spending.cost({**usage, "cost": {"usd": 0.5}}, searched=True) == 0.5
+    )  # the server's, search and all
+    assert Spending(None).cost(usage) is None and spending.cost({}) is None

@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.context import Compaction, Gauge, full_refusal, request_bytes
-from ..core.costs import Cap, add_usage, cached_tokens, measured, round_cost, server_cost, unspent
+from ..core.costs import Cap, add_usage, cached_tokens, measured, unspent
 from ..core.errors import ContextFullError, ModelError, OutputMaximumError, PrivateError
 from ..core.events import Event, EventSink, Notice, ignore
 from ..core.loop import Move, Outcome, Stop
@@ -411,9 +411,7 @@ class LLMPlanner:
             self.unmeasured += 1
         if not turn.streamed:
             self.unstreamed += 1
-        cost = round_cost(turn.usage, self.facts.prices)
-        if cost is not None and turn.citations and server_cost(turn.usage) is None:
-            cost += self.search_usd  # a search that brought results, when the server sent no cost
+        cost = self.spending.cost(turn.usage, searched=bool(turn.citations))
         if turn.thinking:
             self.thinking.append(turn.thinking)
         for found in turn.citations:

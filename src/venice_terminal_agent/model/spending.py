@@ -6,7 +6,8 @@ adds) three things, with what is left of the `Cap`:
 - `refusal`: why the request must not be made (the question ends `cost_cap`), or None;
 - `request_limit`: the output limit to send with it (under a cap without MAX_COMPLETION_TOKENS,
   what the money left can pay for after the worst-case input: `capped`);
-- `worst`: the most it can cost, counted against the cap when its real cost cannot be known.
+- `worst`: the most it can cost, counted against the cap when its real cost cannot be known;
+and of the response, `cost`: what it did cost.
 When an answer is cut at the limit sent, `cut_reason` says why, naming the cap when it was the
 cap's. Prices do the sums (`Prices.worst`, and `Prices.affordable` that inverts it); nothing
 here keeps state, sends anything or reads a clock, so anyone reserving money before a request
@@ -15,11 +16,11 @@ here keeps state, sends anything or reads a clock, so anyone reserving money bef
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.context import sent_bytes
-from ..core.costs import Cap, Prices
+from ..core.costs import Cap, Prices, round_cost, server_cost
 from ..core.defaults import CAPPED_OUTPUT_MIN, CAPPED_OUTPUT_TOKENS
 from ..core.record import Record
 from ..core.tokens import IMAGE_MOST_TOKENS
@@ -63,6 +64,15 @@ class Spending(Record):
         if self.prices is None or limit is None:
             return None
         return self.prices.worst(bound, limit) + self.search_usd
+
+    def cost(self, usage: Mapping[str, Any], *, searched: bool = False) -> float | None:
+        """What a response cost: the server's figure, else its tokens at the prices, and the
+        web search's price when it brought results (`searched`) and the server sent no figure
+        of its own; None: unknown (no prices, no usage)."""
+        cost = round_cost(usage, self.prices)
+        if cost is not None and searched and server_cost(usage) is None:
+            cost += self.search_usd
+        return cost
 
     def request_limit(self, cap: Cap | None, bound: int, asked: int | None = None) -> int | None:
         """The output limit to send with a request of `bound` input tokens (None: none). Under
