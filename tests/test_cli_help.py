@@ -73,7 +73,7 @@ def test_the_main_help_lists_the_commands_as_typer_would() -> None:
 def test_the_main_help_groups_the_options_of_asking_into_panels() -> None:
     """Typer's rich_help_panel on each of asking's options, written without Rich: the panels in
     PANELS' order, before the command's own options, and no option left outside a panel."""
-    from venice_terminal_agent.cli.options import PANELS
+    from venice_terminal_agent.cli.common_options import PANELS
 
     group = typer.main.get_command(app)
     ask = group.get_command(Context(group), "ask")

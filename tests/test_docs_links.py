@@ -75,3 +75,15 @@ def test_every_page_of_the_manual_is_linked_from_the_readme() -> None:
     linked = {(README.parent / target.partition("#")[0]).resolve() for target in links(README)}
     unlinked = [page.name for page in sorted(DOCS.glob("*.md")) if page.resolve() not in linked]
     assert not unlinked, f"docs pages the README's 'Where to read more' does not link: {unlinked}"
+
+
+@pytest.mark.parametrize("page", pages(), ids=lambda page: page.name)
+def test_each_source_file_a_page_names_is_there(page: Path) -> None:
+    """`fronts/terminal/repl.py`, `tests/test_x.py`: a module named by its path is where the page
+    says (from the repository, or from the package), so a move that leaves a page behind fails."""
+    named = re.findall(r"`([\w./]+/[\w]+\.(?:py|html|jinja))`", page.read_text(encoding="utf-8"))
+    package = REPO / "src" / "venice_terminal_agent"
+    gone = [
+        path for path in named if not any((root / path).exists() for root in (REPO, REPO / "src", package))
+    ]
+    assert not gone, f"{page.relative_to(REPO)} names files that are not there: {gone}"
