@@ -137,7 +137,7 @@ async def _call(
     page: int,
     size: int | None,
 ) -> int:
-    from ..core.toolbox import ToolError
+    from ..core.errors import ToolError
     from ..fronts.runtime import Opening, open_runtime
     from ..fronts.terminal.person import TerminalPerson
 
