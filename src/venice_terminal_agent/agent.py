@@ -15,6 +15,7 @@ import contextlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .core import observe
 from .core.consent import Approver, Consent
 from .core.context import Gauge, choose_window, compacted_line, page_limit, replay
 from .core.costs import Cap, cached_tokens, unspent
@@ -279,6 +280,22 @@ class Agent:
         return compacted_line(done.rounds, done.tokens_before, done.tokens_after)
 
     async def ask(
+        self,
+        question: str,
+        *,
+        events: EventSink | None = None,
+        budget: int | None = None,
+        local_data: bool = False,
+    ) -> Receipt:
+        """Run one question to a named exit (`_ask`), watched when someone watches (`observe`)."""
+        with observe.question(self.model) as watch:
+            receipt = await self._ask(
+                question, events=watch.sink(events or ignore), budget=budget, local_data=local_data
+            )
+            watch.finished(receipt)
+            return receipt
+
+    async def _ask(
         self,
         question: str,
         *,

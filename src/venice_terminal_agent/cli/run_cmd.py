@@ -51,8 +51,11 @@ def run_plan(
     limit = budget if budget is not None else plan.budget if plan.budget is not None else DEFAULT_BUDGET
     show = None if json_output else _show_step
     if mcp_config is None:  # offline: built-in tools only (all read-only), no MCP import
+        from ..telemetry import traced
+
         tools = Consent(builtin_toolbox(root, pager))
-        receipt = asyncio.run(run_loop(plan.steps, tools, limit, events=show, pager=pager))
+        with traced():
+            receipt = asyncio.run(run_loop(plan.steps, tools, limit, events=show, pager=pager))
     else:
         from .tools_cmd import run_with_mcp
 

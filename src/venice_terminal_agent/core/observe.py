@@ -1,0 +1,133 @@
+"""Where a run can be watched from outside (traces, metrics), without knowing who watches.
+
+Nobody watches by default: every hook below then costs one global read and imports nothing.
+`telemetry/` installs a `Watcher` when OpenTelemetry is turned on. The hooks sit where the
+receipt's numbers are made, so what a watcher sees is the receipt:
+- `question`: one question (`Agent.ask`, or `run_loop` run alone); the inner one of the two
+  is the outer's, not a second;
+- `request`: each model request the planner counts and costs (`LLMPlanner.costed`: the
+  conversation's, a compaction's summary, the answer-from-what-you-have, a server's sampling);
+- `tool`: each tool call that runs (the loop's `run_one`, in the call's own task);
+- `outgoing`: the headers a model request goes out with (`traceparent`);
+- `note`: facts about the operation under way (an MCP call's session and protocol).
+
+Like the loop, this module is pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+from .events import EventSink
+from .receipt import Call, Receipt
+
+
+class QuestionWatch(Protocol):
+    def sink(self, emit: EventSink) -> EventSink:
+        """`emit`, seen on its way (whom a call's consent came from)."""
+        ...
+
+    def finished(self, receipt: Receipt) -> None: ...
+
+
+class RequestWatch(Protocol):
+    def answered(self, completion: Any, cost: float | None, facts: Mapping[str, Any]) -> None:
+        """The response (`model.stream.Completion`), what it cost as the receipt counts it
+        (None: unknown), and our own facts (`cap.usd_left`)."""
+        ...
+
+    def failed(self, error: BaseException, cost: float | None) -> None: ...
+
+
+class ToolWatch(Protocol):
+    def finished(self, result: Any, error: str | None) -> None: ...
+
+
+class Watcher(Protocol):
+    def question(self, model: str | None) -> Any:
+        """A context manager giving a `QuestionWatch`."""
+        ...
+
+    def request(self, model: str, purpose: str, limit: int | None, messages: Any, tools: Any) -> Any:
+        """A context manager giving a `RequestWatch`."""
+        ...
+
+    def tool(self, call: Call) -> Any:
+        """A context manager giving a `ToolWatch`."""
+        ...
+
+    def outgoing(self, url: str) -> dict[str, str]: ...
+
+    def note(self, facts: Mapping[str, Any]) -> None: ...
+
+
+class _Nobody:
+    """What the hooks give when nobody watches."""
+
+    def sink(self, emit: EventSink) -> EventSink:
+        return emit
+
+    def finished(self, *_: Any) -> None:
+        pass
+
+    def answered(self, *_: Any) -> None:
+        pass
+
+    def failed(self, *_: Any) -> None:
+        pass
+
+
+NOBODY = _Nobody()
+_watcher: Watcher | None = None
+
+
+def install(watcher: Watcher | None) -> Watcher | None:
+    """Watch every run from now on with `watcher` (None: nobody); the one it replaces."""
+    global _watcher
+    previous, _watcher = _watcher, watcher
+    return previous
+
+
+def watcher() -> Watcher | None:
+    return _watcher
+
+
+@contextmanager
+def question(model: str | None = None) -> Iterator[QuestionWatch]:
+    if _watcher is None:
+        yield NOBODY
+        return
+    with _watcher.question(model) as watch:
+        yield watch
+
+
+@contextmanager
+def request(
+    model: str, purpose: str, limit: int | None = None, messages: Any = (), tools: Any = ()
+) -> Iterator[RequestWatch]:
+    if _watcher is None:
+        yield NOBODY
+        return
+    with _watcher.request(model, purpose, limit, messages, tools) as watch:
+        yield watch
+
+
+@contextmanager
+def tool(call: Call) -> Iterator[ToolWatch]:
+    if _watcher is None:
+        yield NOBODY
+        return
+    with _watcher.tool(call) as watch:
+        yield watch
+
+
+def outgoing(url: str) -> dict[str, str]:
+    """Headers for a model request to `url` (the trace it belongs to); none when nobody watches."""
+    return {} if _watcher is None else _watcher.outgoing(url)
+
+
+def note(facts: Mapping[str, Any]) -> None:
+    if _watcher is not None:
+        _watcher.note(facts)
