@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 from cli_support import clean_env, fake_venice, mcp_config, modules_after_running, run_cli
-
 from venice_terminal_agent.telemetry import describe, plan
 
 
