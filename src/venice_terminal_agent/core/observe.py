@@ -9,6 +9,7 @@ receipt's numbers are made, so what a watcher sees is the receipt:
   conversation's, a compaction's summary, the answer-from-what-you-have, a server's sampling);
 - `tool`: each tool call that runs (the loop's `run_one`, in the call's own task);
 - `outgoing`: the headers a model request goes out with (`traceparent`);
+- `continued`: the caller's trace, which a request's runs join (serve's `traceparent` header);
 - `note`: facts about the operation under way (an MCP call's session and protocol).
 
 Like the loop, this module is pure.
@@ -59,6 +60,10 @@ class Watcher(Protocol):
         ...
 
     def outgoing(self, url: str) -> dict[str, str]: ...
+
+    def continued(self, carrier: Mapping[str, str]) -> Any:
+        """A context manager inside which runs join the trace `carrier` names."""
+        ...
 
     def note(self, facts: Mapping[str, Any]) -> None: ...
 
@@ -126,6 +131,21 @@ def tool(call: Call) -> Iterator[ToolWatch]:
 def outgoing(url: str) -> dict[str, str]:
     """Headers for a model request to `url` (the trace it belongs to); none when nobody watches."""
     return {} if _watcher is None else _watcher.outgoing(url)
+
+
+CARRIED = ("traceparent", "tracestate", "baggage")  # W3C trace context, as headers or `_meta` keys
+
+
+@contextmanager
+def continued(carrier: Mapping[str, Any]) -> Iterator[None]:
+    """Runs inside join the caller's trace: `carrier` holds its `traceparent` (a request's
+    headers, lower-case, as serve gets them); nothing when nobody watches or none was sent."""
+    given = {key: value for key in CARRIED if isinstance(value := carrier.get(key), str)}
+    if _watcher is None or "traceparent" not in given:
+        yield
+        return
+    with _watcher.continued(given):
+        yield
 
 
 def note(facts: Mapping[str, Any]) -> None:

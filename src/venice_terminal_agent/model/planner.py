@@ -490,7 +490,9 @@ class LLMPlanner:
         streamed to the person, and the conversation is not touched. `ModelError` when it fails."""
         limit = self.request_limit(messages, tools, max_tokens)
         request = self.complete(messages, tools, limit, temperature=temperature)
-        return await self.costed(self.worst(messages, tools, limit), request, "sampling", limit, messages, tools)
+        return await self.costed(
+            self.worst(messages, tools, limit), request, "sampling", limit, messages, tools
+        )
 
     def sampling_refusal(
         self, messages: Sequence[dict[str, Any]], max_tokens: int, tools: Sequence[dict[str, Any]] = ()

@@ -25,6 +25,7 @@ from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit
 
+from opentelemetry import context as otel_context
 from opentelemetry import metrics, propagate, trace
 from opentelemetry.trace import SpanKind, StatusCode
 
@@ -357,6 +358,14 @@ class OtelWatcher:
         carrier: dict[str, str] = {}
         propagate.inject(carrier)
         return carrier
+
+    @contextmanager
+    def continued(self, carrier: Mapping[str, str]) -> Iterator[None]:
+        token = otel_context.attach(propagate.extract(carrier))
+        try:
+            yield
+        finally:
+            otel_context.detach(token)
 
     def note(self, facts: Mapping[str, Any]) -> None:
         span = trace.get_current_span()
