@@ -104,3 +104,34 @@ def test_the_switch_follows_the_standard_variables() -> None:
     lines = describe({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"})
     assert lines[0] == "traces: otlp → http://collector:4318/v1/traces"
     assert describe({}) == ["traces: off", "metrics: off"]
+
+
+def test_chat_traces_each_message_that_runs(tmp_path: Path) -> None:
+    with fake_venice([{"text": "Hi."}, {"text": "Bye."}], tmp_path) as fake:
+        done = run_cli(
+            tmp_path, fake.base_url, "chat", "--chat", "me", "--db", "bot.db", "--no-mcp",
+            stdin="hello\nhello\nbye\n", OTEL_TRACES_EXPORTER="console",
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    names = [span["name"] for span in spans_in(done.stderr)]
+    # The repeated message ran nothing, so it is no question.
+    assert names.count("invoke_agent venice-agent") == 2 and names.count("chat fake-model") == 2
+
+
+def doctor_tracing(tmp_path: Path, **env: str) -> str:
+    with fake_venice([], tmp_path) as fake:
+        done = run_cli(tmp_path, fake.base_url, "doctor", "--no-mcp", **env)
+    return next(line for line in done.stdout.splitlines() if " tracing " in line)
+
+
+def test_doctor_says_whether_tracing_is_on_and_where_it_goes(tmp_path: Path) -> None:
+    assert doctor_tracing(tmp_path).startswith("✓ tracing")
+    assert "off (set OTEL_EXPORTER_OTLP_ENDPOINT to send traces" in doctor_tracing(tmp_path)
+    on = doctor_tracing(tmp_path, OTEL_EXPORTER_OTLP_ENDPOINT="http://collector.internal:4318")
+    assert "traces: otlp → http://collector.internal:4318/v1/traces" in on
+    assert "metrics: otlp → http://collector.internal:4318/v1/metrics" in on
+    assert "not recorded (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true records them)" in on
+    grpc = doctor_tracing(
+        tmp_path, OTEL_EXPORTER_OTLP_ENDPOINT="http://c:4317", OTEL_EXPORTER_OTLP_PROTOCOL="grpc"
+    )
+    assert grpc.startswith("✗ tracing") and "grpc is not supported here" in grpc
