@@ -3,7 +3,9 @@
 Imported only when tracing is on. The tracer provider is made the global one, so the spans the
 mcp SDK makes of its own (its `MCP send tools/call` client span, which puts the trace into
 `params._meta`) land in the same trace and go to the same place. What is buffered is sent when
-the block ends (`force_flush`); the SDK shuts its providers down at exit.
+the block ends (`force_flush`); the SDK shuts its providers down at exit. A collector that
+does not answer holds that end up to the exporter's own limit (OTEL_EXPORTER_OTLP_TIMEOUT,
+10 s by default; 7 s measured against a refused port): the standard variable bounds it.
 """
 
 from __future__ import annotations
