@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from cli_support import TESTS, clean_env, fake_venice, run_cli
+from cli_support import TESTS, fake_venice, run_cli
 from servers.net import free_port
 
 pytestmark = pytest.mark.slow
@@ -31,7 +31,7 @@ START_TIMEOUT = 300  # seconds: it took 49 s on 2 cores at load 8
 @asynccontextmanager
 async def phoenix(folder: Path) -> AsyncIterator[str]:
     """`phoenix serve` on a loopback port, its data in `folder`; its base URL once it listens."""
-    if not PHOENIX.exists():
+    if not os.path.exists(PHOENIX):
         message = f"Arize Phoenix is not installed ({PHOENIX}): run tests/phoenix/install"
         (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)(message)
     port = free_port()
