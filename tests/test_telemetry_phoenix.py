@@ -28,12 +28,17 @@ PHOENIX = Path(
 START_TIMEOUT = 300  # seconds: it took 49 s on 2 cores at load 8
 
 
+def require_phoenix() -> None:
+    """Phoenix is installed; else the test is skipped, or fails in CI (.ci/run installs it)."""
+    if not PHOENIX.exists():
+        message = f"Arize Phoenix is not installed ({PHOENIX}): run tests/phoenix/install"
+        (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)(message)
+
+
 @asynccontextmanager
 async def phoenix(folder: Path) -> AsyncIterator[str]:
     """`phoenix serve` on a loopback port, its data in `folder`; its base URL once it listens."""
-    if not os.path.exists(PHOENIX):
-        message = f"Arize Phoenix is not installed ({PHOENIX}): run tests/phoenix/install"
-        (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)(message)
+    require_phoenix()
     port = free_port()
     env = {
         "PATH": os.environ["PATH"],
