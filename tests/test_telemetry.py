@@ -18,14 +18,14 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from venice_terminal_agent import Exit, ToolError
+from test_agent import calls, no_wait, toolbox
+from venice_terminal_agent import Exit
 from venice_terminal_agent.agent import Agent
 from venice_terminal_agent.core import observe
 from venice_terminal_agent.core.costs import Prices
 from venice_terminal_agent.core.events import TextDelta
 from venice_terminal_agent.core.loop import run_loop
 from venice_terminal_agent.core.receipt import Call, CallOutcome, Receipt
-from venice_terminal_agent.core.toolbox import FunctionToolbox
 from venice_terminal_agent.model import RetryPolicy, VeniceClient
 from venice_terminal_agent.model.models import ModelFacts
 from venice_terminal_agent.telemetry.watcher import OtelWatcher
@@ -75,31 +75,6 @@ def traced():
     previous = observe.install(watcher)
     yield seen
     observe.install(previous)
-
-
-async def no_wait(_seconds: float) -> None:
-    return None
-
-
-def toolbox(**extra: Any) -> FunctionToolbox:
-    def echo(text: str) -> str:
-        """Say it back."""
-        return text
-
-    def fail(reason: str = "") -> str:
-        raise ToolError(f"cannot do that {reason}".strip())
-
-    def charge(amount: int) -> str:
-        """Costs money."""
-        return f"charged {amount}"
-
-    return FunctionToolbox(
-        {"echo": echo, "fail": fail, "charge": charge, **extra}, read_only={"echo", "fail", *extra}
-    )
-
-
-def calls(*pairs: tuple[str, dict]) -> dict:
-    return {"tool_calls": [{"name": name, "arguments": arguments} for name, arguments in pairs]}
 
 
 def used(

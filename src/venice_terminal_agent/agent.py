@@ -279,23 +279,8 @@ class Agent:
         done = planner.compaction
         return compacted_line(done.rounds, done.tokens_before, done.tokens_after)
 
+    @observe.watched  # one question, seen from outside when tracing is on
     async def ask(
-        self,
-        question: str,
-        *,
-        events: EventSink | None = None,
-        budget: int | None = None,
-        local_data: bool = False,
-    ) -> Receipt:
-        """Run one question to a named exit (`_ask`), watched when someone watches (`observe`)."""
-        with observe.question(self.model) as watch:
-            receipt = await self._ask(
-                question, events=watch.sink(events or ignore), budget=budget, local_data=local_data
-            )
-            watch.finished(receipt)
-            return receipt
-
-    async def _ask(
         self,
         question: str,
         *,

@@ -17,11 +17,12 @@ Like the loop, this module is pure.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import functools
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import Any, Concatenate, ParamSpec, Protocol, cast
 
-from .events import EventSink
+from .events import EventSink, ignore
 from .receipt import Call, Receipt
 
 
@@ -85,6 +86,7 @@ class _Nobody:
 
 
 NOBODY = _Nobody()
+P = ParamSpec("P")
 _watcher: Watcher | None = None
 
 
@@ -106,6 +108,23 @@ def question(model: str | None = None) -> Iterator[QuestionWatch]:
         return
     with _watcher.question(model) as watch:
         yield watch
+
+
+def watched(
+    ask: Callable[Concatenate[Any, str, P], Awaitable[Receipt]],
+) -> Callable[Concatenate[Any, str, P], Awaitable[Receipt]]:
+    """`Agent.ask` as one `question`: its events seen on their way, its receipt at the end."""
+
+    @functools.wraps(ask)
+    async def asked(agent: Any, text: str, *args: P.args, **options: P.kwargs) -> Receipt:
+        with question(getattr(agent, "model", None)) as watch:
+            given = cast("EventSink | None", options.get("events"))
+            options["events"] = watch.sink(given or ignore)
+            receipt = await ask(agent, text, *args, **options)
+            watch.finished(receipt)
+            return receipt
+
+    return asked
 
 
 @contextmanager
