@@ -105,7 +105,7 @@ def layer(name: str) -> str:
 
 # What each layer may import besides itself (docs/architecture.md says why). The package root
 # holds the public names, each imported on first use, and `__version__`: anyone may import it.
-BELOW_FRONTS = {"core", "config", "model", "store", "tools", "mcp", "agent", "bot"}
+BELOW_FRONTS = {"core", "config", "model", "store", "tools", "mcp", "agent", "bot", "telemetry"}
 LAYERS: dict[str, set[str]] = {
     "core": set(),
     "config": {"core"},  # the settings: read by the fronts and handed down
@@ -116,6 +116,7 @@ LAYERS: dict[str, set[str]] = {
     "agent": {"core", "model", "mcp", "tools"},
     "bot": {"core", "store", "tools", "model", "mcp", "agent"},
     "testing": {"core", "model"},  # the scripted fakes
+    "telemetry": {"core"},  # traces and metrics: the runs' hooks (core/observe.py) as OpenTelemetry
     "serve": BELOW_FRONTS,
     # `venice-agent serve` starts the service; `venice-agent demo`, the stand-in model of `testing`
     "cli": BELOW_FRONTS | {"serve", "testing"},

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..core import observe
-from . import Plan
 from .watcher import OtelWatcher
+
+if TYPE_CHECKING:
+    from . import Plan
 
 _providers: tuple[Any, Any] | None = None  # (tracer provider, meter provider), made once
 
