@@ -256,6 +256,9 @@ async def test_a_chat_span_carries_the_conventions_attributes_and_the_provider_c
     assert second.attributes["gen_ai.usage.cost.source"] == "provider"  # the server's own figure
     assert second.attributes["gen_ai.usage.cost.amount"] == 0.00042
     assert first.attributes["venice_agent.request.purpose"] == "chat"
+    [question] = traced.named("invoke_agent")
+    conversation = question.attributes["gen_ai.conversation.id"]
+    assert conversation.startswith("va-") and second.attributes["gen_ai.conversation.id"] == conversation
     # The model server got each request's own span as its parent (traceparent).
     sent = [seen for seen in fake.requests if seen.path.endswith("/chat/completions")]
     for seen, span in zip(sent, (first, second), strict=True):

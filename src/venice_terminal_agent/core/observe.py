@@ -48,7 +48,7 @@ class ToolWatch(Protocol):
 
 
 class Watcher(Protocol):
-    def question(self, model: str | None) -> Any:
+    def question(self, model: str | None, conversation: str | None) -> Any:
         """A context manager giving a `QuestionWatch`."""
         ...
 
@@ -102,11 +102,11 @@ def watcher() -> Watcher | None:
 
 
 @contextmanager
-def question(model: str | None = None) -> Iterator[QuestionWatch]:
+def question(model: str | None = None, conversation: str | None = None) -> Iterator[QuestionWatch]:
     if _watcher is None:
         yield NOBODY
         return
-    with _watcher.question(model) as watch:
+    with _watcher.question(model, conversation) as watch:
         yield watch
 
 
@@ -117,7 +117,8 @@ def watched(
 
     @functools.wraps(ask)
     async def asked(agent: Any, text: str, *args: P.args, **options: P.kwargs) -> Receipt:
-        with question(getattr(agent, "model", None)) as watch:
+        # The agent's prompt-cache key names its conversation (`gen_ai.conversation.id`).
+        with question(getattr(agent, "model", None), getattr(agent, "cache_key", None)) as watch:
             given = cast("EventSink | None", options.get("events"))
             options["events"] = watch.sink(given or ignore)
             receipt = await ask(agent, text, *args, **options)

@@ -114,9 +114,10 @@ def as_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 class _Question:
-    def __init__(self, watcher: OtelWatcher, span: Any) -> None:
+    def __init__(self, watcher: OtelWatcher, span: Any, conversation: str | None = None) -> None:
         self.watcher = watcher
         self.span = span
+        self.conversation = conversation
         self.consented: dict[Any, bool] = {}  # a call's key → the yes it got (asked, --yes, a grant)
 
     def sink(self, emit: EventSink) -> EventSink:
@@ -275,15 +276,17 @@ class OtelWatcher:
         return json.dumps(redact_all(value, self.secrets), ensure_ascii=False, default=str)
 
     @contextmanager
-    def question(self, model: str | None) -> Iterator[Any]:
+    def question(self, model: str | None, conversation: str | None) -> Iterator[Any]:
         if self.question_now.get() is not None:  # run_loop inside Agent.ask: the same question
             yield NOBODY
             return
         attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": AGENT}
         if model:
             attributes["gen_ai.request.model"] = model
+        if conversation:
+            attributes["gen_ai.conversation.id"] = conversation
         span = self.tracer.start_span(f"invoke_agent {AGENT}", kind=SpanKind.INTERNAL, attributes=attributes)
-        watch = _Question(self, span)
+        watch = _Question(self, span, conversation)
         token = self.question_now.set(watch)
         started = self.clock()
         try:
@@ -306,6 +309,9 @@ class OtelWatcher:
         }
         if limit is not None:
             attributes["gen_ai.request.max_tokens"] = limit
+        question = self.question_now.get()
+        if question is not None and question.conversation:
+            attributes["gen_ai.conversation.id"] = question.conversation
         if self.content:
             attributes["gen_ai.input.messages"] = self.dumps(as_messages(messages))
             if tools:
