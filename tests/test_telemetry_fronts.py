@@ -46,6 +46,13 @@ async def test_serve_continues_the_callers_trace(tmp_path: Path) -> None:
     [chat] = [span for span in receiver.named("chat ") if span["trace_id"] == TRACE_ID]
     assert chat["parent_id"] == first["span_id"]
     assert chats[0]["headers"]["traceparent"] == f"00-{TRACE_ID}-{chat['span_id']}-01"
+    # The metrics went to the same collector: both questions' requests and tokens.
+    assert receiver.total("gen_ai.client.operation.duration", **{"gen_ai.operation.name": "chat"})[0] == 2
+    assert receiver.total("gen_ai.client.token.usage", **{"gen_ai.token.type": "input"}) == (
+        2,
+        2 * 10,
+    )  # the fake's 10 a reply
+    assert "venice_agent.cost" not in receiver.metrics  # the fake lists no prices: unknown, never $0
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@
         env["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.url
         ...
         receiver.spans      # every span received: name, ids (hex), parent, attributes, status, events
-        receiver.metrics    # every metric received: name → its data points' values
+        receiver.metrics    # every metric received: name → {attributes: (count, sum)}, the latest
 
 It answers 200 with an empty export response, as a collector does.
 """
@@ -39,9 +39,17 @@ def attributes_of(pairs: Any) -> dict[str, Any]:
 class Receiver:
     url: str
     spans: list[dict[str, Any]] = field(default_factory=list)
-    metrics: dict[str, list[Any]] = field(default_factory=dict)
+    # name → {its attributes, sorted: (count, sum)} (a counter's: (1, its value)), as last sent
+    metrics: dict[str, dict[tuple[Any, ...], tuple[int, float]]] = field(default_factory=dict)
     paths: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def total(self, name: str, **where: Any) -> tuple[int, float]:
+        """The count and sum of metric `name` over its points whose attributes include `where`."""
+        points = [
+            value for key, value in self.metrics.get(name, {}).items() if where.items() <= dict(key).items()
+        ]
+        return sum(count for count, _ in points), sum(value for _, value in points)
 
     def named(self, prefix: str) -> list[dict[str, Any]]:
         with self.lock:
@@ -83,14 +91,12 @@ class Receiver:
                     for metric in scope_metrics.metrics:
                         kind = metric.WhichOneof("data")
                         points = getattr(metric, kind).data_points
-                        values = [
-                            (
-                                attributes_of(point.attributes),
-                                point.sum if kind == "histogram" else point.as_double,
+                        latest = self.metrics.setdefault(metric.name, {})
+                        for point in points:  # cumulative: the latest point is the total
+                            key = tuple(sorted(attributes_of(point.attributes).items()))
+                            latest[key] = (
+                                (point.count, point.sum) if kind == "histogram" else (1, point.as_double)
                             )
-                            for point in points
-                        ]
-                        self.metrics.setdefault(metric.name, []).extend(values)
 
 
 @contextmanager
