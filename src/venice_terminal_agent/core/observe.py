@@ -116,7 +116,7 @@ def watched(
     """`Agent.ask` as one `question`: its events seen on their way, its receipt at the end."""
 
     @functools.wraps(ask)
-    async def asked(agent: Any, text: str, *args: P.args, **options: P.kwargs) -> Receipt:
+    async def asked(agent: Any, text: str, /, *args: P.args, **options: P.kwargs) -> Receipt:
         # The agent's prompt-cache key names its conversation (`gen_ai.conversation.id`).
         with question(getattr(agent, "model", None), getattr(agent, "cache_key", None)) as watch:
             given = cast("EventSink | None", options.get("events"))
