@@ -20,7 +20,7 @@ from opentelemetry.trace import StatusCode
 
 from test_agent import calls, no_wait, toolbox
 from venice_terminal_agent import Exit
-from venice_terminal_agent.agent import Agent
+from venice_terminal_agent.agent import Agent, AgentOptions
 from venice_terminal_agent.core import observe
 from venice_terminal_agent.core.costs import Prices
 from venice_terminal_agent.core.events import TextDelta
@@ -102,8 +102,11 @@ async def agent_on(script: Any, tools: Any = None, **options: Any):
         async with VeniceClient(
             SECRET, fake.base_url, retry=policy, http_client=fake.http_client()
         ) as client:
-            facts = await client.model_facts("fake-model")
-            yield fake, Agent(client, tools or toolbox(), model="fake-model", facts=facts, **options)
+            facts = await client.discovery.model_facts("fake-model")
+            yield (
+                fake,
+                Agent(client, tools or toolbox(), AgentOptions(model="fake-model", facts=facts, **options)),
+            )
 
 
 async def cancelled_question(agent: Agent) -> Receipt:
