@@ -95,7 +95,7 @@ def test_the_oldest_pages_go_once_the_pager_holds_more_than_its_most_and_say_so(
 def test_the_first_id_after_those_expired_is_not_said_to_have_expired() -> None:
     pager = Pager(100)
     pager.expire_until(4)
-    with pytest.raises(ToolError, match="page 3 has expired: .* and pages are not kept; run the tool again for it"):
+    with pytest.raises(ToolError, match=r"page 3 has expired: .* and pages are not kept; run the tool again for it"):
         pager.get(3)
     with pytest.raises(ToolError, match=r"^no page with id 4 \(known: none yet\)$"):
         pager.get(4)  # not cut yet: unknown, not expired
