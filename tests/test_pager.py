@@ -95,7 +95,9 @@ def test_the_oldest_pages_go_once_the_pager_holds_more_than_its_most_and_say_so(
 def test_the_first_id_after_those_expired_is_not_said_to_have_expired() -> None:
     pager = Pager(100)
     pager.expire_until(4)
-    with pytest.raises(ToolError, match=r"page 3 has expired: .* and pages are not kept; run the tool again for it"):
+    with pytest.raises(
+        ToolError, match=r"page 3 has expired: .* and pages are not kept; run the tool again for it"
+    ):
         pager.get(3)
     with pytest.raises(ToolError, match=r"^no page with id 4 \(known: none yet\)$"):
         pager.get(4)  # not cut yet: unknown, not expired
@@ -114,7 +116,9 @@ def test_each_note_names_the_pages_left_from_the_next_to_the_last() -> None:
     assert first.endswith("; 250 more characters in page ids 2-4: call page(id=2)]")
     assert pager.get(2).endswith("; 150 more characters in page ids 3-4: call page(id=3)]")
     assert pager.get(3).endswith("; 50 more characters in page id 4: call page(id=4)]")
-    assert pager.get(4) == "a" * 50 + "\n[page 4 of 4, id 4: characters up to 350 of 350; this is the last page]"
+    assert (
+        pager.get(4) == "a" * 50 + "\n[page 4 of 4, id 4: characters up to 350 of 350; this is the last page]"
+    )
 
 
 def _kept_like_the_readme_says(steps: list[tuple[str, int]], most: int) -> None:
@@ -147,7 +151,9 @@ def test_the_pager_keeps_the_newest_pages_that_fit_as_results_come_and_go() -> N
     _kept_like_the_readme_says(
         [("cut", 200), ("cut", 200), ("forget", 3), ("cut", 200), ("cut", 200), ("cut", 400)], most=one * 2
     )
-    _kept_like_the_readme_says([("cut", 300), ("cut", 300), ("forget", 1), ("cut", 300), ("cut", 300)], most=one * 2)
+    _kept_like_the_readme_says(
+        [("cut", 300), ("cut", 300), ("forget", 1), ("cut", 300), ("cut", 300)], most=one * 2
+    )
 
 
 def test_a_result_bigger_than_the_most_kept_keeps_its_last_page() -> None:

@@ -63,7 +63,9 @@ async def test_serve_offers_a_server_no_sampling_even_with_yes(tmp_path: Path) -
             served(tmp_path, *args, env=clean_env(tmp_path, fake.base_url)) as server,
             httpx2.AsyncClient(base_url=server.url, timeout=90) as http,
         ):
-            reply = (await http.post("/v1/chats/c/messages", json={"text": "ask the server to sample"})).json()
+            reply = (
+                await http.post("/v1/chats/c/messages", json={"text": "ask the server to sample"})
+            ).json()
         bodies = fake.chat_bodies()
     offered = {tool["function"]["name"] for tool in bodies[0]["tools"]}
     assert "echo" in offered and SAMPLING_TOOL not in offered
