@@ -115,6 +115,17 @@ async def test_sampling_needs_a_persons_yes_and_yes_is_not_one(answer: object, a
         assert [why for _, why in approver.asked] == [Why.SAMPLING, Why.SAMPLING]
 
 
+async def test_a_sampling_request_is_shown_to_the_approver_as_the_request_of_its_server() -> None:
+    seen = []
+
+    async def approver(call, spec, why) -> bool:
+        seen.append((call, spec.name, spec.server, why))
+        return True
+
+    assert await Consent(local_tools([]), approver=approver).approve_sampling(SAMPLING_REQUEST, "everything")
+    assert seen == [(SAMPLING_REQUEST, "sampling", "everything", Why.SAMPLING)]
+
+
 async def test_a_tool_the_toolbox_does_not_describe_asks() -> None:
     class Undescribed(FunctionToolbox):
         def specs(self):
@@ -137,6 +148,7 @@ async def test_the_events_say_consent_was_asked_and_what_came_of_it() -> None:
     tools = Consent(local_tools([]), approver=Asked(False))
     await tools.approve(Call("charge"), events=events.append)
     assert [type(e) for e in events] == [ConsentAsked, ConsentGiven] and events[1].approved is False
+    assert [e.call for e in events] == [Call("charge")] * 2  # what the ACP front shows as pending
 
 
 async def test_after_a_file_is_read_every_mcp_tool_asks_even_read_only(tmp_path: Path) -> None:
@@ -203,3 +215,51 @@ async def test_a_yes_for_the_session_covers_that_tool_and_never_a_sampling_reque
     assert await tools.approve_sampling(Call("sampling", {}), "srv") is False
     assert await tools.approve_sampling(Call("sampling", {}), "srv") is False
     assert [why for _, why in approver.asked].count(Why.SAMPLING) == 3
+
+
+@pytest.mark.parametrize(
+    ("tools", "refusal"),
+    [
+        (lambda ran: Consent(local_tools(ran), approver=Asked(False)), "the user declined this call"),
+        (lambda ran: Consent(local_tools(ran)), "this call needs the user's yes and there was no one to ask"),
+        (
+            lambda ran: Consent(local_tools(ran), policy="this service asks nobody"),
+            "this call needs the user's yes, and this service asks nobody",
+        ),
+    ],
+    ids=["declined", "no one to ask", "policy"],
+)
+async def test_a_plan_stopped_by_a_no_says_which_no_it_was(tools, refusal: str) -> None:
+    ran: list[str] = []
+    receipt = await run_loop([Call("charge"), Call("look")], tools(ran))
+    assert receipt.stopped_because is Exit.TOOL_ERROR and ran == []
+    assert receipt.refusal == f"charge did not run: {refusal}, so the plan stops here"
+
+
+class Verdicts(FunctionToolbox):
+    """A toolbox of its own consent (run_loop asks `approve` of any toolbox that has one), saying
+    no with `verdict`, and no wording of its own: the loop words it."""
+
+    def __init__(self, verdict: object) -> None:
+        super().__init__({"charge": lambda amount=1: "charged"})
+        self.verdict = verdict
+
+    async def approve(self, call: Call, **_: object) -> object:
+        return self.verdict
+
+
+@pytest.mark.parametrize(
+    ("verdict", "refusal"),
+    [
+        (False, "the user declined this call"),
+        (CallOutcome.DECLINED, "the user declined this call"),
+        (CallOutcome.INVALID, "the user declined this call"),  # any other no is a no, never a crash
+        (CallOutcome.NOT_RUN, "the user declined this call"),
+        (CallOutcome.NO_ONE_TO_ASK, "this call needs the user's yes and there was no one to ask"),
+        (CallOutcome.REFUSED_BY_POLICY, "this call needs the user's yes, and this setup runs no such call"),
+    ],
+)
+async def test_a_toolbox_saying_no_its_own_way_gets_the_same_words(verdict: object, refusal: str) -> None:
+    receipt = await run_loop([Call("charge")], Verdicts(verdict))
+    assert receipt.stopped_because is Exit.TOOL_ERROR
+    assert receipt.refusal == f"charge did not run: {refusal}, so the plan stops here"
