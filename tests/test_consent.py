@@ -218,22 +218,42 @@ async def test_a_yes_for_the_session_covers_that_tool_and_never_a_sampling_reque
 
 
 @pytest.mark.parametrize(
-    ("tools", "refusal"),
+    ("tools", "outcome", "refusal"),
     [
-        (lambda ran: Consent(local_tools(ran), approver=Asked(False)), "the user declined this call"),
-        (lambda ran: Consent(local_tools(ran)), "this call needs the user's yes and there was no one to ask"),
+        (
+            lambda ran: Consent(local_tools(ran), approver=Asked(False)),
+            "declined",
+            "the user declined this call",
+        ),
+        (
+            lambda ran: Consent(local_tools(ran), approver=Asked("yes")),
+            "declined",
+            "the user declined this call",
+        ),
+        (
+            lambda ran: Consent(local_tools(ran)),
+            "no_one_to_ask",
+            "this call needs the user's yes and there was no one to ask",
+        ),
+        (
+            lambda ran: Consent(local_tools(ran), approver=Asked(CallOutcome.NO_ONE_TO_ASK)),
+            "no_one_to_ask",
+            "this call needs the user's yes and there was no one to ask",
+        ),
         (
             lambda ran: Consent(local_tools(ran), policy="this service asks nobody"),
+            "refused_by_policy",
             "this call needs the user's yes, and this service asks nobody",
         ),
     ],
-    ids=["declined", "no one to ask", "policy"],
+    ids=["declined", "not True", "no approver", "approver without a terminal", "policy"],
 )
-async def test_a_plan_stopped_by_a_no_says_which_no_it_was(tools, refusal: str) -> None:
+async def test_a_plan_stopped_by_a_no_says_which_no_it_was(tools, outcome: str, refusal: str) -> None:
     ran: list[str] = []
     receipt = await run_loop([Call("charge"), Call("look")], tools(ran))
     assert receipt.stopped_because is Exit.TOOL_ERROR and ran == []
     assert receipt.refusal == f"charge did not run: {refusal}, so the plan stops here"
+    assert receipt.to_dict()["proposed"][0]["outcome"] == outcome
 
 
 class Verdicts(FunctionToolbox):
