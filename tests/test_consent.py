@@ -149,6 +149,9 @@ async def test_the_events_say_consent_was_asked_and_what_came_of_it() -> None:
     await tools.approve(Call("charge"), events=events.append)
     assert [type(e) for e in events] == [ConsentAsked, ConsentGiven] and events[1].approved is False
     assert [e.call for e in events] == [Call("charge")] * 2  # what the ACP front shows as pending
+    events.clear()
+    await Consent(local_tools([]), approver=Asked(True)).approve(Call("charge"), events=events.append)
+    assert [type(e) for e in events] == [ConsentAsked, ConsentGiven] and events[1].approved is True
 
 
 async def test_after_a_file_is_read_every_mcp_tool_asks_even_read_only(tmp_path: Path) -> None:
