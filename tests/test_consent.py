@@ -16,7 +16,7 @@ from venice_terminal_agent.cli.render import make_console
 from venice_terminal_agent.core.consent import Consent, Why
 from venice_terminal_agent.core.events import ConsentAsked, ConsentGiven
 from venice_terminal_agent.core.receipt import CallOutcome
-from venice_terminal_agent.core.toolbox import CombinedToolbox, FunctionToolbox
+from venice_terminal_agent.core.toolbox import CombinedToolbox, FunctionToolbox, ToolSpec
 from venice_terminal_agent.core.wording import NO_TERMINAL_LOCAL
 from venice_terminal_agent.mcp.config import ServerConfig
 from venice_terminal_agent.mcp.toolbox import McpToolbox
@@ -286,3 +286,27 @@ async def test_a_toolbox_saying_no_its_own_way_gets_the_same_words(verdict: obje
     receipt = await run_loop([Call("charge")], Verdicts(verdict))
     assert receipt.stopped_because is Exit.TOOL_ERROR
     assert receipt.refusal == f"charge did not run: {refusal}, so the plan stops here"
+
+
+async def test_only_a_file_tools_result_is_local_data_not_another_built_in_tools(tmp_path: Path) -> None:
+    server = ServerConfig("search", in_memory=search_server(), trusted=True)
+    approver = Asked(False)
+    ran: list[str] = []
+    async with McpToolbox.open([server]) as box:
+        tools = Consent(CombinedToolbox(local_tools(ran), box), approver=approver)
+        receipt = await run_loop([Call("look"), Call("search", {"keywords": "seen"})], tools)
+    assert approver.asked == [] and ran == ["look"]  # `look` stays on this machine: no file read
+    assert [s.tool for s in receipt.steps] == ["look", "search"]
+
+
+async def test_a_servers_own_tool_in_its_sampling_request_asks_by_its_own_description() -> None:
+    """The model, answering a server's sampling request, may call the server's own tools (the
+    server runs them): described by the server, not by this toolbox, they ask like any call."""
+    approver = Asked(False)
+    tools = Consent(local_tools([]), approver=approver)
+    free = ToolSpec("weather", server="srv", read_only=True)
+    assert await tools.approve(Call("weather", {"city": "Paris"}), spec=free) is True
+    assert approver.asked == []  # read-only by the server's own description: no question
+    paid = ToolSpec("book", server="srv")
+    assert await tools.approve(Call("book"), spec=paid) is False
+    assert approver.asked == [("book", Why.PAID)]
