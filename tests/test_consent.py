@@ -310,3 +310,27 @@ async def test_a_servers_own_tool_in_its_sampling_request_asks_by_its_own_descri
     paid = ToolSpec("book", server="srv")
     assert await tools.approve(Call("book"), spec=paid) is False
     assert approver.asked == [("book", Why.PAID)]
+
+
+@pytest.mark.parametrize(
+    ("consent", "approved"),
+    [
+        (lambda: Consent(local_tools([]), approver=Asked(False), auto_approve=True), True),  # --yes
+        (lambda: Consent(local_tools([]), approver=Asked(True), policy="this service asks nobody"), False),
+    ],
+    ids=["--yes", "policy"],
+)
+async def test_a_call_decided_without_asking_says_so_in_one_event(consent, approved: bool) -> None:
+    events: list = []
+    await consent().approve(Call("charge"), events=events.append)
+    assert events == [ConsentGiven(Call("charge"), approved)]
+
+
+async def test_a_yes_for_the_session_is_an_event_of_a_yes_each_later_time() -> None:
+    from venice_terminal_agent.core.consent import Grant
+
+    tools = Consent(local_tools([]), approver=Asked(Grant.SESSION))
+    await tools.approve(Call("charge", {"amount": 1}))
+    events: list = []
+    await tools.approve(Call("charge", {"amount": 2}), events=events.append)
+    assert events == [ConsentGiven(Call("charge", {"amount": 2}), True)]
