@@ -1,0 +1,93 @@
+"""Private means private on every front that asks a model, not only the terminal's
+(tests/test_e2ee.py): the editor's (`acp`) and the service's (`serve`). An E2EE model's
+question goes sealed and its answer comes back decrypted; an attestation that does not prove
+it is fresh ends the question private_failed with nothing sent in plaintext."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx2
+from acp import text_block
+
+from cli_support import clean_env, fake_venice
+from serve_support import served
+from test_acp import allow, editor_on
+from test_e2ee import E2EE_SPEC
+
+QUESTION = "What is the capital of Atlantis?"
+
+
+def script(**more: Any) -> dict[str, Any]:
+    return {"models": ["e2ee-fake"], "model_spec": E2EE_SPEC, "tee": True, **more}
+
+
+def completions(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The chat requests the server saw, each with its body (what would hold plaintext)."""
+    sent = [r for r in requests if r["path"].endswith("/chat/completions")]
+    assert all(r["body"]["messages"] for r in sent)
+    return sent
+
+
+def no_plaintext_left(requests: list[dict[str, Any]]) -> None:
+    assert "Atlantis" not in json.dumps(requests)
+
+
+async def ask_in_the_editor(tmp_path: Path, fake: Any) -> Any:
+    async with editor_on(tmp_path, fake, allow, "--no-mcp", "--model", "e2ee-fake") as (_editor, conn):
+        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+        return await conn.prompt(session_id=session.session_id, prompt=[text_block(QUESTION)])
+
+
+async def test_the_editors_question_goes_sealed_and_its_answer_is_decrypted(tmp_path: Path) -> None:
+    with fake_venice(script(replies=[{"text": "Atlantis has no capital."}]), tmp_path) as fake:
+        done = await ask_in_the_editor(tmp_path, fake)
+        requests = fake.requests()
+    receipt = done.field_meta["venice-agent/receipt"]
+    assert receipt["stopped_because"] == "answered" and receipt["answer"] == "Atlantis has no capital."
+    assert receipt["e2ee"]["encrypted"] is True
+    assert len(completions(requests)) == 1
+    no_plaintext_left(requests)
+
+
+async def test_in_the_editor_a_stale_attestation_sends_no_question(tmp_path: Path) -> None:
+    with fake_venice(script(tee={"fault": "stale_nonce"}), tmp_path) as fake:
+        done = await ask_in_the_editor(tmp_path, fake)
+        requests = fake.requests()
+    receipt = done.field_meta["venice-agent/receipt"]
+    assert done.stop_reason == "refusal" and receipt["stopped_because"] == "private_failed"
+    assert "does not echo our fresh nonce" in receipt["refusal"]
+    assert completions(requests) == []
+    no_plaintext_left(requests)
+
+
+async def ask_the_service(tmp_path: Path, fake: Any) -> dict[str, Any]:
+    env = clean_env(tmp_path, fake.base_url, VENICE_MODEL="e2ee-fake")
+    args = ("--store", str(tmp_path / "bot.db"), "--no-mcp")
+    async with (
+        served(tmp_path, *args, env=env) as server,
+        httpx2.AsyncClient(base_url=server.url, timeout=60) as http,
+    ):
+        return (await http.post("/v1/chats/c/messages", json={"text": QUESTION})).json()
+
+
+async def test_the_services_question_goes_sealed_and_its_answer_is_decrypted(tmp_path: Path) -> None:
+    with fake_venice(script(replies=[{"text": "Atlantis has no capital."}]), tmp_path) as fake:
+        reply = await ask_the_service(tmp_path, fake)
+        requests = fake.requests()
+    assert reply["receipt"]["stopped_because"] == "answered", reply
+    assert reply["text"].startswith("Atlantis has no capital.")
+    assert len(completions(requests)) == 1
+    no_plaintext_left(requests)
+
+
+async def test_at_the_service_a_stale_attestation_sends_no_question(tmp_path: Path) -> None:
+    with fake_venice(script(tee={"fault": "stale_nonce"}), tmp_path) as fake:
+        reply = await ask_the_service(tmp_path, fake)
+        requests = fake.requests()
+    assert reply["receipt"]["stopped_because"] == "private_failed", reply
+    assert "does not echo our fresh nonce" in reply["text"]
+    assert completions(requests) == []
+    no_plaintext_left(requests)
