@@ -1,5 +1,5 @@
 """Private means private on every front that asks a model, not only the terminal's
-(tests/test_e2ee.py): the editor's (`acp`) and the service's (`serve`). An E2EE model's
+(tests/test_e2ee.py): the editor's (`acp`), the service's (`serve`) and the MCP server's (`mcp`). An E2EE model's
 question goes sealed and its answer comes back decrypted; an attestation that does not prove
 it is fresh ends the question private_failed with nothing sent in plaintext."""
 
@@ -11,8 +11,9 @@ from typing import Any
 
 import httpx2
 from acp import text_block
+from mcp import Client, StdioServerParameters
 
-from cli_support import clean_env, fake_venice
+from cli_support import COMMAND, clean_env, fake_venice
 from serve_support import served
 from test_acp import allow, editor_on
 from test_e2ee import E2EE_SPEC
@@ -89,5 +90,37 @@ async def test_at_the_service_a_stale_attestation_sends_no_question(tmp_path: Pa
         requests = fake.requests()
     assert reply["receipt"]["stopped_because"] == "private_failed", reply
     assert "does not echo our fresh nonce" in reply["text"]
+    assert completions(requests) == []
+    no_plaintext_left(requests)
+
+
+async def ask_the_mcp_server(tmp_path: Path, fake: Any) -> Any:
+    params = StdioServerParameters(
+        command=COMMAND,
+        args=["mcp", "--no-mcp", "--model", "e2ee-fake"],
+        env=clean_env(tmp_path, fake.base_url),
+        cwd=str(tmp_path),
+    )
+    async with Client(params, mode="legacy", read_timeout_seconds=60) as client:  # type: ignore[arg-type]
+        return await client.call_tool("ask", {"question": QUESTION})
+
+
+async def test_the_mcp_servers_question_goes_sealed_and_its_answer_is_decrypted(tmp_path: Path) -> None:
+    with fake_venice(script(replies=[{"text": "Atlantis has no capital."}]), tmp_path) as fake:
+        result = await ask_the_mcp_server(tmp_path, fake)
+        requests = fake.requests()
+    receipt = result.structured_content["receipt"]
+    assert receipt["stopped_because"] == "answered" and receipt["answer"] == "Atlantis has no capital."
+    assert receipt["e2ee"]["encrypted"] is True
+    assert len(completions(requests)) == 1
+    no_plaintext_left(requests)
+
+
+async def test_at_the_mcp_server_a_stale_attestation_sends_no_question(tmp_path: Path) -> None:
+    with fake_venice(script(tee={"fault": "stale_nonce"}), tmp_path) as fake:
+        result = await ask_the_mcp_server(tmp_path, fake)
+        requests = fake.requests()
+    assert result.structured_content["stopped_because"] == "private_failed", result
+    assert "does not echo our fresh nonce" in result.structured_content["receipt"]["refusal"]
     assert completions(requests) == []
     no_plaintext_left(requests)
