@@ -3,6 +3,7 @@ on real MCP servers in memory and real files."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from pathlib import Path
 
@@ -334,3 +335,35 @@ async def test_a_yes_for_the_session_is_an_event_of_a_yes_each_later_time() -> N
     events: list = []
     await tools.approve(Call("charge", {"amount": 2}), events=events.append)
     assert events == [ConsentGiven(Call("charge", {"amount": 2}), True)]
+
+
+class Listed(FunctionToolbox):
+    """A server's tools as a cached list first showed them (all asking), until `settle` (the
+    server started and listed) or `refresh` (it said its list changed) reads the real one."""
+
+    def __init__(self) -> None:
+        super().__init__({"lookup": lambda: "found"})
+        self.real = False
+
+    def specs(self):
+        return [dataclasses.replace(spec, read_only=self.real) for spec in super().specs()]
+
+    async def settle(self) -> None:
+        self.real = True
+
+    async def refresh(self) -> bool:
+        self.real = True
+        return True
+
+
+async def test_consent_goes_by_the_servers_own_list_once_it_has_started() -> None:
+    approver = Asked(False)
+    receipt = await run_loop([Call("lookup")], Consent(Listed(), approver=approver))
+    assert approver.asked == [] and [s.result for s in receipt.steps] == ["found"]
+
+
+async def test_a_list_the_server_changed_reaches_consent_through_the_wrapper() -> None:
+    tools = Consent(Listed(), approver=Asked(False))
+    assert tools.why(Call("lookup")) is Why.PAID
+    assert await tools.refresh() is True
+    assert tools.why(Call("lookup")) is None
