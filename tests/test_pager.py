@@ -11,7 +11,7 @@ from venice_terminal_agent.core.pager import Pager
 
 
 def test_a_page_is_at_least_100_characters() -> None:
-    with pytest.raises(ValueError, match="page_chars must be at least 100"):
+    with pytest.raises(ValueError, match=r"^page_chars must be at least 100$"):
         Pager(99)
     assert Pager(100).page_chars == 100
 
