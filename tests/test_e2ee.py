@@ -400,3 +400,45 @@ def test_plain_text_added_to_a_sealed_stream_is_not_shown_as_the_models(tmp_path
     assert got["e2ee"]["dropped"] == ["web_search_citations (not end-to-end encrypted)"]
     assert plain.returncode == 0, plain.stderr
     assert "planted.example" not in plain.stdout + plain.stderr
+
+
+def answer_piece(content: str) -> dict[str, Any]:
+    return {"id": "chat-1", "choices": [{"index": 0, "delta": {"role": "assistant", "content": content}}]}
+
+
+@pytest.mark.parametrize(
+    ("piece", "why"),
+    [
+        ("Hi", "it is not encrypted (not hex)"),  # plain text of an even length
+        ("abc", "it is not encrypted (not hex)"),  # hex, but not whole bytes
+        ("00" * 92, "it is too short to be encrypted"),  # a byte short of a sealed empty text
+        ("00" * 69, "it is too short to be encrypted"),
+    ],
+)
+def test_a_piece_of_the_answer_that_is_not_sealed_is_refused_saying_why(piece: str, why: str) -> None:
+    from venice_terminal_agent.model.private import E2EE, PrivateError
+
+    e2ee = E2EE("e2ee-fake")
+    with pytest.raises(PrivateError) as refused:
+        e2ee.open(answer_piece(piece))
+    assert str(refused.value) == (
+        f"e2ee-fake is end-to-end encrypted and a piece of the answer was refused: {why}; "
+        "nothing was sent in plaintext"
+    )
+
+
+def test_a_piece_sealed_for_us_opens_even_empty_and_one_sealed_for_another_does_not() -> None:
+    from venice_terminal_agent.model.private import E2EE, PrivateError
+    from venice_terminal_agent.testing.tee import seal
+
+    e2ee, other = E2EE("e2ee-fake"), E2EE("e2ee-fake")
+    ours = e2ee.headers()["X-Venice-TEE-Client-Pub-Key"]
+    assert len(seal("", ours)) == 2 * 93  # key, nonce and tag: the shortest a sealed piece can be
+    for text in ("", "Poseidonis."):
+        assert e2ee.open(answer_piece(seal(text, ours)))["choices"][0]["delta"]["content"] == text
+    with pytest.raises(PrivateError) as refused:
+        other.open(answer_piece(seal("Poseidonis.", ours)))
+    assert str(refused.value) == (
+        "e2ee-fake is end-to-end encrypted and a piece of the answer was refused: it does not decrypt "
+        "with this session's key (wrong key, or changed on the way); nothing was sent in plaintext"
+    )
