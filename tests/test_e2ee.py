@@ -442,3 +442,25 @@ def test_a_piece_sealed_for_us_opens_even_empty_and_one_sealed_for_another_does_
         "e2ee-fake is end-to-end encrypted and a piece of the answer was refused: it does not decrypt "
         "with this session's key (wrong key, or changed on the way); nothing was sent in plaintext"
     )
+
+
+@pytest.mark.parametrize(
+    ("message", "role"),
+    [
+        ({"role": "assistant", "content": "", "tool_calls": [{"id": "1"}]}, "assistant"),
+        ({"role": "tool", "content": "a result", "tool_call_id": "1"}, "tool"),
+        ({"role": "user", "content": [{"type": "text", "text": "parts"}]}, "user"),
+    ],
+    ids=["tool calls", "a tool result", "parts"],
+)
+def test_a_message_that_cannot_be_sealed_is_refused_never_sent_as_it_is(message: dict, role: str) -> None:
+    from venice_terminal_agent.model.private import E2EE, PrivateError
+    from venice_terminal_agent.testing.tee import FakeTee
+
+    e2ee, tee = E2EE("e2ee-fake"), FakeTee(True)
+    _, nonce = e2ee.attestation_path()
+    _, report = tee.attestation("e2ee-fake", nonce)
+    e2ee.accept(json.dumps(report).encode(), report, nonce)
+    assert e2ee.seal([{"role": "user", "content": "fine"}])[0]["content"] != "fine"
+    with pytest.raises(PrivateError, match=f"and a {role} message cannot be encrypted \\(only text can\\);"):
+        e2ee.seal([{"role": "user", "content": "fine"}, message])
