@@ -461,6 +461,8 @@ def test_a_message_that_cannot_be_sealed_is_refused_never_sent_as_it_is(message:
     _, nonce = e2ee.attestation_path()
     _, report = tee.attestation("e2ee-fake", nonce)
     e2ee.accept(json.dumps(report).encode(), report, nonce)
-    assert e2ee.seal([{"role": "user", "content": "fine"}])[0]["content"] != "fine"
+    (sealed,) = e2ee.seal([{"role": "user", "content": "fine", "name": "ada", "reasoning_content": "x"}])
+    assert sorted(sealed) == ["content", "name", "role"] and sealed["content"] != "fine"
+    assert (sealed["role"], sealed["name"]) == ("user", "ada")  # who speaks goes as it is
     with pytest.raises(PrivateError, match=f"and a {role} message cannot be encrypted \\(only text can\\);"):
         e2ee.seal([{"role": "user", "content": "fine"}, message])
