@@ -466,3 +466,26 @@ def test_a_message_that_cannot_be_sealed_is_refused_never_sent_as_it_is(message:
     assert (sealed["role"], sealed["name"]) == ("user", "ada")  # who speaks goes as it is
     with pytest.raises(PrivateError, match=f"and a {role} message cannot be encrypted \\(only text can\\);"):
         e2ee.seal([{"role": "user", "content": "fine"}, message])
+
+
+@pytest.mark.parametrize(
+    ("chunk", "why"),
+    [
+        ({"id": "c", "choices": "sealed"}, "a piece of the answer is not a list of choices"),
+        ({"id": "c", "choices": ["sealed"]}, "a piece of the answer is not a list of choices"),
+        (
+            {
+                "id": "c",
+                "choices": [{"index": 0, "delta": {"tool_calls": [{"id": "1", "function": {"name": "f"}}]}}],
+            },
+            "the answer carried tool calls, which E2EE does not allow",
+        ),
+    ],
+    ids=["choices not a list", "a choice not an object", "tool calls"],
+)
+def test_a_piece_of_the_answer_of_the_wrong_shape_is_refused_saying_why(chunk: dict, why: str) -> None:
+    from venice_terminal_agent.model.private import E2EE, PrivateError
+
+    with pytest.raises(PrivateError) as refused:
+        E2EE("e2ee-fake").open(chunk)
+    assert str(refused.value) == f"e2ee-fake is end-to-end encrypted and {why}; nothing was sent in plaintext"
