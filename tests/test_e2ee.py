@@ -436,6 +436,8 @@ def test_a_piece_sealed_for_us_opens_even_empty_and_one_sealed_for_another_does_
     assert len(seal("", ours)) == 2 * 93  # key, nonce and tag: the shortest a sealed piece can be
     for text in ("", "Poseidonis."):
         assert e2ee.open(answer_piece(seal(text, ours)))["choices"][0]["delta"]["content"] == text
+    # A stream's first piece often carries the role and an empty content, unsealed: nothing to open.
+    assert e2ee.open(answer_piece(""))["choices"][0]["delta"] == {"role": "assistant"}
     with pytest.raises(PrivateError) as refused:
         other.open(answer_piece(seal("Poseidonis.", ours)))
     assert str(refused.value) == (
