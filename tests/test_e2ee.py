@@ -491,3 +491,30 @@ def test_a_piece_of_the_answer_of_the_wrong_shape_is_refused_saying_why(chunk: d
     with pytest.raises(PrivateError) as refused:
         E2EE("e2ee-fake").open(chunk)
     assert str(refused.value) == f"e2ee-fake is end-to-end encrypted and {why}; nothing was sent in plaintext"
+
+
+def test_a_sealed_piece_keeps_the_streams_own_fields_and_names_what_came_in_plain_text() -> None:
+    """README, Reliability: a sealed chunk keeps the stream's own fields and the decrypted text;
+    anything added in plain text on the way is not the model's, and the receipt names it."""
+    from venice_terminal_agent.model.private import E2EE
+    from venice_terminal_agent.testing.tee import seal
+
+    e2ee = E2EE("e2ee-fake")
+    ours = e2ee.headers()["X-Venice-TEE-Client-Pub-Key"]
+    delta = {
+        "role": "assistant",
+        "content": seal("Poseidonis.", ours),
+        "note": "plain",
+        "empty": "",
+        "none": None,
+    }
+    opened = e2ee.open(
+        {"id": "c", "choices": [{"index": 1, "finish_reason": "stop", "delta": delta, "x": 1}]}
+    )
+    assert opened == {
+        "id": "c",
+        "choices": [
+            {"index": 1, "finish_reason": "stop", "delta": {"role": "assistant", "content": "Poseidonis."}}
+        ],
+    }
+    assert e2ee.report()["dropped"] == ["note (not end-to-end encrypted)"]
