@@ -508,9 +508,7 @@ def test_a_sealed_piece_keeps_the_streams_own_fields_and_names_what_came_in_plai
         "empty": "",
         "none": None,
     }
-    opened = e2ee.open(
-        {"id": "c", "choices": [{"index": 1, "finish_reason": "stop", "delta": delta, "x": 1}]}
-    )
+    opened = e2ee.open({"id": "c", "choices": [{"index": 1, "finish_reason": "stop", "delta": delta}]})
     assert opened == {
         "id": "c",
         "choices": [
