@@ -1,7 +1,7 @@
 """Private means private on every front that asks a model, not only the terminal's
-(tests/test_e2ee.py): the editor's (`acp`), the service's (`serve`) and the MCP server's (`mcp`). An E2EE model's
-question goes sealed and its answer comes back decrypted; an attestation that does not prove
-it is fresh ends the question private_failed with nothing sent in plaintext."""
+(tests/test_e2ee.py): the editor's (`acp`), the service's (`serve`) and the MCP server's (`mcp`).
+An E2EE model's question goes sealed and its answer comes back decrypted; an attestation that
+does not prove it is fresh ends the question private_failed with nothing sent in plaintext."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import pytest
 from acp import text_block
 from mcp import Client, StdioServerParameters
 
@@ -19,6 +20,7 @@ from test_acp import allow, editor_on
 from test_e2ee import E2EE_SPEC
 
 QUESTION = "What is the capital of Atlantis?"
+FRONTS = ["acp", "serve", "mcp"]
 
 
 def script(**more: Any) -> dict[str, Any]:
@@ -32,69 +34,27 @@ def completions(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sent
 
 
-def no_plaintext_left(requests: list[dict[str, Any]]) -> None:
-    assert "Atlantis" not in json.dumps(requests)
-
-
-async def ask_in_the_editor(tmp_path: Path, fake: Any) -> Any:
-    async with editor_on(tmp_path, fake, allow, "--no-mcp", "--model", "e2ee-fake") as (_editor, conn):
-        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
-        return await conn.prompt(session_id=session.session_id, prompt=[text_block(QUESTION)])
-
-
-async def test_the_editors_question_goes_sealed_and_its_answer_is_decrypted(tmp_path: Path) -> None:
-    with fake_venice(script(replies=[{"text": "Atlantis has no capital."}]), tmp_path) as fake:
-        done = await ask_in_the_editor(tmp_path, fake)
-        requests = fake.requests()
-    receipt = done.field_meta["venice-agent/receipt"]
-    assert receipt["stopped_because"] == "answered" and receipt["answer"] == "Atlantis has no capital."
-    assert receipt["e2ee"]["encrypted"] is True
-    assert len(completions(requests)) == 1
-    no_plaintext_left(requests)
-
-
-async def test_in_the_editor_a_stale_attestation_sends_no_question(tmp_path: Path) -> None:
-    with fake_venice(script(tee={"fault": "stale_nonce"}), tmp_path) as fake:
-        done = await ask_in_the_editor(tmp_path, fake)
-        requests = fake.requests()
-    receipt = done.field_meta["venice-agent/receipt"]
-    assert done.stop_reason == "refusal" and receipt["stopped_because"] == "private_failed"
-    assert "does not echo our fresh nonce" in receipt["refusal"]
-    assert completions(requests) == []
-    no_plaintext_left(requests)
-
-
-async def ask_the_service(tmp_path: Path, fake: Any) -> dict[str, Any]:
-    env = clean_env(tmp_path, fake.base_url, VENICE_MODEL="e2ee-fake")
-    args = ("--store", str(tmp_path / "bot.db"), "--no-mcp")
-    async with (
-        served(tmp_path, *args, env=env) as server,
-        httpx2.AsyncClient(base_url=server.url, timeout=60) as http,
-    ):
-        return (await http.post("/v1/chats/c/messages", json={"text": QUESTION})).json()
-
-
-async def test_the_services_question_goes_sealed_and_its_answer_is_decrypted(tmp_path: Path) -> None:
-    with fake_venice(script(replies=[{"text": "Atlantis has no capital."}]), tmp_path) as fake:
-        reply = await ask_the_service(tmp_path, fake)
-        requests = fake.requests()
-    assert reply["receipt"]["stopped_because"] == "answered", reply
-    assert reply["text"].startswith("Atlantis has no capital.")
-    assert len(completions(requests)) == 1
-    no_plaintext_left(requests)
-
-
-async def test_at_the_service_a_stale_attestation_sends_no_question(tmp_path: Path) -> None:
-    with fake_venice(script(tee={"fault": "stale_nonce"}), tmp_path) as fake:
-        reply = await ask_the_service(tmp_path, fake)
-        requests = fake.requests()
-    assert reply["receipt"]["stopped_because"] == "private_failed", reply
-    assert "does not echo our fresh nonce" in reply["text"]
-    assert completions(requests) == []
-    no_plaintext_left(requests)
-
-
-async def ask_the_mcp_server(tmp_path: Path, fake: Any) -> Any:
+async def ask_on(front: str, tmp_path: Path, fake: Any) -> dict[str, Any]:
+    """The question asked on `front`, on model e2ee-fake: the receipt it hands back."""
+    if front == "acp":
+        async with editor_on(tmp_path, fake, allow, "--no-mcp", "--model", "e2ee-fake") as (_editor, conn):
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            done = await conn.prompt(session_id=session.session_id, prompt=[text_block(QUESTION)])
+        receipt = done.field_meta["venice-agent/receipt"]
+        assert done.stop_reason == ("end_turn" if receipt["stopped_because"] == "answered" else "refusal")
+        return receipt
+    if front == "serve":
+        env = clean_env(tmp_path, fake.base_url, VENICE_MODEL="e2ee-fake")
+        args = ("--store", str(tmp_path / "bot.db"), "--no-mcp")
+        async with (
+            served(tmp_path, *args, env=env) as server,
+            httpx2.AsyncClient(base_url=server.url, timeout=60) as http,
+        ):
+            reply = (await http.post("/v1/chats/c/messages", json={"text": QUESTION})).json()
+        assert (reply["receipt"]["refusal"] or reply["receipt"]["answer"]) in reply[
+            "text"
+        ]  # what the person reads
+        return reply["receipt"]
     params = StdioServerParameters(
         command=COMMAND,
         args=["mcp", "--no-mcp", "--model", "e2ee-fake"],
@@ -102,25 +62,29 @@ async def ask_the_mcp_server(tmp_path: Path, fake: Any) -> Any:
         cwd=str(tmp_path),
     )
     async with Client(params, mode="legacy", read_timeout_seconds=60) as client:  # type: ignore[arg-type]
-        return await client.call_tool("ask", {"question": QUESTION})
+        result = await client.call_tool("ask", {"question": QUESTION})
+    return result.structured_content["receipt"]
 
 
-async def test_the_mcp_servers_question_goes_sealed_and_its_answer_is_decrypted(tmp_path: Path) -> None:
+@pytest.mark.parametrize("front", FRONTS)
+async def test_the_question_goes_sealed_and_its_answer_is_decrypted(tmp_path: Path, front: str) -> None:
     with fake_venice(script(replies=[{"text": "Atlantis has no capital."}]), tmp_path) as fake:
-        result = await ask_the_mcp_server(tmp_path, fake)
+        receipt = await ask_on(front, tmp_path, fake)
         requests = fake.requests()
-    receipt = result.structured_content["receipt"]
     assert receipt["stopped_because"] == "answered" and receipt["answer"] == "Atlantis has no capital."
     assert receipt["e2ee"]["encrypted"] is True
     assert len(completions(requests)) == 1
-    no_plaintext_left(requests)
+    assert "Atlantis" not in json.dumps(requests)
 
 
-async def test_at_the_mcp_server_a_stale_attestation_sends_no_question(tmp_path: Path) -> None:
+@pytest.mark.parametrize("front", FRONTS)
+async def test_a_stale_attestation_sends_no_question(tmp_path: Path, front: str) -> None:
     with fake_venice(script(tee={"fault": "stale_nonce"}), tmp_path) as fake:
-        result = await ask_the_mcp_server(tmp_path, fake)
+        receipt = await ask_on(front, tmp_path, fake)
         requests = fake.requests()
-    assert result.structured_content["stopped_because"] == "private_failed", result
-    assert "does not echo our fresh nonce" in result.structured_content["receipt"]["refusal"]
+    assert (
+        receipt["stopped_because"] == "private_failed"
+        and "does not echo our fresh nonce" in receipt["refusal"]
+    )
     assert completions(requests) == []
-    no_plaintext_left(requests)
+    assert "Atlantis" not in json.dumps(requests)

@@ -14,16 +14,9 @@ import pexpect
 
 from cli_support import COMMAND, clean_env, fake_venice, run_cli
 from serve_support import served
-from servers.node import bin_path
+from test_mcp_sampling_pty import everything_config
 
 SAMPLING_TOOL = "trigger-sampling-request"
-
-
-def everything_config(folder: Path) -> Path:
-    config = folder / "mcp.json"
-    server = {"command": str(bin_path("mcp-server-everything")), "args": ["stdio"]}
-    config.write_text(json.dumps({"mcpServers": {"everything": server}}))
-    return config
 
 
 def test_tools_offers_a_server_no_sampling_even_at_a_terminal(tmp_path: Path) -> None:
