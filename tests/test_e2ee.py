@@ -516,3 +516,19 @@ def test_a_sealed_piece_keeps_the_streams_own_fields_and_names_what_came_in_plai
         ],
     }
     assert e2ee.report()["dropped"] == ["note (not end-to-end encrypted)"]
+
+
+@pytest.mark.parametrize("shown", ["bare", "0x"])
+def test_an_attested_key_given_without_its_04_prefix_is_the_same_key(shown: str) -> None:
+    """A secp256k1 public key may come as its 64 bytes of x and y, without the leading 04."""
+    from venice_terminal_agent.model.private import E2EE
+    from venice_terminal_agent.testing.tee import FakeTee
+
+    e2ee, tee = E2EE("e2ee-fake"), FakeTee(True)
+    _, nonce = e2ee.attestation_path()
+    _, report = tee.attestation("e2ee-fake", nonce)
+    full = report["signing_key"]
+    assert len(full) == 130 and full.startswith("04")
+    report["signing_key"] = ("0x" if shown == "0x" else "") + full[2:]
+    e2ee.accept(json.dumps(report).encode(), report, nonce)
+    assert e2ee.attested
