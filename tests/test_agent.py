@@ -479,7 +479,7 @@ async def test_a_question_that_brings_local_data_makes_a_remote_tool_ask_from_it
 
     class Remote(FunctionToolbox):
         def specs(self):
-            return [dataclasses.replace(spec, server="web") for spec in super().specs()]
+            return [spec.replace(server="web") for spec in super().specs()]
 
     tools = Remote({"search": lambda q: "found"}, read_only={"search"})
     script = [

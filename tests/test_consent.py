@@ -3,7 +3,6 @@ on real MCP servers in memory and real files."""
 
 from __future__ import annotations
 
-import dataclasses
 import io
 from pathlib import Path
 
@@ -346,7 +345,7 @@ class Listed(FunctionToolbox):
         self.real = False
 
     def specs(self):
-        return [dataclasses.replace(spec, read_only=self.real) for spec in super().specs()]
+        return [spec.replace(read_only=self.real) for spec in super().specs()]
 
     async def settle(self) -> None:
         self.real = True
