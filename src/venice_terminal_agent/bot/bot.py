@@ -19,7 +19,7 @@ import math
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -43,9 +43,9 @@ MAX_CHATS_KEPT = 1024  # conversations whose pages and agents stay in memory (le
 class AskingAgent(Protocol):
     """What the bot needs from the LLM agent (`agent.Agent`)."""
 
-    async def ask(
-        self, question: str, *, events: EventSink | None = None, budget: int | None = None
-    ) -> Receipt: ...
+    def ask(
+        self, question: str, /, *, events: EventSink | None = None, budget: int | None = None
+    ) -> Awaitable[Receipt]: ...
 
 
 @dataclass(frozen=True)

@@ -396,6 +396,19 @@ def _session_parts(
 async def open_runtime(
     settings: Settings, servers: list[ServerConfig], person: Person, opening: Opening = OPENING
 ) -> AsyncIterator[Runtime]:
+    """`_open` (below), traced when the OTEL_* variables ask (`telemetry`: off, it imports no
+    OpenTelemetry module); every front gets its parts here, and so its traces."""
+    from ..telemetry import traced
+
+    with traced(settings.secrets(servers)):
+        async with _open(settings, servers, person, opening) as runtime:
+            yield runtime
+
+
+@asynccontextmanager
+async def _open(
+    settings: Settings, servers: list[ServerConfig], person: Person, opening: Opening
+) -> AsyncIterator[Runtime]:
     """Open the MCP servers (and, with `opening.model`, resolve the model meanwhile); close all
     after. `person`: who the front has (`person.NOBODY` for a service).
 
