@@ -32,7 +32,7 @@ from typing import Any, Protocol
 from ..core.context import Compaction, Gauge, full_refusal, request_bytes, sent_bytes
 from ..core.costs import Cap, add_usage, measured, round_cost, server_cost, unspent
 from ..core.defaults import CAPPED_OUTPUT_MIN, CAPPED_OUTPUT_TOKENS
-from ..core.errors import ContextFullError, OutputMaximumError, PrivateError
+from ..core.errors import ContextFullError, OutputMaximumError, PrivateError, Refused
 from ..core.events import Event, EventSink, Notice, ignore
 from ..core.loop import Move, Outcome, Stop
 from ..core.receipt import Answer, Call, CallOutcome, Exit, Proposed, Tally, read_json
@@ -255,7 +255,9 @@ class LLMPlanner:
             return Stop(Exit.CONTEXT_FULL, error.message)
         except ModelError as error:
             self.unpaid(worst, error)
-            if isinstance(error, PrivateError):
+            if isinstance(error, Refused):  # a shared cap, or a durable run's interrupted request
+                exit = error.exit
+            elif isinstance(error, PrivateError):
                 exit = Exit.PRIVATE_FAILED
             elif error.status in (401, 403):  # a rejected key is the setup to fix, not the model failing
                 exit = Exit.KEY_REJECTED
