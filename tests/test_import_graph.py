@@ -118,7 +118,10 @@ LAYERS: dict[str, set[str]] = {
     "testing": {"core", "model"},  # the scripted fakes
     "serve": BELOW_FRONTS,
     # `venice-agent serve` starts the service; `venice-agent demo`, the stand-in model of `testing`
-    "cli": BELOW_FRONTS | {"serve", "testing"},
+    "cli": BELOW_FRONTS | {"serve", "testing", "fronts"},
+    # the fronts (issue 36 moves them all here); batch composes its runtime with cli.runtime
+    # until that moves to fronts/runtime.py
+    "fronts": BELOW_FRONTS | {"cli"},
     "__main__": {"cli"},
 }
 
