@@ -40,10 +40,27 @@ def durable(folder: Path, base_url: str, file: Path, config: Path, workers: int)
     db = f"sqlite:///{folder / f'durable-{workers}.sqlite'}"
     started = time.perf_counter()
     done = subprocess.run(
-        [COMMAND, "batch", str(file), "--db", db, "--yes", "--no-files", "--no-progress", "--workers",
-         str(workers), "--mcp-config", str(config), "-o", os.devnull],
+        [
+            COMMAND,
+            "batch",
+            str(file),
+            "--db",
+            db,
+            "--yes",
+            "--no-files",
+            "--no-progress",
+            "--workers",
+            str(workers),
+            "--mcp-config",
+            str(config),
+            "-o",
+            os.devnull,
+        ],
         env=clean_env(folder, base_url, VENICE_MODEL="fake-model"),
-        cwd=folder, capture_output=True, text=True, check=False,
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     whole = time.perf_counter() - started
     found = re.search(r"· ([0-9.]+) s$", done.stderr.strip())
@@ -93,8 +110,10 @@ def main() -> None:
                 rows.append((workers, took, whole, base))
     n = arguments.questions
     print(f"{n} questions, model latency {LATENCY * 1000:.0f} ms a request, 2 requests and 1 paid call each")
-    print(f"{'workers':>7} {'durable q/s':>12} {'plain q/s':>10} {'ideal q/s':>10} {'durable/plain':>14} "
-          f"{'cost/question':>14} {'start-up':>9}")
+    print(
+        f"{'workers':>7} {'durable q/s':>12} {'plain q/s':>10} {'ideal q/s':>10} {'durable/plain':>14} "
+        f"{'cost/question':>14} {'start-up':>9}"
+    )
     for workers, took, whole, base in rows:
         ideal = workers / (2 * LATENCY)
         print(
@@ -102,8 +121,10 @@ def main() -> None:
             f"{(took - base) / n * 1000:>11.0f} ms {whole - took:>8.1f}s"
         )
     one = rows[0]
-    print(f"scaling: {counts[-1]} workers do {rows[-1][0] and (n / rows[-1][1]) / (n / one[1]):.2f}x the questions "
-          f"a second of 1 worker (ideal {counts[-1] / counts[0]:.0f}x)")
+    print(
+        f"scaling: {counts[-1]} workers do {rows[-1][0] and (n / rows[-1][1]) / (n / one[1]):.2f}x the questions "
+        f"a second of 1 worker (ideal {counts[-1] / counts[0]:.0f}x)"
+    )
 
 
 if __name__ == "__main__":

@@ -38,14 +38,20 @@ def script(delay: float = 0.0) -> dict[str, Any]:
                 "usage": {"prompt_tokens": 100, "completion_tokens": 10},
                 "delay": delay,
             },
-            {"text": "done $question", "usage": {"prompt_tokens": 120, "completion_tokens": 5}, "delay": delay},
+            {
+                "text": "done $question",
+                "usage": {"prompt_tokens": 120, "completion_tokens": 5},
+                "delay": delay,
+            },
         ],
     }
 
 
 def questions(folder: Path, count: int) -> Path:
     path = folder / "questions.jsonl"
-    path.write_text("".join(json.dumps({"id": f"q{i}", "question": f"call-{i}"}) + "\n" for i in range(count)))
+    path.write_text(
+        "".join(json.dumps({"id": f"q{i}", "question": f"call-{i}"}) + "\n" for i in range(count))
+    )
     return path
 
 
@@ -102,8 +108,21 @@ class Workers:
         if crash is not None:
             env["VENICE_AGENT_BATCH_CRASH"] = crash
         process = subprocess.Popen(
-            [COMMAND, "batch", str(self.file), "--db", self.db, "--yes", "--no-files", "--no-progress",
-             "--mcp-config", str(self.config), "-o", str(out), *self.args],
+            [
+                COMMAND,
+                "batch",
+                str(self.file),
+                "--db",
+                self.db,
+                "--yes",
+                "--no-files",
+                "--no-progress",
+                "--mcp-config",
+                str(self.config),
+                "-o",
+                str(out),
+                *self.args,
+            ],
             env=env,
             cwd=self.folder,
             stdin=subprocess.DEVNULL,
@@ -169,9 +188,16 @@ class Ledger:
 
 @contextmanager
 def postgres() -> Iterator[str]:
-    """A PostgreSQL 15 cluster of its own in a temporary folder, on a unix socket only (no TCP),
+    """A PostgreSQL cluster (Debian's, 15 here) of its own in a temporary folder, on a unix socket only (no TCP),
     run as the `postgres` user when we are root; yields its URL, stops and removes it after."""
-    binaries = Path("/usr/lib/postgresql/15/bin")
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda path: int(path.parts[-3]))
+    if not found:
+        import pytest
+
+        (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)(
+            "PostgreSQL is not installed (Debian: apt-get install postgresql; .ci/run installs it)"
+        )
+    binaries = found[-1].parent
     folder = Path(tempfile.mkdtemp(prefix="venice-batch-pg-"))
     as_user: list[str] = []
     if os.geteuid() == 0:
@@ -179,21 +205,47 @@ def postgres() -> Iterator[str]:
         shutil.chown(folder, "postgres")
     data, socket_dir = folder / "data", folder
     try:
-        subprocess.run([*as_user, str(binaries / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust"],
-                       check=True, capture_output=True)
         subprocess.run(
-            [*as_user, str(binaries / "pg_ctl"), "-D", str(data), "-w", "-l", str(folder / "log"), "-o",
-             f"-c listen_addresses='' -c unix_socket_directories='{socket_dir}' -c fsync=off -c max_connections=200",
-             "start"],
-            check=True, capture_output=True,
+            [*as_user, str(binaries / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust"],
+            check=True,
+            capture_output=True,
+        )
+        subprocess.run(
+            [
+                *as_user,
+                str(binaries / "pg_ctl"),
+                "-D",
+                str(data),
+                "-w",
+                "-l",
+                str(folder / "log"),
+                "-o",
+                f"-c listen_addresses='' -c unix_socket_directories='{socket_dir}' -c fsync=off -c max_connections=200",
+                "start",
+            ],
+            check=True,
+            capture_output=True,
         )
         try:
             yield f"postgresql://postgres@/postgres?host={socket_dir}"
         finally:
-            subprocess.run([*as_user, str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
-                           capture_output=True, check=False)
+            subprocess.run(
+                [*as_user, str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
+                capture_output=True,
+                check=False,
+            )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-__all__ = ["Ledger", "Workers", "calls", "fake_venice", "paid_server", "postgres", "questions", "script", "signal"]
+__all__ = [
+    "Ledger",
+    "Workers",
+    "calls",
+    "fake_venice",
+    "paid_server",
+    "postgres",
+    "questions",
+    "script",
+    "signal",
+]

@@ -26,7 +26,9 @@ def batch(folder: Path, base_url: str, *args: str) -> subprocess.CompletedProces
 def test_without_yes_no_paid_call_runs_and_resume_repeats_nothing(tmp_path: Path) -> None:
     file = questions(tmp_path, 3)
     with fake_venice(script(), tmp_path) as fake, paid_server(tmp_path) as (config, log):
-        done = batch(tmp_path, fake.base_url, str(file), "--mcp-config", str(config), "--no-files", "--workers", "2")
+        done = batch(
+            tmp_path, fake.base_url, str(file), "--mcp-config", str(config), "--no-files", "--workers", "2"
+        )
         assert done.returncode == 0, done.stderr  # each answered, without its call
         receipts = [json.loads(line) for line in done.stdout.splitlines()]
         assert sorted(r["id"] for r in receipts) == ["q0", "q1", "q2"]
@@ -34,12 +36,20 @@ def test_without_yes_no_paid_call_runs_and_resume_repeats_nothing(tmp_path: Path
             assert receipt["stopped_because"] == "answered" and receipt["steps"] == []
             assert receipt["proposed"][0]["outcome"] != "ran"
         assert not calls(log)  # nobody to ask: the paid server heard nothing
-        assert f"3 of 3 questions done (3 answered) · ${sum(r['cost_usd'] for r in receipts):.6f} spent" in done.stderr
+        assert (
+            f"3 of 3 questions done (3 answered) · ${sum(r['cost_usd'] for r in receipts):.6f} spent"
+            in done.stderr
+        )
         name = done.stderr.strip().splitlines()[-1].split()[1].rstrip(":")
         requests = len(fake.chat_bodies())
 
-        status = subprocess.run([COMMAND, "batch", "status"], env=clean_env(tmp_path, fake.base_url),
-                                capture_output=True, text=True, check=False)
+        status = subprocess.run(
+            [COMMAND, "batch", "status"],
+            env=clean_env(tmp_path, fake.base_url),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert status.returncode == 0 and status.stdout.startswith(f"{name} ({file}): 3 of 3 questions done")
 
         again = batch(tmp_path, fake.base_url, "resume", name, "--mcp-config", str(config), "--no-files")
@@ -47,9 +57,16 @@ def test_without_yes_no_paid_call_runs_and_resume_repeats_nothing(tmp_path: Path
         assert sorted(json.loads(line)["id"] for line in again.stdout.splitlines()) == ["q0", "q1", "q2"]
         assert len(fake.chat_bodies()) == requests  # nothing asked again
 
-    missing = subprocess.run([COMMAND, "batch", "status", "nope"], env=clean_env(tmp_path, "http://127.0.0.1:9"),
-                             capture_output=True, text=True, check=False)
-    assert missing.returncode == 2 and missing.stderr.startswith("venice-agent batch status: no batch nope in sqlite:///")
+    missing = subprocess.run(
+        [COMMAND, "batch", "status", "nope"],
+        env=clean_env(tmp_path, "http://127.0.0.1:9"),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert missing.returncode == 2 and missing.stderr.startswith(
+        "venice-agent batch status: no batch nope in sqlite:///"
+    )
 
 
 def test_a_batch_cap_too_small_for_every_question_ends_them_cost_cap_with_status_15(tmp_path: Path) -> None:
@@ -59,15 +76,31 @@ def test_a_batch_cap_too_small_for_every_question_ends_them_cost_cap_with_status
     file = questions(tmp_path, 3)
     db = tmp_path / "b.sqlite"
     with fake_venice(script(), tmp_path) as fake, paid_server(tmp_path) as (config, log):
-        done = batch(tmp_path, fake.base_url, str(file), "--mcp-config", str(config), "--no-files", "--yes",
-                     "--workers", "1", "--max-usd", "0.0021", "--db", str(db))
+        done = batch(
+            tmp_path,
+            fake.base_url,
+            str(file),
+            "--mcp-config",
+            str(config),
+            "--no-files",
+            "--yes",
+            "--workers",
+            "1",
+            "--max-usd",
+            "0.0021",
+            "--db",
+            str(db),
+        )
     assert done.returncode == 15, done.stderr
     receipts = [json.loads(line) for line in done.stdout.splitlines()]
     exits = sorted(r["stopped_because"] for r in receipts)
     assert "cost_cap" in exits and "answered" in exits, exits
     for receipt in receipts:
         if receipt["stopped_because"] == "cost_cap":
-            assert "of the batch's $0.002100 cap is left (the other questions hold the rest)" in receipt["refusal"]
+            assert (
+                "of the batch's $0.002100 cap is left (the other questions hold the rest)"
+                in receipt["refusal"]
+            )
     spent = sum(r["cost_usd"] for r in receipts)
     assert 0 < spent <= 0.0021
     assert sum(calls(log).values()) == sum(len(r["steps"]) for r in receipts) >= exits.count("answered")

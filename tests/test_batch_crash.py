@@ -20,7 +20,9 @@ NANO = 1_000_000_000
 def prove(tmp_path: Path, db: str, seed: int) -> None:
     file = questions(tmp_path, COUNT)
     with fake_venice(script(), tmp_path) as fake, paid_server(tmp_path) as (config, log):
-        workers = Workers(tmp_path, fake.base_url, file, config, db, "--max-usd", str(CAP), "--workers", "4", seed=seed)
+        workers = Workers(
+            tmp_path, fake.base_url, file, config, db, "--max-usd", str(CAP), "--workers", "4", seed=seed
+        )
         workers.run(workers=2, kills=KILLS)
         paid = calls(log)
     assert len(workers.kills) == KILLS, workers.kills  # each seeded point was reached, and killed its worker
@@ -37,10 +39,16 @@ def prove(tmp_path: Path, db: str, seed: int) -> None:
         assert f"{COUNT} of {COUNT} questions done" in stderr
 
     ledger = Ledger(db)
-    receipts = {qid: (exit, cost, json.loads(data)) for qid, exit, cost, data in ledger.query(
-        "select qid, exit, cost_nusd, receipt from venice_batch_receipts")}
+    receipts = {
+        qid: (exit, cost, json.loads(data))
+        for qid, exit, cost, data in ledger.query(
+            "select qid, exit, cost_nusd, receipt from venice_batch_receipts"
+        )
+    }
     assert len(receipts) == COUNT
-    ((charged,),) = ledger.query("select sum(coalesce(charged_nusd, reserved_nusd)) from venice_batch_intents")
+    ((charged,),) = ledger.query(
+        "select sum(coalesce(charged_nusd, reserved_nusd)) from venice_batch_intents"
+    )
     ((held, cap),) = ledger.query("select held_nusd, cap_nusd from venice_batch_runs")
     ((unsettled,),) = ledger.query("select count(*) from venice_batch_intents where state = 'sent'")
     assert unsettled == 0  # every intent settled, or charged whole as interrupted
@@ -50,7 +58,9 @@ def prove(tmp_path: Path, db: str, seed: int) -> None:
     assert "interrupted" in exits and "answered" in exits, exits
     for qid, (exit, cost, data) in receipts.items():
         call = f"call-{qid[1:]}"
-        assert data["id"] == qid and data["stopped_because"] == exit and round(data["cost_usd"] * NANO) == cost
+        assert (
+            data["id"] == qid and data["stopped_because"] == exit and round(data["cost_usd"] * NANO) == cost
+        )
         if exit == "answered":  # its paid call went out exactly once, and it is on its receipt
             assert paid[call] == 1 and data["steps"][0]["arguments"] == {"call_id": call}
         if exit == "interrupted":

@@ -19,20 +19,44 @@ GOOD = '{"id": "a", "question": "q?"}'
 HOSTILE = [
     ("not JSON", f"{GOOD}\n{{oops", "line 2: not JSON"),
     ("not an object", f"{GOOD}\n[1, 2]", "line 2: a line is a JSON object"),
-    ("a string", '"what?"', "line 1: a line is a JSON object {\"id\": …, \"question\": …}, not a string"),
+    ("a string", '"what?"', 'line 1: a line is a JSON object {"id": …, "question": …}, not a string'),
     ("no id", '{"question": "q?"}', 'line 1: no "id"'),
-    ("a duplicate id", f'{GOOD}\n\n{{"id": "a", "question": "again"}}', "line 3: the id 'a' is already the id of line 1"),
-    ("1 and '1' are one id", '{"id": 1, "question": "x"}\n{"id": "1", "question": "y"}', "line 2: the id '1'"),
-    ("an id of the wrong type", '{"id": [1], "question": "q?"}', '"id" is a string or a whole number, not a list'),
-    ("a boolean id", '{"id": true, "question": "q?"}', '"id" is a string or a whole number, not true or false'),
+    (
+        "a duplicate id",
+        f'{GOOD}\n\n{{"id": "a", "question": "again"}}',
+        "line 3: the id 'a' is already the id of line 1",
+    ),
+    (
+        "1 and '1' are one id",
+        '{"id": 1, "question": "x"}\n{"id": "1", "question": "y"}',
+        "line 2: the id '1'",
+    ),
+    (
+        "an id of the wrong type",
+        '{"id": [1], "question": "q?"}',
+        '"id" is a string or a whole number, not a list',
+    ),
+    (
+        "a boolean id",
+        '{"id": true, "question": "q?"}',
+        '"id" is a string or a whole number, not true or false',
+    ),
     ("a blank id", '{"id": "  ", "question": "q?"}', '"id" must be 1 to 200 characters'),
     ("no question", '{"id": "a"}', 'line 1: no "question"'),
     ("a question of the wrong type", '{"id": "a", "question": 3}', '"question" is a string, not a number'),
     ("an empty question", '{"id": "a", "question": " "}', '"question" is empty'),
     ("an unknown key", '{"id": "a", "question": "q", "max_usdd": 1}', "unknown key 'max_usdd'"),
-    ("max_rounds out of range", '{"id": "a", "question": "q", "max_rounds": 0}', '"max_rounds" is a whole number from 1 to 40, not 0'),
+    (
+        "max_rounds out of range",
+        '{"id": "a", "question": "q", "max_rounds": 0}',
+        '"max_rounds" is a whole number from 1 to 40, not 0',
+    ),
     ("a float budget", '{"id": "a", "question": "q", "budget": 2.5}', '"budget" is a whole number'),
-    ("a negative cap", '{"id": "a", "question": "q", "max_usd": -1}', '"max_usd" is a positive number of USD, not -1'),
+    (
+        "a negative cap",
+        '{"id": "a", "question": "q", "max_usd": -1}',
+        '"max_usd" is a positive number of USD, not -1',
+    ),
     ("NaN", '{"id": "a", "question": "q", "max_usd": NaN}', "line 1: not JSON (NaN is not JSON)"),
     ("deep nesting", "[" * 100_000, "line 1: not JSON"),
     ("not UTF-8", b'{"id": "a", "question": "\xff"}', "line 1: not UTF-8 text"),
@@ -41,7 +65,9 @@ HOSTILE = [
 ]
 
 
-@pytest.mark.parametrize(("text", "said"), [(text, said) for _, text, said in HOSTILE], ids=[n for n, _, _ in HOSTILE])
+@pytest.mark.parametrize(
+    ("text", "said"), [(text, said) for _, text, said in HOSTILE], ids=[n for n, _, _ in HOSTILE]
+)
 def test_a_hostile_file_is_refused_naming_the_line(text: str | bytes, said: str) -> None:
     data = text if isinstance(text, bytes) else text.encode()
     with pytest.raises(ConfigError) as refused:
@@ -66,8 +92,14 @@ def test_a_good_file_keeps_every_line_and_its_options(tmp_path: Path) -> None:
     questions, digest = read_questions(path)
     assert [q.id for q in questions] == ["7", "b"] and [q.line for q in questions] == [1, 2]
     assert questions[1].to_json() == {
-        "id": "b", "question": "two", "model": "m", "system": "be brief", "max_rounds": 3,
-        "budget": 0, "max_usd": 0.5, "line": 2,
+        "id": "b",
+        "question": "two",
+        "model": "m",
+        "system": "be brief",
+        "max_rounds": 3,
+        "budget": 0,
+        "max_usd": 0.5,
+        "line": 2,
     }
     assert len(digest) == 12 and read_questions(path)[1] == digest  # the batch's default name
 

@@ -242,9 +242,7 @@ class Scripted:
 def _with_question(reply: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
     """`reply` with `$question` in its text and its tool calls' arguments replaced by the text of
     the question it answers (the last user message): many questions, one script, each call its own."""
-    question = next(
-        (m.get("content") for m in reversed(body["messages"]) if m.get("role") == "user"), None
-    )
+    question = next((m.get("content") for m in reversed(body["messages"]) if m.get("role") == "user"), None)
     if not isinstance(question, str) or "$question" not in json.dumps(reply):
         return reply
 
