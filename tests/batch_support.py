@@ -144,6 +144,16 @@ class Workers:
             crash = planned.pop(0) if planned else None
             self.watch(chosen, crash)
         deadline = time.monotonic() + timeout
+        try:
+            self.wait(chosen, planned, deadline)
+        finally:  # a failed test leaves no worker behind
+            for key in list(chosen.get_map().values()):
+                process = key.data[0]
+                process.kill()
+                process.wait(timeout=60)
+                process.stderr.close()
+
+    def wait(self, chosen: selectors.BaseSelector, planned: list[str], deadline: float) -> None:
         while chosen.get_map():
             left = deadline - time.monotonic()
             assert left > 0, "the batch did not finish in time"

@@ -67,7 +67,12 @@ def add_batch_commands(app: typer.Typer) -> None:
         name="batch",
         help=(
             "Many questions, many workers, one money cap: a JSONL file of questions, durable "
-            "(kill it and resume: nothing paid twice). See docs/batch.md."
+            "(kill it and resume: nothing paid twice). See docs/batch.md.\n\n"
+            "\b\n"
+            "venice-agent batch questions.jsonl --max-usd 5 --workers 8 --yes -o receipts.jsonl\n"
+            "venice-agent batch FILE --help     # its options\n"
+            "venice-agent batch status          # each batch: done, to go, spent of its cap\n"
+            "venice-agent batch resume NAME     # go on after a crash or Ctrl+C"
         ),
         no_args_is_help=True,
         rich_markup_mode=None,

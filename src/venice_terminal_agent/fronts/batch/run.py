@@ -352,13 +352,22 @@ async def _drive(batch_id: str, lines: list[dict[str, Any]], url: str, worker: W
             with SetWorkflowID(f"{batch_id}:{line['id']}"):
                 await queue.enqueue_async(durable.answer_question, batch_id, line)
         progress = Progress(options.progress, batch_id, started)
-        seen, written, last_look = 0, 0, 0.0
+        # PostgreSQL numbers receipts as they are inserted, and their transactions may commit in
+        # another order: each look reads from the lowest number not yet seen (`floor`) and skips
+        # those already written, so a receipt that commits late is never missed.
+        seen: set[int] = set()
+        floor, written, last_look = 0, 0, 0.0
         while True:
-            for seq, receipt in await asyncio.to_thread(worker.ledger.receipts_after, batch_id, seen):
-                seen = seq
+            for seq, receipt in await asyncio.to_thread(worker.ledger.receipts_after, batch_id, floor):
+                if seq in seen:
+                    continue
+                seen.add(seq)
                 written += 1
                 out.write(receipt + "\n")
                 out.flush()
+            while floor + 1 in seen:
+                seen.discard(floor + 1)
+                floor += 1
             totals = await asyncio.to_thread(worker.ledger.totals, batch_id)
             progress.show(totals, worker.running)
             if totals.done >= totals.questions and written >= totals.questions:
