@@ -120,10 +120,10 @@ def main() -> None:
             f"{workers:>7} {n / took:>12.2f} {n / base:>10.2f} {ideal:>10.2f} {took / base:>13.2f}x "
             f"{(took - base) / n * 1000:>11.0f} ms {whole - took:>8.1f}s"
         )
-    one = rows[0]
+    first, last = rows[0], rows[-1]
     print(
-        f"scaling: {counts[-1]} workers do {rows[-1][0] and (n / rows[-1][1]) / (n / one[1]):.2f}x the questions "
-        f"a second of 1 worker (ideal {counts[-1] / counts[0]:.0f}x)"
+        f"scaling: {last[0]} workers answer {first[1] / last[1]:.2f}x the questions a second of "
+        f"{first[0]} (ideal {last[0] / first[0]:.0f}x)"
     )
 
 
