@@ -474,3 +474,20 @@ async def test_a_rolled_back_question_takes_its_local_data_with_it(tmp_path) -> 
         receipt = await agent.ask("read my notes")
     assert receipt.stopped_because is Exit.MODEL_ERROR and receipt.steps[0].result == "private"
     assert agent.tools.local_data is False  # rolled back: the contents are not in the conversation
+
+
+@pytest.mark.parametrize("exit", [Exit.COST_CAP, Exit.INTERRUPTED])
+async def test_a_request_refused_outside_the_loop_ends_on_the_exit_it_names(exit: Exit) -> None:
+    """A client that will not send a request (a batch's shared cap, a durable run's request
+    found in flight after a crash) raises `Refused`: the question ends on its exit, said, and
+    rolls back like any question that did not answer."""
+    from venice_terminal_agent.core.errors import Refused
+
+    class Ledgered:
+        async def complete(self, *args, **kwargs):
+            raise Refused(f"not sent: {exit}", exit=exit)
+
+    agent = Agent(Ledgered(), toolbox(), model="m")
+    receipt = await agent.ask("hi")
+    assert receipt.stopped_because is exit and receipt.refusal == f"not sent: {exit}"
+    assert roles(agent.history) == ["system"]
