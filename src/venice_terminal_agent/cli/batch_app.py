@@ -28,10 +28,15 @@ STATUSES = (
 
 
 class BatchGroup(SubcommandGroup):
-    """`batch FILE …` runs a file; `batch status` and `batch resume ID` are subcommands."""
+    """`batch FILE …` runs a file and `batch resume NAME …` goes on with a batch (both the
+    hidden `run`, with the same options); `batch status` is a subcommand."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+        if args and args[0] == "resume":
+            args = (
+                ["run", "--resume", *args[1:]] if args[1:2] not in (["--help"], ["-h"]) else ["run", "--help"]
+            )
+        elif args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
             args = ["run", *args]
         return super().parse_args(ctx, args)
 
@@ -81,13 +86,21 @@ def add_batch_commands(app: typer.Typer) -> None:
     app.add_typer(group)
     group.command("run", hidden=True)(batch_run)
     group.command("status")(batch_status)
-    group.command("resume")(batch_resume)
 
 
 def batch_run(
     file: Annotated[
-        Path, typer.Argument(help='A JSONL file: one {"id": …, "question": …} a line.', show_default=False)
-    ],
+        Path | None,
+        typer.Argument(help='A JSONL file: one {"id": …, "question": …} a line.', show_default=False),
+    ] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume",
+            metavar="NAME",
+            help="Go on with this batch instead (batch resume NAME): its questions are in its database.",
+        ),
+    ] = None,
     max_usd: Annotated[
         float | None,
         typer.Option("--max-usd", min=0.0, help="Most USD the whole batch may spend, every worker together."),
@@ -119,11 +132,15 @@ def batch_run(
     root: RootOption = None,
     no_files: NoFilesOption = False,
 ) -> None:
-    from ..fronts.batch.run import Options, run
+    from ..fronts.batch.run import Options, resume_batch, run
 
-    options = Options(workers, max_usd, call_usd, output, db, name, yes, progress)
+    flags = _flags(model, base_url, mcp_config, no_mcp, max_rounds, yes, root, no_files)
+    options = Options(workers, max_usd, call_usd, output, db, name or resume, yes, progress)
+    if (file is None) == (resume is None):
+        typer.echo("venice-agent batch: give a FILE of questions, or resume NAME", err=True)
+        raise typer.Exit(USAGE_ERROR_STATUS)
     raise typer.Exit(
-        run(str(file), options, _flags(model, base_url, mcp_config, no_mcp, max_rounds, yes, root, no_files))
+        run(str(file), options, flags) if resume is None else resume_batch(resume, options, flags)
     )
 
 
@@ -133,6 +150,15 @@ batch_run.__doc__ = f"""Answer every question of FILE, durably, under one money 
     "budget" and "max_usd" (that question's own cap) when wanted. Receipts go to stdout as JSONL
     (or -o FILE), one per question with its id, in the order they finish; the summary on stderr.
     The same command on another host with the same --db joins the batch and shares its cap.
+
+    \b
+    venice-agent batch questions.jsonl --max-usd 5 --workers 8 --yes -o receipts.jsonl
+    venice-agent batch questions.jsonl --db postgresql://agent@db.internal/venice_batch  # one more host
+    venice-agent batch resume b-3f2a9c1d0e4b
+
+    venice-agent batch resume NAME goes on with a batch after a crash, Ctrl+C or on one more host:
+    what finished is not repeated, a call that was in flight is not sent again (its question
+    ends interrupted); its cap is the one it started with.
 
     Exit status: {STATUSES}.
     """
@@ -144,45 +170,15 @@ def batch_status(
 ) -> None:
     """Each batch in the database: questions done (by exit), to go, spent of its cap.
 
+    \b
+    venice-agent batch status
+    venice-agent batch status b-3f2a9c1d0e4b --db postgresql://agent@db.internal/venice_batch
+
     Exit status: 0 shown, 2 no such batch or a database that cannot be used.
     """
     from ..fronts.batch.run import status
 
     raise typer.Exit(status(batch, db))
-
-
-def batch_resume(
-    batch: Annotated[str, typer.Argument(help="The batch's name (batch status lists them).")],
-    workers: WorkersOption = 4,
-    output: Annotated[
-        Path | None,
-        typer.Option("--output", "-o", help="Append the receipts (JSONL) to this file, not stdout."),
-    ] = None,
-    db: DbOption = None,
-    call_usd: Annotated[
-        float, typer.Option("--call-usd", min=0.0, help="USD reserved for each tool call.")
-    ] = 0.0,
-    yes: YesOption = False,
-    progress: ProgressOption = None,
-    model: ModelOption = None,
-    base_url: BaseUrlOption = None,
-    mcp_config: McpConfigOption = None,
-    no_mcp: NoMcpOption = False,
-    max_rounds: MaxRoundsOption = None,
-    root: RootOption = None,
-    no_files: NoFilesOption = False,
-) -> None:
-    """Go on with a batch (after a crash, Ctrl+C, or on one more host): what finished is not
-    repeated, a call that was in flight is not sent again (its question ends interrupted).
-
-    Exit status: as batch FILE's.
-    """
-    from ..fronts.batch.run import Options, resume
-
-    options = Options(workers, None, call_usd, output, db, batch, yes, progress)
-    raise typer.Exit(
-        resume(batch, options, _flags(model, base_url, mcp_config, no_mcp, max_rounds, yes, root, no_files))
-    )
 
 
 def _flags(

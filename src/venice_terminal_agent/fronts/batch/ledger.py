@@ -247,15 +247,12 @@ class Ledger:
 
     def charged(self, workflow_id: str) -> int:
         """What one question's requests and calls charged (a reservation still out counts whole)."""
+        return self._charged(intents.c.workflow_id == workflow_id)
+
+    def _charged(self, which: Any) -> int:
+        total = sa.func.sum(sa.func.coalesce(intents.c.charged_nusd, intents.c.reserved_nusd))
         with self.engine.connect() as c:
-            value = c.execute(
-                sa.select(
-                    sa.func.coalesce(
-                        sa.func.sum(sa.func.coalesce(intents.c.charged_nusd, intents.c.reserved_nusd)), 0
-                    )
-                ).where(intents.c.workflow_id == workflow_id)
-            ).scalar_one()
-        return int(value)
+            return int(c.execute(sa.select(sa.func.coalesce(total, 0)).where(which)).scalar_one())
 
     def finish(self, batch_id: str, qid: str, exit: str, cost: int, receipt: dict[str, Any]) -> None:
         """Keep a question's receipt, once (a workflow replayed after a crash finds it kept)."""
@@ -306,12 +303,4 @@ class Ledger:
 
     def intent_total(self, batch_id: str) -> int:
         """Everything the batch's intents charged or hold (the ledger's own total)."""
-        with self.engine.connect() as c:
-            value = c.execute(
-                sa.select(
-                    sa.func.coalesce(
-                        sa.func.sum(sa.func.coalesce(intents.c.charged_nusd, intents.c.reserved_nusd)), 0
-                    )
-                ).where(intents.c.batch_id == batch_id)
-            ).scalar_one()
-        return int(value)
+        return self._charged(intents.c.batch_id == batch_id)

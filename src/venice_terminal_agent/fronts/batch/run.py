@@ -203,7 +203,7 @@ def run(source: str, options: Options, flags: Any) -> int:
     return _main(batch_id, lines, options, flags, source=source)
 
 
-def resume(batch_id: str, options: Options, flags: Any) -> int:
+def resume_batch(batch_id: str, options: Options, flags: Any) -> int:
     """`venice-agent batch resume ID`: the batch's questions come from its database."""
     try:
         url = database_url(options.db)
