@@ -90,3 +90,28 @@ def test_a_batch_is_opened_once_with_one_cap(tmp_path: Path) -> None:
         book.open_batch("b", 2.0, "q.jsonl", [{"id": "a", "question": "?"}])
     with pytest.raises(ConfigError, match="batch b has 1 questions, this file 2"):
         book.open_batch("b", 1.0, "q.jsonl", [{"id": "a", "question": "?"}, {"id": "c", "question": "?"}])
+
+
+def test_the_progress_line_says_done_running_spent_of_the_cap_and_the_rate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import io
+    import sys
+
+    from venice_terminal_agent.fronts.batch.ledger import Totals
+    from venice_terminal_agent.fronts.batch.progress import Progress
+
+    now = [100.0]
+    screen = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", screen)
+    progress = Progress(True, "b-1", started=100.0, clock=lambda: now[0])
+    progress.show(Totals(nusd(1), nusd(0.25), 10, 2, {"answered": 2}, nusd(0.25)), running=3)
+    now[0] = 104.0
+    progress.show(Totals(nusd(1), nusd(0.5), 10, 10, {"answered": 9, "cost_cap": 1}, nusd(0.5)), running=0)
+    progress.done(Totals(nusd(1), nusd(0.5), 10, 10, {"answered": 9, "cost_cap": 1}, nusd(0.5)))
+    shown = screen.getvalue().split("\r")
+    assert shown[1] == "2/10 done · 3 running · $0.2500 of $1.0000 · 0.0/s\x1b[K"
+    assert shown[2] == "10/10 done · 0 running · $0.5000 of $1.0000 · 2.0/s\x1b[K"  # 8 more in 4 s
+    assert shown[3] == (
+        "\x1b[Kbatch b-1: 10 of 10 questions done (9 answered, 1 cost_cap) · $0.500000 spent of $1.000000 · 4.0 s\n"
+    )

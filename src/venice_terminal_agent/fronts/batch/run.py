@@ -8,29 +8,26 @@ same command on another host joins the batch: each process enqueues every questi
 same workflow ids (DBOS keeps one), works `--workers` of them at a time, and prints every
 receipt of the batch in the order they finished, until each question has one.
 
-Each process takes a worker slot on its host (a lock file; the lowest free one), and its DBOS
-executor id is `HOST-SLOT`: a restarted worker takes the slot of one that died and DBOS hands it
-back that worker's unfinished questions; a live worker also recovers, every few seconds, the
-questions of any slot on its host whose lock no process holds (its worker was killed).
+Each process takes a worker slot on its host (slots.py) and recovers the questions of the
+workers that died; a question whose workflow failed (a bug) is said, and the command ends 1.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
-import hashlib
 import os
-import socket
 import sys
 import time
 from pathlib import Path
 from typing import IO, Any
 
-from ...core.errors import ConfigError, VeniceAgentError
+from ...core.errors import CRASH_STATUS, ConfigError, VeniceAgentError
 from ...core.exits import EXIT_STATUS, UNANSWERED_STATUS, USAGE_ERROR_STATUS, Exit
 from ...core.record import Record
+from .progress import Progress, summary
 from .questions import Question, read_questions
+from .slots import Slot, data_folder
 
 DB_ENV = "VENICE_AGENT_BATCH_DB"
 POLICY = "a batch runs with no one to ask: give --yes when it starts for the calls that need one"
@@ -48,14 +45,6 @@ class Options(Record):
     name: str | None = None
     yes: bool = False
     progress: bool | None = None  # None: when stderr is a terminal
-
-
-def data_folder() -> Path:
-    from platformdirs import user_data_path
-
-    from ...core.defaults import APP_NAME
-
-    return user_data_path(APP_NAME, appauthor=False) / "batch"
 
 
 def database_url(given: str | None) -> str:
@@ -78,44 +67,6 @@ def database_url(given: str | None) -> str:
             f"--db: a SQLite file, sqlite:///PATH or postgresql://…, not {url.split('://')[0]}://"
         )
     return url
-
-
-class Slot:
-    """This process's worker slot on this host, held by a lock file for its life."""
-
-    def __init__(self, url: str) -> None:
-        self.folder = data_folder() / "slots" / hashlib.sha256(url.encode()).hexdigest()[:12]
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.host = socket.gethostname() or "host"
-        self.number, self.file = self.take()
-
-    def take(self) -> tuple[int, IO[bytes]]:
-        number = 1
-        while True:
-            held = self.try_lock(number)
-            if held is not None:
-                return number, held
-            number += 1
-
-    def try_lock(self, number: int) -> IO[bytes] | None:
-        file = open(self.folder / f"{number}.lock", "ab")  # held for the process's life
-        try:
-            fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            file.close()
-            return None
-        return file
-
-    @property
-    def executor(self) -> str:
-        return f"{self.host}-{self.number}"
-
-    def dead(self, executor: str) -> IO[bytes] | None:
-        """The lock of `executor`'s slot when no process holds it (its worker died), else None."""
-        host, _, number = executor.rpartition("-")
-        if host != self.host or not number.isdigit() or int(number) == self.number:
-            return None
-        return self.try_lock(int(number))
 
 
 class Worker:
@@ -246,24 +197,6 @@ def status(batch_id: str | None, db: str | None) -> int:
     return 0
 
 
-def summary(totals: Any, elapsed: float | None = None) -> str:
-    from .ledger import usd
-
-    exits = ", ".join(
-        f"{count} {exit}"
-        for exit, count in sorted(totals.exits.items(), key=lambda item: (-item[1], item[0]))
-    )
-    left = totals.questions - totals.done
-    parts = [f"{totals.done} of {totals.questions} questions done" + (f" ({exits})" if exits else "")]
-    if left:
-        parts.append(f"{left} to go")
-    cap = f" of ${usd(totals.cap):.6f}" if totals.cap is not None else ""
-    parts.append(f"${usd(totals.held):.6f} spent{cap}")
-    if elapsed is not None:
-        parts.append(f"{elapsed:.1f} s")
-    return " · ".join(parts)
-
-
 def _ledger(url: str) -> Any:
     from .ledger import Ledger
 
@@ -272,10 +205,13 @@ def _ledger(url: str) -> Any:
         ledger.create()
     except Exception as error:  # the database cannot be reached or written: said in one line
         ledger.close()
-        raise ConfigError(
-            f"the batch database {_shown(url)} cannot be used: {type(error).__name__}: {str(error).splitlines()[0][:200]}"
-        ) from None
+        raise ConfigError(f"the batch database {_shown(url)} cannot be used: {_first_line(error)}") from None
     return ledger
+
+
+def _first_line(error: Exception) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0][:200] if text else ''}"
 
 
 def _shown(url: str) -> str:
@@ -330,18 +266,20 @@ async def _drive(batch_id: str, lines: list[dict[str, Any]], url: str, worker: W
     options = worker.options
     slot = Slot(url)
     durable.WORKER = worker
-    DBOS(
-        config={
-            "name": "venice-agent-batch",
-            "system_database_url": url,
-            "executor_id": slot.executor,
-            "application_version": f"venice-agent-{__version__}",
-            "log_level": "ERROR",
-        }
-    )
+    config: Any = {
+        "name": "venice-agent-batch",
+        "system_database_url": url,
+        "executor_id": slot.executor,
+        "application_version": f"venice-agent-{__version__}",
+        "log_level": "ERROR",
+    }
     started = time.monotonic()
     try:
-        DBOS.launch()  # from this loop: DBOS runs the workflows on it, beside the runtime they share
+        try:
+            DBOS(config=config)
+            DBOS.launch()  # from this loop: DBOS runs the workflows on it, beside the runtime they share
+        except Exception as error:  # the database went away since the ledger opened it, say
+            raise ConfigError(f"DBOS cannot start on {_shown(url)}: {_first_line(error)}") from None
         queue = await DBOS.register_queue_async(
             f"venice-batch-{batch_id}",
             worker_concurrency=options.workers,
@@ -374,7 +312,16 @@ async def _drive(batch_id: str, lines: list[dict[str, Any]], url: str, worker: W
                 break
             if time.monotonic() - last_look > RECOVER_EVERY:
                 last_look = time.monotonic()
-                await _recover_dead(slot)
+                failed = await _recover_dead(slot, batch_id)
+                if failed and totals.done + len(failed) >= totals.questions and written >= totals.done:
+                    progress.done(totals)
+                    names = ", ".join(sorted(failed)[:5]) + (" …" if len(failed) > 5 else "")
+                    print(
+                        f"venice-agent batch: {len(failed)} question(s) failed inside venice-agent, "
+                        f"with no receipt ({names}): a bug, please report it",
+                        file=sys.stderr,
+                    )
+                    return CRASH_STATUS
             worker.finished.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(worker.finished.wait(), 0.25)
@@ -385,11 +332,16 @@ async def _drive(batch_id: str, lines: list[dict[str, Any]], url: str, worker: W
         slot.file.close()
 
 
-async def _recover_dead(slot: Slot) -> None:
-    """Hand back to the queue the unfinished questions of this host's workers that died."""
+async def _recover_dead(slot: Slot, batch_id: str) -> list[str]:
+    """Hand back to the queue the unfinished questions of this host's workers that died; the
+    questions of the batch whose workflow failed (an exception: a bug), by id."""
     from dbos import DBOS
 
     from .durable import WORKFLOW
+
+    failed = await DBOS.list_workflows_async(
+        status="ERROR", workflow_id_prefix=f"{batch_id}:", load_input=False, load_output=False
+    )
 
     pending = await DBOS.list_workflows_async(
         status="PENDING", name=WORKFLOW, load_input=False, load_output=False
@@ -402,36 +354,4 @@ async def _recover_dead(slot: Slot) -> None:
             await asyncio.to_thread(DBOS._recover_pending_workflows, [executor])
         finally:
             lock.close()
-
-
-class Progress:
-    """On a terminal (stderr): done, running, spent of the cap and the rate, on one line; the
-    summary line at the end, always."""
-
-    def __init__(self, shown: bool | None, batch_id: str, started: float) -> None:
-        self.shown = sys.stderr.isatty() if shown is None else shown
-        self.batch_id, self.started = batch_id, started
-        self.first_done: int | None = None
-
-    def show(self, totals: Any, running: int) -> None:
-        if not self.shown:
-            return
-        from .ledger import usd
-
-        if self.first_done is None:
-            self.first_done = totals.done  # a resumed batch: the rate counts this run's
-        elapsed = max(time.monotonic() - self.started, 1e-9)
-        rate = (totals.done - self.first_done) / elapsed
-        cap = f" of ${usd(totals.cap):.4f}" if totals.cap is not None else ""
-        line = (
-            f"{totals.done}/{totals.questions} done · {running} running · "
-            f"${usd(totals.held):.4f}{cap} · {rate:.1f}/s"
-        )
-        sys.stderr.write("\r" + line + "\x1b[K")
-        sys.stderr.flush()
-
-    def done(self, totals: Any) -> None:
-        if self.shown:
-            sys.stderr.write("\r\x1b[K")
-        elapsed = time.monotonic() - self.started
-        print(f"batch {self.batch_id}: {summary(totals, elapsed)}", file=sys.stderr)
+    return [workflow.workflow_id.split(":", 1)[1] for workflow in failed]
