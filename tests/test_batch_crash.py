@@ -55,7 +55,8 @@ def prove(tmp_path: Path, db: str, seed: int) -> None:
     assert charged == held == sum(cost for _, cost, _ in receipts.values()) <= cap == CAP * NANO
 
     exits = {exit for exit, _, _ in receipts.values()}
-    assert "interrupted" in exits and "answered" in exits, exits
+    # Some calls were in flight at a kill, and the cap (about 180 questions' worth) was reached.
+    assert {"interrupted", "answered", "cost_cap"} <= exits, exits
     for qid, (exit, cost, data) in receipts.items():
         call = f"call-{qid[1:]}"
         assert (
