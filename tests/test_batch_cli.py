@@ -104,3 +104,18 @@ def test_a_batch_cap_too_small_for_every_question_ends_them_cost_cap_with_status
     spent = sum(r["cost_usd"] for r in receipts)
     assert 0 < spent <= 0.0021
     assert sum(calls(log).values()) == sum(len(r["steps"]) for r in receipts) >= exits.count("answered")
+
+
+def test_call_usd_is_reserved_and_charged_for_each_tool_call_and_kept_for_resume(tmp_path: Path) -> None:
+    file = questions(tmp_path, 2)
+    db = tmp_path / "b.sqlite"
+    with fake_venice(script(), tmp_path) as fake, paid_server(tmp_path) as (config, _):
+        common = ("--mcp-config", str(config), "--no-files", "--yes", "--db", str(db))
+        done = batch(tmp_path, fake.base_url, str(file), *common, "--max-usd", "1", "--call-usd", "0.01")
+        assert done.returncode == 0, done.stderr
+        for receipt in map(json.loads, done.stdout.splitlines()):
+            # two requests at the fake's prices ($0.00012 and $0.00013), and one call at $0.01
+            assert abs(receipt["cost_usd"] - 0.01025) < 1e-9, receipt
+        other = batch(tmp_path, fake.base_url, str(file), *common, "--max-usd", "1")
+        assert other.returncode == 2
+        assert "was started with --max-usd 1 and --call-usd 0.01: give the same" in other.stderr

@@ -15,7 +15,7 @@ from venice_terminal_agent.fronts.batch.ledger import Ledger, nusd
 def ledger(tmp_path: Path, cap: float | None = 1.0) -> Ledger:
     book = Ledger(f"sqlite:///{tmp_path / 'batch.sqlite'}")
     book.create()
-    book.open_batch("b", cap, "q.jsonl", [{"id": "a", "question": "?"}])
+    book.open_batch("b", cap, 0.0, "q.jsonl", [{"id": "a", "question": "?"}])
     return book
 
 
@@ -85,11 +85,15 @@ def test_a_batch_is_opened_once_with_one_cap(tmp_path: Path) -> None:
     from venice_terminal_agent.core.errors import ConfigError
 
     book = ledger(tmp_path, cap=1.0)
-    book.open_batch("b", 1.0, "q.jsonl", [{"id": "a", "question": "?"}])  # the same again: joined
-    with pytest.raises(ConfigError, match="batch b was started with --max-usd 1: give the same"):
-        book.open_batch("b", 2.0, "q.jsonl", [{"id": "a", "question": "?"}])
+    book.open_batch("b", 1.0, 0.0, "q.jsonl", [{"id": "a", "question": "?"}])  # the same again: joined
+    with pytest.raises(
+        ConfigError, match="batch b was started with --max-usd 1 and --call-usd 0: give the same"
+    ):
+        book.open_batch("b", 2.0, 0.0, "q.jsonl", [{"id": "a", "question": "?"}])
     with pytest.raises(ConfigError, match="batch b has 1 questions, this file 2"):
-        book.open_batch("b", 1.0, "q.jsonl", [{"id": "a", "question": "?"}, {"id": "c", "question": "?"}])
+        book.open_batch(
+            "b", 1.0, 0.0, "q.jsonl", [{"id": "a", "question": "?"}, {"id": "c", "question": "?"}]
+        )
 
 
 def test_the_progress_line_says_done_running_spent_of_the_cap_and_the_rate(

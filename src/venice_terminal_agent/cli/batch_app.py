@@ -158,7 +158,7 @@ batch_run.__doc__ = f"""Answer every question of FILE, durably, under one money 
 
     venice-agent batch resume NAME goes on with a batch after a crash, Ctrl+C or on one more host:
     what finished is not repeated, a call that was in flight is not sent again (its question
-    ends interrupted); its cap is the one it started with.
+    ends interrupted); its --max-usd and --call-usd are the ones it started with.
 
     Exit status: {STATUSES}.
     """

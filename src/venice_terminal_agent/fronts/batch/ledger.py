@@ -33,6 +33,7 @@ runs = sa.Table(
     sa.Column("batch_id", sa.String(100), primary_key=True),
     sa.Column("cap_nusd", sa.BigInteger, nullable=True),
     sa.Column("held_nusd", sa.BigInteger, nullable=False, default=0),
+    sa.Column("call_nusd", sa.BigInteger, nullable=False, default=0),  # each tool call's price
     sa.Column("questions", sa.Integer, nullable=False),
     sa.Column("source", sa.Text, nullable=False),
     sa.Column("created_ms", sa.BigInteger, nullable=False),
@@ -135,18 +136,20 @@ class Ledger:
     def close(self) -> None:
         self.engine.dispose()
 
-    def open_batch(self, batch_id: str, cap: float | None, source: str, lines: list[dict[str, Any]]) -> None:
-        """Record the batch and its questions, once; a batch of that name with another cap or
-        other questions is refused (`ConfigError`)."""
+    def open_batch(
+        self, batch_id: str, cap: float | None, call_usd: float, source: str, lines: list[dict[str, Any]]
+    ) -> None:
+        """Record the batch, its cap, its price of a tool call and its questions, once; a batch
+        of that name with other money settings or other questions is refused (`ConfigError`)."""
         cap_nusd = None if cap is None else nusd(cap)
         with self.engine.begin() as c:
             row = c.execute(sa.select(runs).where(runs.c.batch_id == batch_id)).first()
             if row is not None:
-                if row.cap_nusd != cap_nusd:
+                if row.cap_nusd != cap_nusd or row.call_nusd != nusd(call_usd):
                     was = "no cap" if row.cap_nusd is None else f"--max-usd {usd(row.cap_nusd):g}"
                     raise ConfigError(
-                        f"batch {batch_id} was started with {was}: give the same, or name a new "
-                        "batch with --name"
+                        f"batch {batch_id} was started with {was} and --call-usd {usd(row.call_nusd):g}: "
+                        "give the same, or name a new batch with --name"
                     )
                 if row.questions != len(lines):
                     raise ConfigError(
@@ -159,6 +162,7 @@ class Ledger:
                     batch_id=batch_id,
                     cap_nusd=cap_nusd,
                     held_nusd=0,
+                    call_nusd=nusd(call_usd),
                     questions=len(lines),
                     source=source,
                     created_ms=int(time.time() * 1000),

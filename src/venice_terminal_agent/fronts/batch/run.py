@@ -25,6 +25,7 @@ from typing import IO, Any
 from ...core.errors import CRASH_STATUS, ConfigError, VeniceAgentError
 from ...core.exits import EXIT_STATUS, UNANSWERED_STATUS, USAGE_ERROR_STATUS, Exit
 from ...core.record import Record
+from .ledger import usd
 from .progress import Progress, summary
 from .questions import Question, read_questions
 from .slots import Slot, data_folder
@@ -90,7 +91,6 @@ class Worker:
         from dbos import DBOS
 
         from .durable import Account, LedgerModel, LedgerToolbox, Stopping
-        from .ledger import usd
 
         question = Question.from_json(line)
         workflow_id = DBOS.workflow_id
@@ -166,13 +166,14 @@ def resume_batch(batch_id: str, options: Options, flags: Any) -> int:
                     f"no batch {batch_id} in {_shown(url)} (venice-agent batch status lists them)"
                 )
             lines = ledger.questions(batch_id)
-            cap = None if batch.cap_nusd is None else batch.cap_nusd / 1e9
+            cap = None if batch.cap_nusd is None else usd(batch.cap_nusd)
+            call_usd = usd(batch.call_nusd)
         finally:
             ledger.close()
     except VeniceAgentError as error:
         print(f"venice-agent batch resume: {error.message}", file=sys.stderr)
         return error.exit_status
-    return _main(batch_id, lines, options.replace(max_usd=cap), flags, source=batch.source)
+    return _main(batch_id, lines, options.replace(max_usd=cap, call_usd=call_usd), flags, source=batch.source)
 
 
 def status(batch_id: str | None, db: str | None) -> int:
@@ -240,7 +241,7 @@ async def _work(batch_id: str, lines: list[dict[str, Any]], options: Options, fl
     settings, servers = load(flags)
     ledger = await asyncio.to_thread(_ledger, url)
     try:
-        await asyncio.to_thread(ledger.open_batch, batch_id, options.max_usd, source, lines)
+        await asyncio.to_thread(ledger.open_batch, batch_id, options.max_usd, options.call_usd, source, lines)
         async with open_runtime(settings, servers, person=False) as runtime:
             if options.max_usd is not None and (runtime.facts is None or runtime.facts.prices is None):
                 raise ConfigError(
