@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.mcp.server_config import ServerConfig
 from venice_terminal_agent.mcp.toolbox import McpToolbox
 
 PAGED = Path(__file__).resolve().parents[1] / "tests" / "servers" / "paged.py"

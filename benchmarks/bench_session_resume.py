@@ -70,10 +70,10 @@ class Timed:
 
 async def main(questions: int) -> int:
     from venice_terminal_agent.agent import Agent
-    from venice_terminal_agent.cli.runtime import Flags
-    from venice_terminal_agent.cli.saving import attach, open_session, sessions_path
     from venice_terminal_agent.config import load_settings
     from venice_terminal_agent.core.toolbox import FunctionToolbox
+    from venice_terminal_agent.fronts.runtime import Flags
+    from venice_terminal_agent.fronts.saved_sessions import attach, open_session, sessions_path
     from venice_terminal_agent.model import VeniceClient
     from venice_terminal_agent.store.sessions import Save, SessionStore
 

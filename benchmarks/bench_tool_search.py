@@ -30,7 +30,7 @@ from venice_terminal_agent.core.consent import Consent
 from venice_terminal_agent.core.pager import Pager
 from venice_terminal_agent.core.tokens import estimate_tokens
 from venice_terminal_agent.core.toolbox import CombinedToolbox
-from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.mcp.server_config import ServerConfig
 from venice_terminal_agent.mcp.toolbox import McpToolbox
 from venice_terminal_agent.model import VeniceClient
 from venice_terminal_agent.testing import FakeVenice

@@ -119,7 +119,7 @@ MUTANTS = [
     ),
     Mutant(
         "a terminal under --yes offers servers sampling and forms",
-        "cli/elicit_form.py",
+        "fronts/terminal/elicit_form.py",
         "    person = person and not yes and has_terminal(sys.stderr)",
         "    person = person and has_terminal(sys.stderr)",
         ("tests/test_mcp_sampling_pty.py",),

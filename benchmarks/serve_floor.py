@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from venice_terminal_agent.cli.serve_cmd import listening_socket
+from venice_terminal_agent.fronts.listening import listening_socket
 
 
 async def reply(request: Request) -> JSONResponse:

@@ -345,7 +345,7 @@ def _receipts(tmp_path: Path, session_id: str) -> list[str]:
 
 
 async def test_the_replay_shows_a_declined_call_failed_and_leaves_out_what_is_ours() -> None:
-    from venice_terminal_agent.cli.acp_replay import replay
+    from venice_terminal_agent.fronts.acp.replay import replay
 
     def arguments(**given: Any) -> str:
         return json.dumps(given)

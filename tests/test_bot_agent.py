@@ -64,7 +64,7 @@ async def test_the_local_data_rule_holds_for_the_bot_across_messages(tmp_path) -
     from mcp.types import ToolAnnotations
 
     from venice_terminal_agent.core.toolbox import CombinedToolbox
-    from venice_terminal_agent.mcp.config import ServerConfig
+    from venice_terminal_agent.mcp.server_config import ServerConfig
     from venice_terminal_agent.mcp.toolbox import McpToolbox
     from venice_terminal_agent.tools.builtin import builtin_toolbox
 

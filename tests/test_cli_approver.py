@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from venice_terminal_agent.cli.approver import TerminalApprover
-from venice_terminal_agent.cli.render import make_console
 from venice_terminal_agent.core.receipt import Call, CallOutcome
 from venice_terminal_agent.core.toolbox import ToolSpec
 from venice_terminal_agent.core.wording import NO_TERMINAL_CONSENT
+from venice_terminal_agent.fronts.terminal.approver import TerminalApprover
+from venice_terminal_agent.fronts.terminal.render import make_console
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

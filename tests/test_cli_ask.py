@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from venice_terminal_agent.cli.app import app
-from venice_terminal_agent.cli.ask_cmd import Flags, settings_from
+from venice_terminal_agent.fronts.terminal.ask import Flags, settings_from
 
 VARIABLES = [
     "VENICE_API_KEY", "VENICE_MODEL", "VENICE_BASE_URL", "VENICE_TEMPERATURE", "APIFY_TOKEN",

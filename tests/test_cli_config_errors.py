@@ -14,7 +14,7 @@ import pytest
 from cli_support import COMMAND, PYTHON, clean_env, fake_venice
 from venice_terminal_agent.config import load_settings
 from venice_terminal_agent.core.receipt import EXIT_STATUS, Exit
-from venice_terminal_agent.mcp.config import parse_servers
+from venice_terminal_agent.mcp.servers_file import parse_servers
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

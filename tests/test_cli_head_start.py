@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from venice_terminal_agent.cli.head_start import child_environment, head_start
-from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.fronts.head_start import child_environment, head_start
+from venice_terminal_agent.mcp.server_config import ServerConfig
 from venice_terminal_agent.mcp.toolbox import McpToolbox
 
 TIME = ServerConfig("time", command=sys.executable, args=("-m", "mcp_server_time", "--local-timezone", "UTC"))

@@ -65,7 +65,7 @@ def test_a_plain_one_shot_imports_neither_openai_nor_mcp_nor_prompt_toolkit(
     modules = {name.split(".")[0] for name in loaded}
     assert "httpx2" in modules
     # cryptography (E2EE models) and jsonschema (--schema) load only when they are used; Rich
-    # only for a terminal: into a pipe the console is a plain one (cli/plain_console.py).
+    # only for a terminal: into a pipe the console is a plain one (fronts/terminal/plain_console.py).
     heavy = {"openai", "mcp", "prompt_toolkit", "cryptography", "jsonschema", "rich", *DURABLE}
     assert modules.isdisjoint(heavy), modules & heavy
     assert "venice_terminal_agent.model.attachments" not in loaded  # read only for -a FILE
@@ -78,11 +78,11 @@ def test_a_plain_one_shot_imports_neither_openai_nor_mcp_nor_prompt_toolkit(
             "venice_terminal_agent.mcp.stdio",
             "venice_terminal_agent.mcp.oauth.auth",
             "venice_terminal_agent.mcp.sampling_model",
-            "venice_terminal_agent.cli.elicit_form",
-            "venice_terminal_agent.cli.head_start",
+            "venice_terminal_agent.fronts.terminal.elicit_form",
+            "venice_terminal_agent.fronts.head_start",
         }
         if servers == "--no-mcp":
-            per_server.add("venice_terminal_agent.mcp.config")
+            per_server.add("venice_terminal_agent.mcp.servers_file")
         assert not per_server & loaded, per_server & loaded
     if servers != "a server that cannot start":  # no server: no tool list to keep
         assert "venice_terminal_agent.mcp.list_cache" not in loaded
@@ -133,7 +133,7 @@ def test_help_loads_the_exit_statuses_but_not_what_a_run_needs() -> None:
     a refusal's (issue 21: --help within +0.1 s of python)."""
     modules = modules_after_running("--help", full=True)
     assert "venice_terminal_agent.core.exits" in modules  # the statuses came from the one table
-    run_only = {"venice_terminal_agent.core.receipt", "venice_terminal_agent.cli.usage", "decimal", "json"}
+    run_only = {"venice_terminal_agent.core.receipt", "venice_terminal_agent.cli.usage_errors", "decimal", "json"}
     assert modules.isdisjoint(run_only), modules & run_only
 
 
@@ -167,7 +167,7 @@ def test_a_question_converts_only_the_options_it_was_given() -> None:
     from typer._click.exceptions import BadParameter
 
     from venice_terminal_agent.cli.app import app
-    from venice_terminal_agent.cli.options import WebSearch
+    from venice_terminal_agent.cli.common_options import WebSearch
 
     group = typer.main.get_command(app)
     given = ["--model", "m", "--budget", "3", "-a", "x.png", "-a", "y.pdf", "--web-search", "on", "What?"]
@@ -210,8 +210,8 @@ def test_the_settings_are_one_pydantic_model_until_config_set_checks_a_value() -
 @pytest.mark.parametrize(
     ("argv", "patched"),
     [
-        (["serve", "--offline", "--port", "0"], "venice_terminal_agent.serve.server:run_server"),
-        (["chat", "--offline"], "venice_terminal_agent.cli.chat_cmd:_converse"),
+        (["serve", "--offline", "--port", "0"], "venice_terminal_agent.fronts.serve.server:run_server"),
+        (["chat", "--offline"], "venice_terminal_agent.fronts.terminal.chat:_converse"),
     ],
     ids=["serve", "chat"],
 )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 
-from venice_terminal_agent.cli.render import Renderer, banner, make_console, tools_table
 from venice_terminal_agent.core.events import (
     ConsentAsked,
     Finished,
@@ -16,6 +15,7 @@ from venice_terminal_agent.core.events import (
 )
 from venice_terminal_agent.core.receipt import Call, Exit, Receipt, Step
 from venice_terminal_agent.core.toolbox import ToolSpec
+from venice_terminal_agent.fronts.terminal.render import Renderer, banner, make_console, tools_table
 
 
 def screen() -> tuple[Renderer, io.StringIO]:

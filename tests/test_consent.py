@@ -11,14 +11,14 @@ from mcp.server import MCPServer
 from mcp.types import ToolAnnotations
 
 from venice_terminal_agent import Call, Exit, run_loop
-from venice_terminal_agent.cli.approver import LOCAL_DATA, TerminalApprover
-from venice_terminal_agent.cli.render import make_console
 from venice_terminal_agent.core.consent import Consent, Why
 from venice_terminal_agent.core.events import ConsentAsked, ConsentGiven
 from venice_terminal_agent.core.receipt import CallOutcome
 from venice_terminal_agent.core.toolbox import CombinedToolbox, FunctionToolbox
 from venice_terminal_agent.core.wording import NO_TERMINAL_LOCAL
-from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.fronts.terminal.approver import LOCAL_DATA, TerminalApprover
+from venice_terminal_agent.fronts.terminal.render import make_console
+from venice_terminal_agent.mcp.server_config import ServerConfig
 from venice_terminal_agent.mcp.toolbox import McpToolbox
 from venice_terminal_agent.tools.builtin import builtin_toolbox
 

@@ -22,7 +22,7 @@ from venice_terminal_agent.testing import MockVenice
 
 def test_every_error_is_one_tree_and_the_old_names_are_the_same_classes() -> None:
     from venice_terminal_agent import ToolError
-    from venice_terminal_agent.config import ConfigError
+    from venice_terminal_agent.core.errors import ConfigError
     from venice_terminal_agent.core.plans import PlanError
     from venice_terminal_agent.mcp.session import ToolListError
     from venice_terminal_agent.model import ModelError, NoModelError

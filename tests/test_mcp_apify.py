@@ -20,7 +20,7 @@ from servers.node import (
     path_with_node22,
 )
 from venice_terminal_agent import ToolError
-from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.mcp.server_config import ServerConfig
 from venice_terminal_agent.mcp.toolbox import McpToolbox
 
 STAND_IN = Path(__file__).parent / "servers" / "apify_api_401.py"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from venice_terminal_agent.cli.text import CONSENT_KEY
+from venice_terminal_agent.fronts.text import CONSENT_KEY
 
 SERVERS = Path(__file__).parent / "servers"
 BIN = Path(sys.executable).parent

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from servers.node import bin_path
-from venice_terminal_agent.cli.elicit_form import parse
+from venice_terminal_agent.fronts.terminal.elicit_form import parse
 from venice_terminal_agent.mcp.features import FormField, form_fields, with_defaults
 
 BIN = Path(sys.executable).parent
@@ -171,9 +171,9 @@ async def test_escape_sequences_in_a_forms_choices_are_shown_never_obeyed():
     from rich.console import Console
 
     from servers.forms import BLINK, TITLE
-    from venice_terminal_agent.cli.elicit_form import terminal_elicitor
-    from venice_terminal_agent.mcp.config import ServerConfig
+    from venice_terminal_agent.fronts.terminal.elicit_form import terminal_elicitor
     from venice_terminal_agent.mcp.features import ClientFeatures
+    from venice_terminal_agent.mcp.server_config import ServerConfig
     from venice_terminal_agent.mcp.session import SessionHooks
     from venice_terminal_agent.mcp.toolbox import McpToolbox
 
@@ -228,10 +228,10 @@ async def answered_on_a_terminal(server, typed: str | None):
 
     from rich.console import Console
 
-    from venice_terminal_agent.cli.elicit_form import terminal_elicitor
     from venice_terminal_agent.core.errors import ToolError
-    from venice_terminal_agent.mcp.config import ServerConfig
+    from venice_terminal_agent.fronts.terminal.elicit_form import terminal_elicitor
     from venice_terminal_agent.mcp.features import ClientFeatures
+    from venice_terminal_agent.mcp.server_config import ServerConfig
     from venice_terminal_agent.mcp.session import SessionHooks
     from venice_terminal_agent.mcp.toolbox import McpToolbox
 

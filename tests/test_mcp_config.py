@@ -5,10 +5,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from venice_terminal_agent.config import ConfigError, Settings
-from venice_terminal_agent.mcp import config as mcp_config
+from venice_terminal_agent.config import Settings
+from venice_terminal_agent.core.errors import ConfigError
+from venice_terminal_agent.mcp import servers_file as mcp_config
 from venice_terminal_agent.mcp.apify import apify_server, with_query
-from venice_terminal_agent.mcp.config import JWT_BEARER, load_servers, parse_servers
+from venice_terminal_agent.mcp.servers_file import JWT_BEARER, load_servers, parse_servers
 
 
 def settings(**values) -> Settings:

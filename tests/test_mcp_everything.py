@@ -11,7 +11,7 @@ import pytest
 from servers.net import free_port, serving
 from servers.node import MODULES, bin_path, node22
 from venice_terminal_agent import ToolError
-from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.mcp.server_config import ServerConfig
 from venice_terminal_agent.mcp.toolbox import McpToolbox
 
 LOOPBACK_PRELOAD = Path(__file__).parent / "servers" / "loopback.cjs"

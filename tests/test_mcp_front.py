@@ -288,8 +288,8 @@ async def memory_front(
 ) -> AsyncIterator[Any]:
     """`venice-agent mcp`'s server in this process (for the SDK's in-memory client), on the
     same settings and MCP servers as the command; `timing` (deadline, sleep) goes to `Front`."""
-    from venice_terminal_agent.cli.mcp_front_cmd import FrontOptions, open_front
-    from venice_terminal_agent.cli.runtime import Flags, load
+    from venice_terminal_agent.fronts.mcp_server.mcp_main import FrontOptions, open_front
+    from venice_terminal_agent.fronts.runtime import Flags, load
 
     for name, value in clean_env(folder, base_url, VENICE_MODEL="fake-model").items():
         monkeypatch.setenv(name, value)
@@ -431,7 +431,7 @@ def test_doctor_says_what_the_mcp_front_would_expose(tmp_path: Path) -> None:
 
 
 def test_the_money_cap_is_the_servers_or_lower_whatever_the_client_asks() -> None:
-    from venice_terminal_agent.cli.mcp_front_cmd import Caps, lowered
+    from venice_terminal_agent.fronts.mcp_server.mcp_main import Caps, lowered
 
     server = Caps(budget=10, max_rounds=12, max_usd=0.5)
     assert lowered(server, None, None, 2.0) == (

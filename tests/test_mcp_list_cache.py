@@ -15,8 +15,8 @@ import pytest
 from mcp.types import Tool
 
 from cli_support import PAID_SERVER, PYTHON, clean_env, fake_venice, modules_after_running, run_cli
-from venice_terminal_agent.mcp.config import ServerConfig
 from venice_terminal_agent.mcp.list_cache import HOUR, ListCache, server_key
+from venice_terminal_agent.mcp.server_config import ServerConfig
 
 TIME = {"command": PYTHON, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"], "trusted": True}
 QUESTION = "What is the capital of France?"

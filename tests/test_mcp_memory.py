@@ -11,7 +11,7 @@ from servers.paged import build_server
 from venice_terminal_agent import Answer, Call, Exit, ToolError, run_loop
 from venice_terminal_agent.core.pager import Pager
 from venice_terminal_agent.core.toolbox import CombinedToolbox
-from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.mcp.server_config import ServerConfig
 from venice_terminal_agent.mcp.session import ToolListError
 from venice_terminal_agent.mcp.toolbox import McpToolbox
 from venice_terminal_agent.tools.builtin import builtin_toolbox

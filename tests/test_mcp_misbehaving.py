@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from venice_terminal_agent import ToolError
-from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.mcp.server_config import ServerConfig
 from venice_terminal_agent.mcp.session import SessionHooks
 from venice_terminal_agent.mcp.toolbox import McpToolbox
 

@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from servers.net import free_port, serving
-from venice_terminal_agent.config import ConfigError, Settings
+from venice_terminal_agent.config import Settings
+from venice_terminal_agent.core.errors import ConfigError
 from venice_terminal_agent.mcp.apify import apify_server
-from venice_terminal_agent.mcp.config import parse_servers
-from venice_terminal_agent.mcp.oauth.tokens import TokenFile
+from venice_terminal_agent.mcp.oauth.token_store import TokenFile
+from venice_terminal_agent.mcp.servers_file import parse_servers
 
 SERVERS = Path(__file__).parent / "servers"
 BIN = Path(sys.executable).parent
@@ -144,7 +145,7 @@ def test_hosted_apify_is_anonymous_until_signed_in(monkeypatch, tmp_path):
     signed_in = apify_server(settings)
     assert signed_in.url == "https://mcp.apify.com" and signed_in.oauth == {}
 
-    from venice_terminal_agent.cli.runtime import ANONYMOUS_APIFY, SIGNED_IN_APIFY, apify_mode
+    from venice_terminal_agent.fronts.runtime import ANONYMOUS_APIFY, SIGNED_IN_APIFY, apify_mode
 
     assert apify_mode(settings, [signed_in]) == SIGNED_IN_APIFY
     assert apify_mode(settings, [anonymous]) == ANONYMOUS_APIFY

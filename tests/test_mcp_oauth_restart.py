@@ -17,9 +17,9 @@ import httpx2
 import pytest
 
 from servers.net import free_port, serving
-from venice_terminal_agent.mcp.config import ServerConfig
 from venice_terminal_agent.mcp.oauth.auth import SignIn
-from venice_terminal_agent.mcp.oauth.tokens import TokenFile
+from venice_terminal_agent.mcp.oauth.token_store import TokenFile
+from venice_terminal_agent.mcp.server_config import ServerConfig
 from venice_terminal_agent.mcp.toolbox import McpToolbox
 
 SERVER = Path(__file__).parent / "servers" / "oauth_server.py"

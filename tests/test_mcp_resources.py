@@ -16,8 +16,8 @@ from venice_terminal_agent.agent import Agent
 from venice_terminal_agent.core.consent import Consent, Why
 from venice_terminal_agent.core.receipt import Call
 from venice_terminal_agent.core.toolbox import CombinedToolbox
-from venice_terminal_agent.mcp.config import ServerConfig
 from venice_terminal_agent.mcp.resources import get_prompt, prompt_names
+from venice_terminal_agent.mcp.server_config import ServerConfig
 from venice_terminal_agent.mcp.toolbox import McpToolbox
 from venice_terminal_agent.model import VeniceClient
 from venice_terminal_agent.testing import MockVenice

@@ -58,8 +58,8 @@ async def test_the_roots_an_entry_names_are_offered_and_served(tmp_path):
     """The server asks for the roots after it started and replaces its folders with them
     while calls already arrive: the test asks, a bounded number of times, until it has."""
     from venice_terminal_agent.config import Settings
-    from venice_terminal_agent.mcp.config import parse_servers
     from venice_terminal_agent.mcp.features import ClientFeatures
+    from venice_terminal_agent.mcp.servers_file import parse_servers
     from venice_terminal_agent.mcp.session import SessionHooks
     from venice_terminal_agent.mcp.toolbox import McpToolbox
 
@@ -92,8 +92,9 @@ def test_an_entry_with_no_roots_is_offered_none(tmp_path):
 def test_roots_in_the_config_are_a_list_of_folders():
     import pytest
 
-    from venice_terminal_agent.config import ConfigError, Settings
-    from venice_terminal_agent.mcp.config import parse_servers
+    from venice_terminal_agent.config import Settings
+    from venice_terminal_agent.core.errors import ConfigError
+    from venice_terminal_agent.mcp.servers_file import parse_servers
 
     for wrong in ("/data", [1], [""]):
         with pytest.raises(ConfigError, match="'roots' is a list of folders"):

@@ -16,15 +16,16 @@ import pytest
 from servers.node import bin_path
 from venice_terminal_agent import Exit
 from venice_terminal_agent.agent import Agent
-from venice_terminal_agent.config import ConfigError
 from venice_terminal_agent.core.consent import Consent, Why
 from venice_terminal_agent.core.costs import Prices
 from venice_terminal_agent.core.defaults import CAPPED_OUTPUT_TOKENS
+from venice_terminal_agent.core.errors import ConfigError
 from venice_terminal_agent.core.events import Notice
-from venice_terminal_agent.mcp.config import ServerConfig, parse_servers
 from venice_terminal_agent.mcp.features import ClientFeatures
 from venice_terminal_agent.mcp.sampling import sampling
 from venice_terminal_agent.mcp.sampling_model import SamplingDesk
+from venice_terminal_agent.mcp.server_config import ServerConfig
+from venice_terminal_agent.mcp.servers_file import parse_servers
 from venice_terminal_agent.mcp.session import SessionHooks
 from venice_terminal_agent.mcp.toolbox import McpToolbox
 from venice_terminal_agent.model import VeniceClient

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.mcp.server_config import ServerConfig
 from venice_terminal_agent.mcp.toolbox import McpToolbox
 from venice_terminal_agent.testing.checks import problem
 

@@ -12,10 +12,10 @@ from rich.console import Console
 from servers.node import MODULES, bin_path, node22
 from venice_terminal_agent import Call, Exit
 from venice_terminal_agent.agent import SYSTEM_PROMPT, Agent
-from venice_terminal_agent.cli.render import Renderer
 from venice_terminal_agent.core.events import ToolProgress, ToolStarted
 from venice_terminal_agent.core.toolbox import CombinedToolbox
-from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.fronts.terminal.render import Renderer
+from venice_terminal_agent.mcp.server_config import ServerConfig
 from venice_terminal_agent.mcp.session import SessionHooks
 from venice_terminal_agent.mcp.toolbox import McpToolbox
 from venice_terminal_agent.model import VeniceClient

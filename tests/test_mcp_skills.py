@@ -6,8 +6,8 @@ import pytest
 
 from servers.skills import GOOD_BODY, skills_server
 from venice_terminal_agent.core.toolbox import ToolError
-from venice_terminal_agent.mcp.config import ServerConfig
 from venice_terminal_agent.mcp.frontmatter import FrontmatterError, parse_frontmatter
+from venice_terminal_agent.mcp.server_config import ServerConfig
 from venice_terminal_agent.mcp.toolbox import McpToolbox
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from servers.paged import build_server
 from venice_terminal_agent import ToolError
-from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.mcp.server_config import ServerConfig
 from venice_terminal_agent.mcp.toolbox import McpToolbox
 
 SERVERS = Path(__file__).parent / "servers"

@@ -6,10 +6,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from venice_terminal_agent.agent import APIFY_RULES, SYSTEM_PROMPT, Agent, system_prompt
-from venice_terminal_agent.cli.runtime import ANONYMOUS_APIFY, apify_mode, uses_apify
 from venice_terminal_agent.config import load_settings
 from venice_terminal_agent.core.events import Notice
 from venice_terminal_agent.core.toolbox import FunctionToolbox
+from venice_terminal_agent.fronts.runtime import ANONYMOUS_APIFY, apify_mode, uses_apify
 from venice_terminal_agent.model import RetryPolicy, VeniceClient
 from venice_terminal_agent.testing import FakeVenice
 

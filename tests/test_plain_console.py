@@ -14,8 +14,6 @@ import pytest
 from rich.console import Console
 from rich.text import Text
 
-from venice_terminal_agent.cli.plain_console import PlainConsole, say
-from venice_terminal_agent.cli.render import Renderer, banner, make_console, tools_table
 from venice_terminal_agent.core.events import (
     Finished,
     Notice,
@@ -27,6 +25,8 @@ from venice_terminal_agent.core.events import (
 )
 from venice_terminal_agent.core.receipt import Call, Exit, Receipt, Step
 from venice_terminal_agent.core.toolbox import ToolSpec
+from venice_terminal_agent.fronts.terminal.plain_console import PlainConsole, say
+from venice_terminal_agent.fronts.terminal.render import Renderer, banner, make_console, tools_table
 
 TRICKY = [
     "",
@@ -214,7 +214,7 @@ def test_the_plain_console_leaves_the_rest_to_rich() -> None:
 
 PROBE = """
 import sys
-from venice_terminal_agent.cli.render import make_console
+from venice_terminal_agent.fronts.terminal.render import make_console
 console = {console}
 sys.stdin.readline()  # the reader has gone away by now
 for _ in range(1000):

@@ -11,11 +11,11 @@ import io
 import json
 import signal
 
-from venice_terminal_agent.cli.render import make_console
-from venice_terminal_agent.cli.repl import Repl
 from venice_terminal_agent.core.events import EventSink, Finished, TextDelta
 from venice_terminal_agent.core.receipt import Exit, Receipt
 from venice_terminal_agent.core.toolbox import FunctionToolbox
+from venice_terminal_agent.fronts.terminal.render import make_console
+from venice_terminal_agent.fronts.terminal.repl import Repl
 
 
 class StandInAgent:

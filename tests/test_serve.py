@@ -13,7 +13,7 @@ import httpx2
 
 from cli_support import COMMAND, clean_env, fake_venice, mcp_config
 from serve_support import offline_env, served
-from venice_terminal_agent.serve.server import listening_socket
+from venice_terminal_agent.fronts.listening import listening_socket
 
 SSE = {"Accept": "text/event-stream"}
 JSON = {"Content-Type": "application/json"}

@@ -14,8 +14,8 @@ import httpx2
 
 from cli_support import COMMAND
 from serve_support import offline_env, served
-from venice_terminal_agent.cli.serve_cmd import hosts_for
-from venice_terminal_agent.serve.server import guarded_http, listening_socket
+from venice_terminal_agent.fronts.listening import hosts_for, listening_socket
+from venice_terminal_agent.fronts.serve.server import guarded_http
 
 JSON = {"Content-Type": "application/json"}
 

@@ -244,7 +244,7 @@ def test_a_one_shot_with_sessions_off_imports_nothing_of_sessions(tmp_path: Path
     modules = set(json.loads(done.stdout.strip().splitlines()[-1]))
     assert "venice_terminal_agent.agent" in modules  # the question really ran
     assert modules.isdisjoint(
-        {"sqlite3", "venice_terminal_agent.store.sessions", "venice_terminal_agent.cli.saving"}
+        {"sqlite3", "venice_terminal_agent.store.sessions", "venice_terminal_agent.fronts.saved_sessions"}
     )
 
 

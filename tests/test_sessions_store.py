@@ -102,8 +102,8 @@ async def test_a_conversation_whose_session_moved_on_elsewhere_is_saved_as_a_new
     first saved): the second's save is refused as built on an older state, and its whole
     conversation becomes a new session with a line that says so."""
     from venice_terminal_agent.agent import Agent
-    from venice_terminal_agent.cli import saving
     from venice_terminal_agent.core.toolbox import FunctionToolbox
+    from venice_terminal_agent.fronts import saved_sessions as saving
     from venice_terminal_agent.model import VeniceClient
     from venice_terminal_agent.testing import MockVenice
 
@@ -142,8 +142,8 @@ async def test_a_resumed_conversation_saved_apart_keeps_the_receipts_it_went_on_
     it (its messages and its one earlier receipt) and then its own question, not the first
     terminal's question and not a history without the receipts it had."""
     from venice_terminal_agent.agent import Agent
-    from venice_terminal_agent.cli import saving
     from venice_terminal_agent.core.toolbox import FunctionToolbox
+    from venice_terminal_agent.fronts import saved_sessions as saving
     from venice_terminal_agent.model import VeniceClient
     from venice_terminal_agent.testing import MockVenice
 

@@ -21,7 +21,7 @@ from venice_terminal_agent.core.pager import Pager
 from venice_terminal_agent.core.receipt import CallOutcome
 from venice_terminal_agent.core.toolbox import CombinedToolbox, ToolSpec
 from venice_terminal_agent.core.wording import NO_TERMINAL
-from venice_terminal_agent.mcp.config import ServerConfig
+from venice_terminal_agent.mcp.server_config import ServerConfig
 from venice_terminal_agent.mcp.toolbox import McpToolbox
 from venice_terminal_agent.model import VeniceClient
 from venice_terminal_agent.testing import FakeVenice

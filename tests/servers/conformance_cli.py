@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # tests/: the CLI helpers
 
 from cli_support import COMMAND, PYTHON, clean_env  # noqa: E402
-from venice_terminal_agent.mcp.config import JWT_BEARER, OAUTH_KEYS  # noqa: E402
+from venice_terminal_agent.mcp.servers_file import JWT_BEARER, OAUTH_KEYS  # noqa: E402
 from venice_terminal_agent.mcp.skills import TOOLS as SKILL_TOOLS  # noqa: E402
 
 # The URL-based client id the suite expects where its server supports client metadata documents.

@@ -15,10 +15,11 @@ import sys
 
 import httpx2
 
-from venice_terminal_agent.mcp.config import OAUTH_KEYS, ServerConfig
 from venice_terminal_agent.mcp.features import ClientFeatures, Form
 from venice_terminal_agent.mcp.oauth.auth import SignIn
-from venice_terminal_agent.mcp.oauth.tokens import MemoryTokens
+from venice_terminal_agent.mcp.oauth.token_store import MemoryTokens
+from venice_terminal_agent.mcp.server_config import ServerConfig
+from venice_terminal_agent.mcp.servers_file import OAUTH_KEYS
 from venice_terminal_agent.mcp.session import SessionHooks
 from venice_terminal_agent.mcp.toolbox import McpToolbox
 

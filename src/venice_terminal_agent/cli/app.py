@@ -20,12 +20,7 @@ from ..core.errors import CRASHED
 from ..core.exits import USAGE_ERROR_STATUS, Exit, exit_statuses
 from .batch_app import add_batch_commands
 from .bot_app import add_bot_commands
-from .config_cmd import add_config_commands
-from .demo_cmd import add_demo_command
-from .fronts_app import add_front_commands
-from .group import DefaultCommandGroup, add_crash_status, command_group, declare_lazily
-from .mcp_front_app import add_mcp_front_command
-from .options import (
+from .common_options import (
     ApifyToolsOption,
     BaseUrlOption,
     ContinueOption,
@@ -44,6 +39,11 @@ from .options import (
     TransportOption,
     WebSearch,
 )
+from .config_cmd import add_config_commands
+from .demo_cmd import add_demo_command
+from .fronts_app import add_front_commands
+from .group import DefaultCommandGroup, add_crash_status, command_group, declare_lazily
+from .mcp_front_app import add_mcp_front_command
 from .sessions_cmd import add_sessions_commands
 
 USAGE = f"{USAGE_ERROR_STATUS} a usage or configuration error, {CRASHED}"
@@ -111,7 +111,7 @@ def run(
     ] = False,
 ) -> None:
     # The help text is `run.__doc__`, below: its exit statuses come from EXIT_STATUS.
-    from .run_cmd import run_plan
+    from ..fronts.terminal.run import run_plan
 
     raise typer.Exit(
         run_plan(plan, budget=budget, json_output=json_output, root=root, mcp_config=mcp_config, yes=yes)
@@ -290,7 +290,7 @@ def ask(
     ] = False,
 ) -> None:
     """Ask once (venice-agent "question"), or chat when no question is given."""
-    from .ask_cmd import Flags, ask_main
+    from ..fronts.terminal.ask import Flags, ask_main
 
     flags = Flags(
         model=model,
@@ -363,7 +363,7 @@ def doctor(
 
     Exit status: 0 when every check passes, 2 otherwise.
     """
-    from .ask_cmd import Flags
+    from ..fronts.terminal.ask import Flags
     from .doctor_cmd import doctor_main
 
     flags = Flags(
@@ -534,7 +534,7 @@ def main() -> None:
         app()
     except Exception as error:
         from ..core.errors import VeniceAgentError
-        from .terminal import crash, fail
+        from ..fronts.failures import crash, fail
 
         if isinstance(error, VeniceAgentError):  # expected and explained: one line, its status
             raise SystemExit(fail(error.message, error.exit_status)) from None

@@ -9,8 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from ..core.exits import EXIT_STATUS, UNANSWERED_STATUS, USAGE_ERROR_STATUS, Exit
-from .group import SubcommandGroup
-from .options import (
+from .common_options import (
     BaseUrlOption,
     MaxRoundsOption,
     McpConfigOption,
@@ -19,6 +18,7 @@ from .options import (
     NoMcpOption,
     RootOption,
 )
+from .group import SubcommandGroup
 
 STATUSES = (
     f"0 every question answered, {UNANSWERED_STATUS} every question has its receipt and not every one "
@@ -191,7 +191,7 @@ def _flags(
     root: Path | None,
     no_files: bool,
 ) -> Any:
-    from .runtime import Flags
+    from ..fronts.runtime import Flags
 
     return Flags(
         model=model,

@@ -1,6 +1,7 @@
 """The chat bot's commands: `chat`, `logs`, `serve` and `store copy`, added to the
 `venice-agent` app by `add_bot_commands`. As in app.py, each body lives in its own module
-(chat_cmd.py, logs_cmd.py, serve_cmd.py, store_cmd.py), imported only when its command runs.
+(fronts/terminal/chat.py, logs_cmd.py, fronts/serve/serve_main.py, store_cmd.py), imported only
+when its command runs.
 """
 
 from __future__ import annotations
@@ -11,8 +12,7 @@ from typing import Annotated
 import typer
 
 from ..core.defaults import CALLS_PER_WINDOW
-from .group import command_group
-from .options import (
+from .common_options import (
     BaseUrlOption,
     McpConfigOption,
     ModelOption,
@@ -21,6 +21,7 @@ from .options import (
     OfflineOption,
     RootOption,
 )
+from .group import command_group
 
 
 def add_bot_commands(app: typer.Typer) -> None:
@@ -75,7 +76,7 @@ def chat(
     Exit status: 0 when you leave, 2 a usage or configuration error (a store that cannot be
     used included), 7 the model server failed at start-up.
     """
-    from .chat_cmd import ChatOptions, chat_main
+    from ..fronts.terminal.chat import ChatOptions, chat_main
 
     options = ChatOptions(chat, db, root, offline, calls, mcp_config, yes, no_files, no_mcp, model, base_url)
     raise typer.Exit(chat_main(options))
@@ -169,7 +170,7 @@ def serve(
     2 a usage or configuration error (the address taken included), 7 the model server failed
     at start-up.
     """
-    from .serve_cmd import ServeOptions, serve_main
+    from ..fronts.serve.serve_main import ServeOptions, serve_main
 
     options = ServeOptions(
         host,

@@ -45,7 +45,7 @@ def config_set(
     """
     from ..config import check_value, read_user_config, write_user_config
     from ..core.errors import ConfigError
-    from .terminal import fail
+    from ..fronts.failures import fail
 
     try:
         checked = check_value(key, value)
@@ -66,8 +66,9 @@ def config_get(key: KeyArgument) -> None:
 
     Exit status: 0 the setting has a value, 1 it has none, 2 an unknown key or a bad setting.
     """
-    from ..config import KEYS, ConfigError, load_settings
-    from .terminal import fail
+    from ..config import KEYS, load_settings
+    from ..core.errors import ConfigError
+    from ..fronts.failures import fail
 
     if key not in KEYS:
         raise typer.Exit(fail(f"no setting {key!r}; the settings are: {', '.join(KEYS)}"))
@@ -88,8 +89,9 @@ def config_unset(key: KeyArgument) -> None:
 
     Exit status: 0 done (also when it was not set), 2 an unknown key or an unreadable file.
     """
-    from ..config import KEYS, ConfigError, read_user_config, user_config_file, write_user_config
-    from .terminal import fail
+    from ..config import KEYS, read_user_config, user_config_file, write_user_config
+    from ..core.errors import ConfigError
+    from ..fronts.failures import fail
 
     if key not in KEYS:
         raise typer.Exit(fail(f"no setting {key!r}; the settings are: {', '.join(KEYS)}"))
@@ -116,9 +118,10 @@ def config_list() -> None:
     """
     from dotenv import dotenv_values
 
-    from ..config import KEYS, ConfigError, load_settings, origin, read_user_config, user_config_file
-    from .terminal import fail
-    from .text import safe
+    from ..config import KEYS, load_settings, origin, read_user_config, user_config_file
+    from ..core.errors import ConfigError
+    from ..fronts.failures import fail
+    from ..fronts.text import safe
 
     try:
         settings = load_settings()

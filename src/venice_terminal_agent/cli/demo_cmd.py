@@ -105,12 +105,12 @@ def demo(
 
 
 def demo_main(question: str | None, *, tour: bool, yes: bool, json_output: bool) -> int:
-    from .terminal import fail
+    from ..fronts.failures import fail
 
     if tour:
         if question is not None or yes:
             return fail("demo --tour runs a plan: it takes no question and asks nothing")
-        from .run_cmd import run_plan
+        from ..fronts.terminal.run import run_plan
 
         return run_plan(str(TOUR), budget=None, json_output=json_output, root=PACKAGE)
     if json_output and question is None:
@@ -120,7 +120,7 @@ def demo_main(question: str | None, *, tour: bool, yes: bool, json_output: bool)
     import tempfile
     from contextlib import ExitStack
 
-    from .ask_cmd import Flags, ask_main
+    from ..fronts.terminal.ask import Flags, ask_main
 
     with ExitStack() as started:
         try:

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..core.receipt import USAGE_ERROR_STATUS
 from ..core.wording import plural
-from .text import safe, server_place
+from ..fronts.text import safe, server_place
 
 
 @dataclass
@@ -49,9 +49,10 @@ def doctor_main(flags: Any, *, json_output: bool, probe: bool = False) -> int:
 
 
 async def run_checks(flags: Any, *, probe: bool = False) -> list[Check]:
-    from ..config import VENICE_KEY_HELP, ConfigError
-    from ..mcp.config import default_config_path
-    from .runtime import load
+    from ..config import VENICE_KEY_HELP
+    from ..core.errors import ConfigError
+    from ..fronts.runtime import load
+    from ..mcp.servers_file import default_config_path
 
     checks = [_settings_files(flags, default_config_path())]
 
@@ -233,8 +234,8 @@ async def _mcp_checks(servers: list[Any], settings: Any) -> tuple[list[Check], l
 def _search_check(catalogue: list[Any], settings: Any, window: int | None) -> Check:
     """Whether asking would search `catalogue`, and why: the rule a question uses, on the
     model's window (`window`, from its model list or /props) when known."""
-    from .runtime import search_rule
-    from .text import searched_line
+    from ..fronts.runtime import search_rule
+    from ..fronts.text import searched_line
 
     rule = search_rule(settings, window)
     why = rule.why(catalogue)
@@ -325,7 +326,7 @@ async def _store_check(settings: Any) -> list[Check]:
 async def _sessions_check(settings: Any) -> Check:
     """Whether conversations are saved, and where (`-c` finds nothing while they are off)."""
     from ..core.wording import plural
-    from .saving import ENABLE, sessions_path
+    from ..fronts.saved_sessions import ENABLE, sessions_path
 
     path = sessions_path()
     state = "on" if settings.venice_agent_sessions else f"off (turn on with {ENABLE})"

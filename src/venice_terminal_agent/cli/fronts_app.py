@@ -1,5 +1,5 @@
 """The commands that let other programs drive the agent: `acp` (an editor). Declarations
-only; the bodies are in acp_cmd.py."""
+only; the body is fronts/acp/acp_main.py."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from ..core.exits import USAGE_ERROR_STATUS
-from .options import (
+from .common_options import (
     BaseUrlOption,
     MaxRoundsOption,
     McpConfigOption,
@@ -73,8 +73,8 @@ def acp(
 
     Exit status: 0 the editor closed the connection, {USAGE_ERROR_STATUS} a usage error.
     """
-    from .acp_cmd import acp_main
-    from .runtime import Flags
+    from ..fronts.acp.acp_main import acp_main
+    from ..fronts.runtime import Flags
 
     flags = Flags(
         model=model,

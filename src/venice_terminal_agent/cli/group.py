@@ -78,7 +78,7 @@ class DefaultCommandGroup(TyperGroup):
 
         shown = [name for name in self.list_commands(ctx) if not self._hidden(name)]
         if close := near_misses(word, shown):
-            from .usage import NoSuchCommand
+            from .usage_errors import NoSuchCommand
 
             raise NoSuchCommand(word, close, ctx)
 
@@ -103,7 +103,7 @@ class DefaultCommandGroup(TyperGroup):
             error.show()
             sys.exit(error.exit_code)
         except UsageError as error:
-            from .usage import usage_line  # only for a refused command line
+            from .usage_errors import usage_line  # only for a refused command line
 
             print(usage_line(error, DEFAULT_COMMAND), file=sys.stderr)
             sys.exit(error.exit_code)
@@ -186,7 +186,7 @@ class SubcommandGroup(TyperGroup):
         name = args[0] if args else "-"
         if not name.startswith("-") and self.get_command(ctx, name) is None and not ctx.resilient_parsing:
             from ..core.wording import near_misses
-            from .usage import NoSuchCommand
+            from .usage_errors import NoSuchCommand
 
             shown = [name for name, command in self.commands.items() if not command.hidden]
             raise NoSuchCommand(name, near_misses(name, shown), ctx)

@@ -15,13 +15,13 @@ from typing import Any
 import typer
 
 from ..core.receipt import USAGE_ERROR_STATUS
-from .terminal import show_and_open
-from .text import safe
+from ..fronts.terminal.console_io import show_and_open
+from ..fronts.text import safe
 
 
 def _server(flags: Any, name: str) -> Any:
     """The HTTP server entry called `name`; `ConfigError` if there is none."""
-    from ..config import ConfigError
+    from ..core.errors import ConfigError
     from ..mcp.apify import apify_server
     from .tools_cmd import _servers
 
@@ -40,7 +40,7 @@ def _server(flags: Any, name: str) -> Any:
 
 
 def login_main(flags: Any, name: str) -> int:
-    from ..config import ConfigError
+    from ..core.errors import ConfigError
 
     try:
         server = _server(flags, name)
@@ -51,7 +51,7 @@ def login_main(flags: Any, name: str) -> int:
 
 async def _login(server: Any) -> int:
     from ..mcp.oauth.auth import SignIn
-    from ..mcp.oauth.tokens import TokenFile
+    from ..mcp.oauth.token_store import TokenFile
     from ..mcp.toolbox import McpToolbox
 
     stored = TokenFile(server.name, server.url or "")
@@ -77,7 +77,7 @@ async def _login(server: Any) -> int:
 
 
 def logout_main(flags: Any, name: str) -> int:
-    from ..config import ConfigError
+    from ..core.errors import ConfigError
 
     try:
         server = _server(flags, name)
@@ -88,7 +88,7 @@ def logout_main(flags: Any, name: str) -> int:
 
 async def _logout(server: Any) -> int:
     from ..mcp.oauth.grants import revoke
-    from ..mcp.oauth.tokens import TokenFile
+    from ..mcp.oauth.token_store import TokenFile
 
     stored = TokenFile(server.name, server.url or "")
     why = stored.damaged()

@@ -17,11 +17,12 @@ from pathlib import Path
 from ..core.costs import usd
 from ..core.receipt import USAGE_ERROR_STATUS
 from ..core.wording import plural
-from .text import preview, safe
+from ..fronts.text import preview, safe
 
 
 def logs_main(count: int, *, json_output: bool, db: Path | None) -> int:
-    from ..config import ConfigError, load_settings
+    from ..config import load_settings
+    from ..core.errors import ConfigError
     from ..store.sqlite import Store, StoreError, resolve_db_path
 
     try:
@@ -64,7 +65,7 @@ def logs_main(count: int, *, json_output: bool, db: Path | None) -> int:
 
 def _point_to_sessions() -> None:
     """The terminal agent's saved sessions are another history: said when there are some."""
-    from .saving import sessions_path
+    from ..fronts.saved_sessions import sessions_path
 
     if sessions_path().exists():
         print(

@@ -1,5 +1,5 @@
 """`venice-agent mcp`: the agent as an MCP server, added to the app by `add_mcp_front_command`.
-The body is mcp_front_cmd.py, imported only when the command runs (the mcp SDK is heavy)."""
+The body is fronts/mcp_server/mcp_main.py, imported only when the command runs (the mcp SDK is heavy)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from ..core.defaults import QUESTION_BUDGET
-from .options import McpConfigOption, NoFilesOption, NoMcpOption, RootOption
+from .common_options import McpConfigOption, NoFilesOption, NoMcpOption, RootOption
 
 TOKEN_ENV = "VENICE_AGENT_MCP_TOKEN"
 
@@ -102,7 +102,7 @@ def mcp_front(
     """
     import os
 
-    from .mcp_front_cmd import FrontOptions, mcp_front_main
+    from ..fronts.mcp_server.mcp_main import FrontOptions, mcp_front_main
 
     options = FrontOptions(
         http=http,

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import VeniceAgentError
-from .terminal import fail
-from .text import safe
+from ..fronts.failures import fail
+from ..fronts.text import safe
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class Filters:
 
 
 def models_main(base_url: str | None, filters: Filters, *, json_output: bool) -> int:
-    from .runtime import Flags, settings_from
+    from ..fronts.runtime import Flags, settings_from
 
     try:
         settings = settings_from(Flags(base_url=base_url))

@@ -132,7 +132,7 @@ def _run(work: Any) -> int:
     import asyncio  # here: the helps never import it
 
     from ..core.errors import VeniceAgentError
-    from .terminal import fail
+    from ..fronts.failures import fail
 
     try:
         result: int = asyncio.run(work)
@@ -143,15 +143,15 @@ def _run(work: Any) -> int:
 
 def _store() -> Any:
     """The sessions file, or None when there is none yet (it is never created here)."""
+    from ..fronts.saved_sessions import sessions_path
     from ..store.sessions import SessionStore
-    from .saving import sessions_path
 
     path = sessions_path()
     return SessionStore(path) if path.exists() else None
 
 
 def _none_yet() -> int:
-    from .saving import ENABLE, sessions_path
+    from ..fronts.saved_sessions import ENABLE, sessions_path
 
     print(f"no saved sessions yet (they are kept in {sessions_path()} once on: {ENABLE})")
     return 0
@@ -161,8 +161,8 @@ async def _list(all_folders: bool, json_output: bool) -> int:
     import json
 
     from ..core.costs import spent
-    from .saving import folder, short_tokens
-    from .text import safe
+    from ..fronts.saved_sessions import folder, short_tokens
+    from ..fronts.text import safe
 
     store = _store()
     if store is None:
@@ -217,7 +217,7 @@ async def _load(ref: str) -> Any:
 
 
 async def _show(ref: str) -> int:
-    from .text import safe
+    from ..fronts.text import safe
 
     print(safe(markdown(await _load(ref))), end="")
     return 0
@@ -241,9 +241,9 @@ async def _raise(error: Exception) -> int:
 
 
 async def _import(text: str, where: str) -> int:
+    from ..fronts.saved_sessions import sessions_path
     from ..store.session_export import parse_jsonl
     from ..store.sessions import SessionStore
-    from .saving import sessions_path
 
     header, messages, receipts = parse_jsonl(text, where)
     async with SessionStore(sessions_path()) as store:

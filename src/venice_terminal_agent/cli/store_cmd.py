@@ -6,8 +6,8 @@ import asyncio
 
 from ..core.errors import VeniceAgentError
 from ..core.wording import plural
+from ..fronts.failures import fail
 from ..store.protocol import shown
-from .terminal import fail
 
 
 def copy_main(source: str, destination: str) -> int:

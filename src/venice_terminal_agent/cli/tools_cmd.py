@@ -1,4 +1,4 @@
-"""`venice-agent tools list`, `tools call NAME JSON`, and MCP tools for `venice-agent run`.
+"""`venice-agent tools list` and `tools call NAME JSON`.
 
 The servers come from the same place as for asking: `--mcp-config FILE`, else the user's
 `mcp.json`, else Apify. A server that fails to start is one line on stderr; the others go on.
@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,9 +18,11 @@ from typing import Any
 
 import typer
 
-from ..core.receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Call, Exit, Receipt
+from ..core.receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Call, Exit
 from ..core.wording import plural
-from .text import CONSENT_KEY, safe, server_place, tool_rows
+from ..fronts.terminal.approver import terminal_consent
+from ..fronts.terminal.startup_spinner import starting_lines
+from ..fronts.text import CONSENT_KEY, safe, server_place, tool_rows
 
 TOOL_FAILED = EXIT_STATUS[Exit.TOOL_ERROR]
 
@@ -36,22 +37,11 @@ class McpFlags:
 
 def _servers(flags: McpFlags) -> tuple[Any, list[Any]]:
     """Settings and server configs; `ConfigError` said by the caller."""
-    from .runtime import Flags, load
+    from ..fronts.runtime import Flags, load
 
     return load(
         Flags(transport=flags.transport, tools=flags.tools, mcp_config=flags.mcp_config, yes=flags.yes)
     )
-
-
-def _progress(quiet: bool) -> Callable[[Any], None] | None:
-    if quiet or not sys.stderr.isatty():
-        return None
-
-    def show(status: Any) -> None:
-        if status.state == "starting":
-            typer.echo(f"starting {safe(status.name)} ({safe(status.where)})…", err=True)
-
-    return show
 
 
 def _fail(command: str, message: str) -> int:
@@ -60,7 +50,7 @@ def _fail(command: str, message: str) -> int:
 
 
 def list_tools(flags: McpFlags, *, json_output: bool) -> int:
-    from ..config import ConfigError
+    from ..core.errors import ConfigError
 
     try:
         settings, servers = _servers(flags)
@@ -70,9 +60,9 @@ def list_tools(flags: McpFlags, *, json_output: bool) -> int:
 
 
 async def _list(servers: list[Any], settings: Any, json_output: bool) -> int:
-    from .runtime import open_runtime
+    from ..fronts.runtime import open_runtime
 
-    async with open_runtime(settings, servers, model=False, on_status=_progress(json_output)) as runtime:
+    async with open_runtime(settings, servers, model=False, on_status=starting_lines(json_output)) as runtime:
         box = runtime.mcp
         statuses, specs = box.servers, box.specs()
         originals = {spec.name: box.original_name(spec.name) for spec in specs}
@@ -99,7 +89,7 @@ async def _list(servers: list[Any], settings: Any, json_output: bool) -> int:
 def _show_list(statuses: Iterable[Any], specs: list[Any]) -> None:
     statuses = list(statuses)
     if not statuses:
-        from .runtime import NO_MCP
+        from ..fronts.runtime import NO_MCP
 
         typer.echo(NO_MCP)
     for status in statuses:
@@ -116,7 +106,7 @@ def _show_list(statuses: Iterable[Any], specs: list[Any]) -> None:
 def call_tool(
     flags: McpFlags, name: str, arguments: str, *, yes: bool, page: int = 1, full: bool = False
 ) -> int:
-    from ..config import ConfigError
+    from ..core.errors import ConfigError
 
     try:
         parsed = json.loads(arguments)
@@ -144,9 +134,9 @@ async def _call(
     size: int | None,
 ) -> int:
     from ..core.toolbox import ToolError
-    from .runtime import open_runtime
+    from ..fronts.runtime import open_runtime
 
-    async with open_runtime(settings, servers, model=False, on_status=_progress(False)) as runtime:
+    async with open_runtime(settings, servers, model=False, on_status=starting_lines(False)) as runtime:
         box = runtime.mcp
         if name not in box:  # its server may be one that did not start: the one line says why
             from ..core.wording import did_you_mean, near_misses
@@ -162,7 +152,7 @@ async def _call(
             )
         for failure in box.failures:
             typer.echo(f"venice-agent tools call: {safe(failure)}", err=True)
-        tools = consent(box, yes)
+        tools = terminal_consent(box, yes)
         if not await tools.approve(Call(name, arguments)):
             return USAGE_ERROR_STATUS
         try:
@@ -192,7 +182,7 @@ def _spinning(call: Call) -> Iterator[None]:
     """While the tool runs: on a terminal, the spinner a question shows, with the server's
     progress notifications (`running wait: 2 of 5…`)."""
     from ..core.events import ToolProgress, tool_progress
-    from .render import Renderer, make_console, running_text
+    from ..fronts.terminal.render import Renderer, make_console, running_text
 
     renderer = Renderer(make_console(stderr=True))
 
@@ -230,49 +220,3 @@ def readable(text: str) -> str:
         if isinstance(value, dict | list):
             return json.dumps(value, ensure_ascii=False, indent=2) + tail
     return text
-
-
-def consent(tools: Any, yes: bool) -> Any:
-    """`tools` behind the one consent wrapper, asking on the terminal (stderr) or `--yes`."""
-    from rich.console import Console
-
-    from ..core.consent import Consent
-    from .approver import TerminalApprover
-
-    return Consent(tools, approver=TerminalApprover(Console(stderr=True)), auto_approve=yes)
-
-
-def run_with_mcp(
-    steps: Any, budget: int, *, events: Any, pager: Any, root: Path | None, mcp_config: Path, yes: bool
-) -> Receipt | int:
-    """`venice-agent run PLAN --mcp-config FILE`: the plan on built-in and MCP tools together."""
-    from ..config import ConfigError
-
-    try:
-        settings, servers = _servers(McpFlags(mcp_config=mcp_config, yes=yes))
-    except ConfigError as error:
-        return _fail("run", str(error))
-    return asyncio.run(_run(steps, budget, events, pager, root, settings, servers, yes))
-
-
-async def _run(
-    steps: Any,
-    budget: int,
-    events: Any,
-    pager: Any,
-    root: Path | None,
-    settings: Any,
-    servers: list[Any],
-    yes: bool,
-) -> Receipt:
-    from ..core.loop import run_loop
-    from .runtime import open_runtime
-
-    progress = _progress(False)
-    async with open_runtime(
-        settings, servers, model=False, root=root, pager=pager, on_status=progress
-    ) as runtime:
-        for failure in runtime.mcp.failures:
-            typer.echo(f"venice-agent run: {safe(failure)}", err=True)
-        tools = consent(runtime.tools, yes)
-        return await run_loop(steps, tools, budget, events=events, pager=pager)

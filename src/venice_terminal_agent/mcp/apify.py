@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..core.errors import ConfigError
 from ..core.policy import APIFY_ANONYMOUS_TOOLS
-from .oauth.tokens import TokenFile
+from .oauth.token_store import TokenFile
 from .server_config import DOWNLOAD_STARTUP_TIMEOUT, ServerConfig
 
 if TYPE_CHECKING:  # the fronts read the settings and hand them down; mcp never loads them

@@ -2,7 +2,7 @@
 
 `ClientFeatures.client_options(config)` is what a session hands to `mcp.Client`; declaring a
 callback is what declares the capability. Elicitation is always declared and answered by a
-person through `Elicitor` (the terminal form, `cli/elicit_form.py`); with nobody to ask (no
+person through `Elicitor` (the terminal form, `fronts/terminal/elicit_form.py`); with nobody to ask (no
 terminal, the bot, `--yes`) every request is declined. Sampling is declared only with a
 `SamplingDesk` (a person to ask and a model to ask: `sampling.py`), and not to a server
 whose entry says `"sampling": false`. Roots are chosen per server (`roots_for`): the folders

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .config import ServerConfig
+from .server_config import ServerConfig
 
 MAX_REDIRECTS = 5
 _REDIRECTS = {301, 302, 303, 307, 308}

@@ -48,7 +48,7 @@ class ServerConfig:
     protocol: str | None = None
     hidden: tuple[str, ...] = field(default=(), repr=False)  # values read from `${NAME}`: secrets
     in_memory: Any = field(default=None, repr=False)  # an MCP server object, run in this process
-    # A stdio server the caller already spawned (cli/head_start.py): a Transport over its pipes.
+    # A stdio server the caller already spawned (fronts/head_start.py): a Transport over its pipes.
     started: Any = field(default=None, repr=False, compare=False)
     # Why this server cannot start (a `${NAME}` that is not set): it fails at once with this
     # reason, said like any start-up failure, and the other servers go on.

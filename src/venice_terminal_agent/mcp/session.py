@@ -29,7 +29,6 @@ from typing import Any, Literal
 from ..core.events import tool_progress
 from ..core.toolbox import ToolError
 from .apify import node_problem
-from .config import ServerConfig
 from .listing import ToolListError, list_all_tools, startup_reason, startup_timeout_reason
 from .oauth.auth import ServerAuth, SignIn, http_auth
 from .redirects import redirecting_transport
@@ -43,7 +42,7 @@ from .results import (
     schema_error,
     stderr_tail,
 )
-from .server_config import MODERN_PROTOCOL
+from .server_config import MODERN_PROTOCOL, ServerConfig
 
 __all__ = ["ServerSession", "ServerStatus", "SessionHooks", "ToolListError", "list_all_tools"]
 
@@ -274,7 +273,7 @@ class ServerSession:
             self.hooks.notice(self.masked(f"{self.name}: cannot list skills: {describe_error(error)}"))
 
     async def _stdio(self, stack: contextlib.AsyncExitStack) -> Any:
-        """The running server: spawned early by the caller (cli/head_start.py), else now."""
+        """The running server: spawned early by the caller (fronts/head_start.py), else now."""
         from .stdio import spawn
 
         config = self.config

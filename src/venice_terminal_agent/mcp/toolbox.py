@@ -38,9 +38,9 @@ from .skills import SkillShelf
 
 if TYPE_CHECKING:  # the cache's module loads only where a list is kept or read; a session's
     # (the SDK's transports, OAuth) only where there is a server to start
-    from .config import ServerConfig
     from .list_cache import Entry, ListCache
     from .oauth.auth import SignIn
+    from .server_config import ServerConfig
     from .session import ServerSession, ServerStatus, SessionHooks
 
 DEFAULT_STARTUP_TIMEOUT = 30.0

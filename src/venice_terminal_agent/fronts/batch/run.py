@@ -235,7 +235,7 @@ def _main(batch_id: str, lines: list[dict[str, Any]], options: Options, flags: A
 
 
 async def _work(batch_id: str, lines: list[dict[str, Any]], options: Options, flags: Any, source: str) -> int:
-    from ...cli.runtime import load, open_runtime
+    from ..runtime import load, open_runtime
 
     url = database_url(options.db)
     settings, servers = load(flags)

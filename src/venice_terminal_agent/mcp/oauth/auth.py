@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.errors import ServerError
-from ..config import ServerConfig
+from ..server_config import ServerConfig
 from .redirect import LoopbackRedirect, SignInRefused
-from .tokens import TokenFile
+from .token_store import TokenFile
 
 CLIENT_NAME = "venice-agent"
 CLIENT_CREDENTIALS = "client_credentials"

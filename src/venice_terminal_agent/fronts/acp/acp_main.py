@@ -2,9 +2,9 @@
 
 The editor starts it; stdout is the protocol's, so everything else (warnings, a server that
 failed) goes to stderr, which editors show in their logs. The parts are the composition root's
-(`runtime.py`) like every other command's: the model, the MCP servers, the caps and the one
-consent wrapper; `acp_agent.py` maps the protocol onto them. With sessions on, each editor
-session is saved like a terminal's (`saving.py`), under the id the editor knows.
+(`fronts/runtime.py`) like every other command's: the model, the MCP servers, the caps and the one
+consent wrapper; `editor_agent.py` maps the protocol onto them. With sessions on, each editor
+session is saved like a terminal's (`fronts/saved_sessions.py`), under the id the editor knows.
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ import sys
 from pathlib import Path
 from typing import Any, cast
 
-from ..config import ConfigError
-from ..core.errors import VeniceAgentError
-from .runtime import Flags, load
-from .terminal import fail
+from ...core.errors import ConfigError, VeniceAgentError
+from ..failures import fail
+from ..runtime import Flags, load
 
 
 def acp_main(flags: Flags) -> int:
@@ -32,7 +31,7 @@ def acp_main(flags: Flags) -> int:
         settings.require_venice_key()
     except ConfigError as error:  # said to the editor too, at each session it opens
         return _run(_refuse(error))
-    from .head_start import head_start
+    from ..head_start import head_start
 
     servers, started = head_start(servers)
     try:
@@ -52,16 +51,16 @@ def _run(serving: Any) -> int:
 
 
 def warn(message: str) -> None:
-    from .text import safe
+    from ..text import safe
 
     print(f"venice-agent: {safe(message)}", file=sys.stderr, flush=True)
 
 
 async def _editor(editor: Any) -> None:
-    """Speak ACP for `editor` on stdin and stdout, each line checked first (`acp_wire`)."""
+    """Speak ACP for `editor` on stdin and stdout, each line checked first (`stdin_lines`)."""
     from acp import run_agent
 
-    from .acp_wire import editor_streams
+    from .stdin_lines import editor_streams
 
     try:
         out, checked, pumping = await editor_streams()
@@ -79,8 +78,8 @@ async def _refuse(error: VeniceAgentError) -> int:
     """A setting that keeps every question from starting (no key, a money cap that cannot be
     kept, a bad setting): the editor is still answered, each session refused with the line
     that says why (a process that exits shows the editor only that it went away)."""
-    from .. import __version__
-    from .acp_agent import EditorAgent
+    from ... import __version__
+    from .editor_agent import EditorAgent
 
     warn(error.message)
 
@@ -94,9 +93,9 @@ async def _refuse(error: VeniceAgentError) -> int:
 async def _serve(settings: Any, flags: Flags, servers: list[Any]) -> int:
     from contextlib import AsyncExitStack
 
-    from .. import __version__
-    from .acp_agent import EditorAgent
-    from .runtime import open_runtime
+    from ... import __version__
+    from ..runtime import open_runtime
+    from .editor_agent import EditorAgent
 
     # Nobody at a terminal answers a server's form or sampling request: the editor is asked
     # only through ACP's permission request, for the model's own calls.
@@ -151,8 +150,8 @@ class EditorSessions:
     """
 
     def __init__(self, runtime: Any, warn: Any) -> None:
-        from ..store.sessions import SessionStore
-        from .saving import sessions_path
+        from ...store.sessions import SessionStore
+        from ..saved_sessions import sessions_path
 
         self.runtime, self.warn = runtime, warn
         self.store = SessionStore(sessions_path(), secrets=runtime.settings.secrets(runtime.servers))
@@ -164,15 +163,15 @@ class EditorSessions:
         self.store.secrets.extend(secret for secret in secrets if secret not in self.store.secrets)
 
     def new_id(self) -> str:
-        from ..store.sessions import new_id
+        from ...store.sessions import new_id
 
         return new_id()
 
     async def find(self, session_id: str) -> Any:
         """The saved session `session_id`, exactly (an editor gives back the ids it was given),
         marked open in this process; `StoreError` says why not."""
-        from ..core.errors import StoreError
-        from .saving import Opened
+        from ...core.errors import StoreError
+        from ..saved_sessions import Opened
 
         unknown = f"no saved session {session_id!r} (venice-agent sessions list --all shows them all)"
         if not self.store.path.exists():
@@ -192,8 +191,8 @@ class EditorSessions:
 
     def attach(self, agent: Any, base: Any, session_id: str, cwd: str, stored: Any) -> Any:
         """`agent` going on from `stored` (None: a new session) and saved after each question."""
-        from .runtime import Flags
-        from .saving import Opened, attach
+        from ..runtime import Flags
+        from ..saved_sessions import Opened, attach
 
         opened = stored if stored is not None else Opened(self.store, session_id)
         saving, notes = attach(
@@ -207,7 +206,7 @@ class EditorSessions:
 
     async def close(self) -> None:
         """This process lets go of its sessions (a terminal may resume them as they are)."""
-        from ..core.errors import StoreError
+        from ...core.errors import StoreError
 
         for saving in self.open:
             if saving.saved:
@@ -235,8 +234,8 @@ class EditorServers:
     async def open(self, given: list[Any]) -> tuple[Any, list[Any]]:
         """The toolbox of a session with the `given` servers, and their parsed entries (whose
         secrets the session's writers mask)."""
-        from ..core.toolbox import CombinedToolbox
-        from ..mcp.config import parse_servers
+        from ...core.toolbox import CombinedToolbox
+        from ...mcp.servers_file import parse_servers
 
         ours = {server.name for server in self.runtime.servers}
         entries = {}
@@ -269,7 +268,7 @@ class EditorServers:
         return CombinedToolbox(self.runtime.tools, box), configs
 
     async def _hold(self, configs: list[Any], ready: asyncio.Future[Any]) -> None:
-        from ..mcp.toolbox import McpToolbox
+        from ...mcp.toolbox import McpToolbox
 
         reserved = [spec.name for spec in self.runtime.tools.specs()]  # ours keep their names
         try:

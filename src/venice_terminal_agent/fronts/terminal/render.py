@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any, cast
 
-from ..core.events import (
+from ...core.events import (
     ConsentAsked,
     Event,
     Finished,
@@ -26,11 +26,11 @@ from ..core.events import (
     ToolProgress,
     ToolStarted,
 )
-from ..core.receipt import Exit, Receipt
-from ..core.toolbox import ToolSpec
-from ..core.wording import EMPTY_RESPONSE
+from ...core.receipt import Exit, Receipt
+from ...core.toolbox import ToolSpec
+from ...core.wording import EMPTY_RESPONSE
+from ..text import CONSENT_KEY, call_text, preview, safe, tool_rows
 from .plain_console import PlainConsole, plain_target, say
-from .text import CONSENT_KEY, call_text, preview, safe, tool_rows
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -229,7 +229,7 @@ class Renderer:
 
 def thought_line(receipt: Receipt, characters: int) -> str:
     """`thought for 1.2k tokens`: the reasoning tokens the server counted, else the length."""
-    from ..core.context import short
+    from ...core.context import short
 
     details = (receipt.usage or {}).get("completion_tokens_details")
     counted = details.get("reasoning_tokens") if isinstance(details, dict) else None

@@ -15,11 +15,11 @@ from typing import Any, Protocol
 from rich.console import Console
 from rich.text import Text
 
-from ..core.events import EventSink
-from ..core.receipt import Receipt
+from ...core.events import EventSink
+from ...core.receipt import Receipt
+from ..text import catalogue_searched, safe, server_place
+from .console_io import PROMPT, ReadLine, cancellable, cancelled_receipt
 from .render import Renderer, balance_line, receipt_json, tools_table
-from .terminal import PROMPT, ReadLine, cancellable, cancelled_receipt
-from .text import catalogue_searched, safe, server_place
 
 HELP = """\
 /help     this list
@@ -124,7 +124,7 @@ class Repl:
         name, _, rest = text.strip().partition(" ")
         handler = self.commands.get(name.lower())
         if handler is None:
-            from ..core.wording import did_you_mean, near_misses
+            from ...core.wording import did_you_mean, near_misses
 
             close = did_you_mean(near_misses(name, self.commands))
             said = f"{close} (/help lists them)" if close else "/help lists them"
@@ -146,7 +146,7 @@ class Repl:
 
     async def _prompt(self, line: str) -> bool:
         """Fetch the prompt and ask it: its messages are the question, shown before the answer."""
-        from ..core.errors import ToolError
+        from ...core.errors import ToolError
         from .repl_mcp import prompt_question
 
         try:
@@ -234,7 +234,7 @@ class Repl:
         return True
 
     def _saver(self, name: str) -> Callable[..., Awaitable[Any]]:
-        """The sessions command of the agent (`cli/saving.py`), or one that says there is none."""
+        """The sessions command of the agent (`fronts/saved_sessions.py`), or one that says there is none."""
         found = getattr(self.agent, name, None)
         if found is not None:
             return found  # type: ignore[no-any-return]

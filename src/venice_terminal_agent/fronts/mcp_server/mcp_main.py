@@ -1,14 +1,14 @@
 """`venice-agent mcp`: one MCP tool, `ask`, on the same runtime as every other command.
 
-The parts come from `runtime.py` (model, MCP servers, the one `Consent`, caps, receipts). Per
+The parts come from `fronts/runtime.py` (model, MCP servers, the one `Consent`, caps, receipts). Per
 call, the client's caps are the server's or lower (`lowered`); the client's person answers the
 consent questions through elicitation (`ClientApprover`); the loop's events become progress
 notifications; a client's cancellation cancels the question, which the agent rolls back.
 Conversations live in memory for the server's lifetime, one `Agent` per id; with sessions on,
-each is a saved session (`saving.py`, as the terminal's), so an id outlives the server and
+each is a saved session (`fronts/saved_sessions.py`, as the terminal's), so an id outlives the server and
 `venice-agent -r ID` goes on with it.
 
-Each question runs in a task of its own (`Question`, in mcp_front_consent.py): on the 2026-07-28
+Each question runs in a task of its own (`Question`, in client_consent.py): on the 2026-07-28
 protocol a server cannot send a request mid-call, so a consent question pauses the run and the
 `tools/call` returns an input-required result (SEP-2322) naming the paused question in its
 `requestState` (sealed by the SDK); the client's retry carries the answer, which resumes that
@@ -29,14 +29,13 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from ..config import ConfigError
-from ..core.errors import StoreError, VeniceAgentError
-from ..core.events import Event, RoundStarted, ToolFinished, ToolStarted
-from .mcp_front_consent import CONSENT, ClientApprover, Pause, Question, asking
-from .runtime import Flags, load, open_runtime
-from .serve_cmd import is_loopback
-from .terminal import fail
-from .text import ARGS_PREVIEW, call_text, safe
+from ...core.errors import ConfigError, StoreError, VeniceAgentError
+from ...core.events import Event, RoundStarted, ToolFinished, ToolStarted
+from ..failures import fail
+from ..listening import is_loopback
+from ..runtime import Flags, load, open_runtime
+from ..text import ARGS_PREVIEW, call_text, safe
+from .client_consent import CONSENT, ClientApprover, Pause, Question, asking
 
 NAME = "venice-agent"
 DEADLINE = 600.0  # seconds a paused question waits for the client's retry before it is a no
@@ -154,7 +153,7 @@ class Front:
         if conversation is not None and conversation in self.conversations:
             saving = self.conversations[conversation]
             return saving, saving.agent, []
-        from .saving import attach, open_session
+        from ..saved_sessions import attach, open_session
 
         flags = Flags(resume=conversation)  # as --resume ID: an id or a unique prefix of one
         settings = self.runtime.settings
@@ -388,7 +387,7 @@ def build_server(front: Front) -> Any:
     from mcp.server.mcpserver import Context, RequestStateSecurity
     from mcp.types import CallToolResult, InputRequiredResult
 
-    from .. import __version__
+    from ... import __version__
 
     server = MCPServer(
         NAME,
@@ -452,7 +451,7 @@ def mcp_front_main(options: FrontOptions) -> int:
         settings, servers, problem = None, [], error
     sock = None
     if options.http:  # before anything starts: a taken port is one line, as serve says it
-        from .serve_cmd import listen
+        from ..listening import listen
 
         try:
             sock = listen(options.host, options.port)
@@ -481,7 +480,7 @@ async def serve(
         if sock is None:
             await server.run_stdio_async()
             return 0
-        from .mcp_front_http import serve_http
+        from .http_transport import serve_http
 
         await serve_http(server, sock, options.token)
     return 0
@@ -502,7 +501,7 @@ async def open_front(
     the client only "Connection closed")."""
     from contextlib import AsyncExitStack
 
-    from ..core.defaults import QUESTION_BUDGET
+    from ...core.defaults import QUESTION_BUDGET
 
     async with AsyncExitStack() as stack:
         front: Front | None = None

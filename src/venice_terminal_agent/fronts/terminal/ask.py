@@ -1,7 +1,7 @@
 """`venice-agent "question"` (one answer, then exit) and bare `venice-agent` (the REPL).
 
 Any settings problem is one line on stderr and exit status 2, never a traceback. The parts
-(model, MCP servers, tools) come from the composition root, `runtime.py`.
+(model, MCP servers, tools) come from the composition root, `fronts/runtime.py`.
 """
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ import os
 import sys
 from typing import Any
 
-from ..config import ConfigError, Settings
-from ..core.errors import VeniceAgentError
-from ..core.receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Exit
-from .runtime import Flags, load, read_instruction, settings_from
-from .terminal import cancellable, cancelled_receipt, fail, quiet_type_ahead
+from ...config import Settings
+from ...core.errors import ConfigError, VeniceAgentError
+from ...core.receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Exit
+from ..failures import fail
+from ..runtime import Flags, load, read_instruction, settings_from
+from .console_io import cancellable, cancelled_receipt, quiet_type_ahead
 
 __all__ = ["Flags", "ask_main", "settings_from"]
 
@@ -29,7 +30,7 @@ E2EE_LINE = (
 
 def ask_main(question: str | None, flags: Flags) -> int:
     """The whole command; returns the process exit status."""
-    from .terminal import piped_material, read_stdin
+    from .console_io import piped_material, read_stdin
 
     if question == "-":  # the whole of stdin is the question
         question = read_stdin().strip()
@@ -48,7 +49,7 @@ def ask_main(question: str | None, flags: Flags) -> int:
     if sum(map(bool, (flags.continue_, flags.resume, flags.fork))) > 1:
         return fail("-c, --resume and --fork each name the session to go on from: give one")
     if flags.e2ee and flags.attach:
-        from ..agent import E2EE_NO_ATTACHMENTS
+        from ...agent import E2EE_NO_ATTACHMENTS
 
         return fail(E2EE_NO_ATTACHMENTS)
     if flags.system is not None and (flags.continue_ or flags.resume or flags.fork):
@@ -61,7 +62,7 @@ def ask_main(question: str | None, flags: Flags) -> int:
     except ConfigError as error:
         return fail(error.message)
     if (flags.continue_ or flags.resume or flags.fork) and not settings.venice_agent_sessions:
-        from .saving import sessions_off
+        from ..saved_sessions import sessions_off
 
         return fail(sessions_off())
 
@@ -72,13 +73,13 @@ def ask_main(question: str | None, flags: Flags) -> int:
 def _start(settings: Settings, flags: Flags, question: str | None, servers: list[Any], extras: Any) -> int:
     started: list[Any] = []
     if servers:
-        from .head_start import head_start
+        from ..head_start import head_start
 
         # The servers first: a Python server's start-up is the longest wait of all (over a second),
         # and spawning takes a few ms, Rich's import for the spinner 60-80 ms of CPU (issue 21).
         servers, started = head_start(servers)  # they boot while the SDKs import below
     from .render import make_console
-    from .waiting import StartupSpinner
+    from .startup_spinner import StartupSpinner
 
     # Then at once, before the SDK imports the spinner waits for: never a blank screen.
     spinner = StartupSpinner(
@@ -120,11 +121,11 @@ def _extras(flags: Flags) -> dict[str, Any]:
     """The attachments and the schema, read and checked (`ConfigError`), as Agent options."""
     extras: dict[str, Any] = {}
     if flags.attach:
-        from ..model.attachments import read_attachment
+        from ...model.attachments import read_attachment
 
         extras["attachments"] = [read_attachment(path) for path in flags.attach]
     if flags.schema is not None:
-        from ..model.structured import load_schema
+        from ...model.structured import load_schema
 
         extras["schema"] = load_schema(flags.schema)
     return extras
@@ -137,7 +138,7 @@ def _before_asking(runtime: Any, flags: Flags, extras: dict[str, Any], warn: Any
     private, _ = runtime.privacy()
     attachments = extras.get("attachments", [])
     if private is not None and (attachments or flags.mcp_config or flags.tools):
-        from ..agent import E2EE_NO_ATTACHMENTS
+        from ...agent import E2EE_NO_ATTACHMENTS
 
         raise ConfigError(
             E2EE_NO_ATTACHMENTS
@@ -146,7 +147,7 @@ def _before_asking(runtime: Any, flags: Flags, extras: dict[str, Any], warn: Any
             "drop --mcp-config / --tools, or use --no-e2ee"
         )
     if attachments and facts is not None:  # the module (mimetypes, base64) only for -a
-        from ..model.attachments import refusal
+        from ...model.attachments import refusal
 
         if (reason := refusal(attachments, model, facts.vision, facts.max_images)) is not None:
             raise ConfigError(reason)
@@ -172,13 +173,13 @@ async def run_session(
     extras: dict[str, Any] | None = None,
 ) -> int:
     """The whole program once settings are loaded; returns the exit status."""
-    from ..core.context import window_line
-    from ..model.models import balance, deprecation_notice
+    from ...core.context import window_line
+    from ...model.models import balance, deprecation_notice
+    from ..runtime import open_runtime
+    from ..text import catalogue_searched, files_line, material_note, safe
     from .approver import TerminalApprover
     from .plain_console import say
     from .render import banner, make_console
-    from .runtime import open_runtime
-    from .text import catalogue_searched, files_line, material_note, safe
 
     # A question asked once keeps stdout for its answer and receipt line (`> answer.txt`), or
     # for the receipt alone under --json; the banner, tool lines and warnings go to stderr.
@@ -191,7 +192,7 @@ async def run_session(
 
     opened = None
     if flags.continue_ or flags.resume or flags.fork or settings.venice_agent_sessions or question is None:
-        from .saving import open_session
+        from ..saved_sessions import open_session
 
         opened = await open_session(flags, settings, settings.secrets(servers))
         stored = opened.session.info.model if opened is not None and opened.session is not None else None
@@ -199,7 +200,7 @@ async def run_session(
             settings = settings.model_copy(update={"venice_model": stored})
     tool_lists = None  # with no server there is no list to keep (nor its module to import)
     if servers:
-        from ..mcp.list_cache import default_cache
+        from ...mcp.list_cache import default_cache
 
         # One question: the servers' cached lists open it, and they start only for a call (issue 21).
         tool_lists = default_cache(settings.mcp_list_cache_hours, write=not flags.private)
@@ -222,7 +223,7 @@ async def run_session(
         agent = runtime.recording(base, warn)
         notes: list[str] = []
         if question is None or opened is not None or flags.private:
-            from .saving import attach
+            from ..saved_sessions import attach
 
             agent, notes = attach(agent, base, opened, settings, flags, runtime.model or "", warn)
         if not flags.quiet:
@@ -262,9 +263,9 @@ async def cap_above_balance(runtime: Any) -> str | None:
     """The line said before the question when --max-usd is above the account's USD balance:
     from Venice's balance header of the start-up requests, else `GET /billing/balance` (asked
     only when a cap is set). Nothing when the balance cannot be known."""
-    from ..core.errors import ModelError
-    from ..core.wording import cap_above_balance as wording
-    from ..model.models import Balance
+    from ...core.errors import ModelError
+    from ...core.wording import cap_above_balance as wording
+    from ...model.models import Balance
 
     cap = runtime.settings.max_usd
     if cap is None:
@@ -292,12 +293,12 @@ def _amount(text: str | None) -> float | None:
 
 async def _converse(runtime: Any, flags: Flags, question: str | None, agent: Any, console: Any) -> int:
     """The REPL, or the one question; returns the exit status."""
+    from ..text import with_material
     from .render import Renderer, make_console, receipt_json
-    from .text import with_material
 
     if question is None:
+        from .console_io import reads_a_pipe, terminal_reader
         from .repl import Repl
-        from .terminal import reads_a_pipe, terminal_reader
 
         piped = reads_a_pipe()
         reader = terminal_reader(save_history=runtime.settings.save_history)

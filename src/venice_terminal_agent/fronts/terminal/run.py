@@ -7,20 +7,21 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
-from ..core.consent import Consent
-from ..core.defaults import PLAN_BUDGET
-from ..core.events import Event, ToolFinished, ToolStarted
-from ..core.files import CONFIG_LIMIT, read_text, size_text
-from ..core.loop import run_loop
-from ..core.pager import DEFAULT_PAGE_CHARS, Pager
-from ..core.plans import PlanError, parse_plan
-from ..core.receipt import USAGE_ERROR_STATUS, Receipt
-from ..core.wording import shown_answer
-from ..tools.builtin import builtin_toolbox
-from .text import preview, safe, tool_line
+from ...core.consent import Consent
+from ...core.defaults import PLAN_BUDGET
+from ...core.events import Event, ToolFinished, ToolStarted
+from ...core.files import CONFIG_LIMIT, read_text, size_text
+from ...core.loop import run_loop
+from ...core.pager import DEFAULT_PAGE_CHARS, Pager
+from ...core.plans import PlanError, parse_plan
+from ...core.receipt import USAGE_ERROR_STATUS, Receipt
+from ...core.wording import shown_answer
+from ...tools.builtin import builtin_toolbox
+from ..text import preview, safe, tool_line
 
 DEFAULT_BUDGET = PLAN_BUDGET
 
@@ -54,8 +55,6 @@ def run_plan(
         tools = Consent(builtin_toolbox(root, pager))
         receipt = asyncio.run(run_loop(plan.steps, tools, limit, events=show, pager=pager))
     else:
-        from .tools_cmd import run_with_mcp
-
         outcome = run_with_mcp(
             plan.steps, limit, events=show, pager=pager, root=root, mcp_config=mcp_config, yes=yes
         )
@@ -105,3 +104,42 @@ def _elsewhere(source: str) -> str:
 
 def _reason(error: Exception) -> str:
     return getattr(error, "strerror", None) or str(error)
+
+
+def run_with_mcp(
+    steps: Any, budget: int, *, events: Any, pager: Any, root: Path | None, mcp_config: Path, yes: bool
+) -> Receipt | int:
+    """`venice-agent run PLAN --mcp-config FILE`: the plan on built-in and MCP tools together."""
+    from ...core.errors import ConfigError
+    from ..runtime import Flags, load
+
+    try:
+        settings, servers = load(Flags(mcp_config=mcp_config, yes=yes))
+    except ConfigError as error:
+        typer.echo(f"venice-agent run: {safe(str(error))}", err=True)
+        return USAGE_ERROR_STATUS
+    return asyncio.run(_run(steps, budget, events, pager, root, settings, servers, yes))
+
+
+async def _run(
+    steps: Any,
+    budget: int,
+    events: Any,
+    pager: Any,
+    root: Path | None,
+    settings: Any,
+    servers: list[Any],
+    yes: bool,
+) -> Receipt:
+    from ..runtime import open_runtime
+    from .approver import terminal_consent
+    from .startup_spinner import starting_lines
+
+    progress = starting_lines(False)
+    async with open_runtime(
+        settings, servers, model=False, root=root, pager=pager, on_status=progress
+    ) as runtime:
+        for failure in runtime.mcp.failures:
+            typer.echo(f"venice-agent run: {safe(failure)}", err=True)
+        tools = terminal_consent(runtime.tools, yes)
+        return await run_loop(steps, tools, budget, events=events, pager=pager)

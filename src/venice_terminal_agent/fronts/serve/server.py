@@ -19,10 +19,11 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..listening import LISTEN_QUEUE
+
 GRACE = 5  # seconds running replies are given to finish on SIGTERM or Ctrl+C
 SETTLING = 5  # then, for the cancelled ones to be recorded and answered
 HEAD_TIMEOUT = 5.0  # seconds a connection has to send a whole request head
-LISTEN_QUEUE = 2048  # connections the kernel holds until they are accepted
 MAX_CONNECTIONS = 1000  # open at once; fewer when the descriptor limit is low (connection_cap)
 
 
@@ -181,16 +182,3 @@ def guarded_http(head_timeout: float, max_connections: int) -> type[asyncio.Prot
                 self.transport.close()
 
     return GuardedHttp
-
-
-def listening_socket(host: str, port: int) -> socket.socket:
-    """The service's socket, bound and listening. It says it is TCP (IPPROTO_TCP, not 0):
-    asyncio sets TCP_NODELAY only on connections of such a socket, and without it a reply
-    written in two pieces (uvicorn writes the head, then the body) waits for the client's
-    delayed ACK, about 40 ms a reply."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host.strip("[]"), port))
-    sock.listen(LISTEN_QUEUE)
-    return sock

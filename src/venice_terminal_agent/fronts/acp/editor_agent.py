@@ -17,7 +17,7 @@ SDK's. This module maps that protocol onto our agent and nothing else:
   Ctrl+C would; each exit maps onto an ACP stop reason (`STOP_REASONS`) and the whole receipt
   travels in the response's `_meta`;
 - with sessions on, each ACP session is a saved session under the same id, and `session/load`
-  replays a saved one (`acp_replay.py`) before it goes on: an editor's conversation can be
+  replays a saved one (`replay.py`) before it goes on: an editor's conversation can be
   resumed in the terminal (`venice-agent --resume ID`) and the other way round.
 """
 
@@ -57,9 +57,9 @@ from acp.schema import (
     UsageUpdate,
 )
 
-from ..core.consent import Why
-from ..core.errors import StoreError, VeniceAgentError
-from ..core.events import (
+from ...core.consent import Why
+from ...core.errors import StoreError, VeniceAgentError
+from ...core.events import (
     ConsentAsked,
     ConsentGiven,
     Event,
@@ -70,10 +70,10 @@ from ..core.events import (
     ToolFinished,
     ToolStarted,
 )
-from ..core.receipt import Call, CallOutcome, Exit, Receipt
-from .acp_replay import RESULT_PREVIEW, replay, tool_kind
-from .saving import ENABLE
-from .text import call_text, preview
+from ...core.receipt import Call, CallOutcome, Exit, Receipt
+from ..saved_sessions import ENABLE
+from ..text import call_text, preview
+from .replay import RESULT_PREVIEW, replay, tool_kind
 
 # Our exits as ACP stop reasons: a refusal carries our refusal text in the message before it.
 STOP_REASONS = {
@@ -127,7 +127,7 @@ class EditorAgent:
     `Agent` (with the MCP servers the editor passed beside ours), its tools behind the one
     consent wrapper with `approver` asking for a yes, going on from `stored` (a saved session
     `sessions.find` gave, or None for a new one); `window` is the model's context window when
-    known. `sessions`: the saved sessions (`acp_cmd.EditorSessions`), None when sessions are off.
+    known. `sessions`: the saved sessions (`acp_main.EditorSessions`), None when sessions are off.
     `refusal`: a setting no session can start with; every `session/new` and `session/load` is
     answered with it.
     """

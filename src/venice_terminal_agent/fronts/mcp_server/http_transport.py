@@ -9,12 +9,12 @@ from typing import Any
 
 
 async def serve_http(server: Any, sock: socket.socket, token: str | None) -> None:
-    """Serve `server` (the SDK's `MCPServer`) on `sock` (`serve_cmd.listen`'s) at /mcp until stopped."""
+    """Serve `server` (the SDK's `MCPServer`) on `sock` (`listening.listen`'s) at /mcp until stopped."""
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from ..serve.edge import EdgeRules
-    from .serve_cmd import hosts_for
+    from ..http_edge import EdgeRules
+    from ..listening import hosts_for
 
     bound, port = sock.getsockname()[:2]  # the address a name stands for; the port chosen for 0
     # One rule for Host and Origin, serve's (EdgeRules); the SDK's own copy of it is off.

@@ -9,9 +9,14 @@ before anything else is printed. Piped or redirected, it prints nothing at all.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
+
+import typer
+
+from ..text import safe
 
 
 class StartupSpinner:
@@ -60,3 +65,15 @@ class StartupSpinner:
             self._status.update(self.text())
         else:
             self.stop()
+
+
+def starting_lines(quiet: bool) -> Callable[[Any], None] | None:
+    """One line on stderr as each MCP server starts (a terminal only, not `quiet`); None: silent."""
+    if quiet or not sys.stderr.isatty():
+        return None
+
+    def show(status: Any) -> None:
+        if status.state == "starting":
+            typer.echo(f"starting {safe(status.name)} ({safe(status.where)})…", err=True)
+
+    return show

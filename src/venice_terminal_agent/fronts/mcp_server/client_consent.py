@@ -3,7 +3,7 @@
 On the 2025 revisions the question goes out as elicitation mid-call; on 2026-07-28, where a
 server cannot send a request mid-call, the running `Question` pauses (`Pause`) and the
 `tools/call` returns an input-required result instead, which the client's retry answers
-(`Front.resume`, in mcp_front_cmd.py, settles it). A client that can do neither gets the call
+(`Front.resume`, in mcp_main.py, settles it). A client that can do neither gets the call
 declined as `no_one_to_ask`, said in the result's notes. Both ways of asking are here, so who
 is asked, and how, reads in one place; the front keeps the rounds (start, retry, deadline).
 """
@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from ..core.consent import Why
-from ..core.receipt import Call, CallOutcome
-from ..core.toolbox import ToolSpec
-from .text import ARGS_PREVIEW, call_text, safe
+from ...core.consent import Why
+from ...core.receipt import Call, CallOutcome
+from ...core.toolbox import ToolSpec
+from ..text import ARGS_PREVIEW, call_text, safe
 
 if TYPE_CHECKING:
-    from .mcp_front_cmd import Front
+    from .mcp_main import Front
 
 NOBODY = "this MCP client cannot be asked (no elicitation), so {tool} was declined; start the server with --yes to run paid tools"
 CONSENT = "consent"  # the key of the one input request a paused question carries
@@ -45,7 +45,7 @@ def input_required(protocol_version: str | None) -> bool:
     """The client speaks a revision where a server asks by returning an input-required result."""
     from mcp_types.version import is_version_at_least
 
-    from ..mcp.server_config import MODERN_PROTOCOL
+    from ...mcp.server_config import MODERN_PROTOCOL
 
     return protocol_version is not None and is_version_at_least(protocol_version, MODERN_PROTOCOL)
 

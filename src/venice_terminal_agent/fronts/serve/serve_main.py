@@ -1,4 +1,4 @@
-"""`venice-agent serve`: the chat bot over HTTP (uvicorn, `serve/app.py`), on SQLite or Redis.
+"""`venice-agent serve`: the chat bot over HTTP (uvicorn, `fronts/serve/api.py`), on SQLite or Redis.
 
 Start-up, in order: refuse a non-loopback address without tokens; raise the soft limit of open
 descriptors to the hard one; read the tokens; open the store; with a model, resolve it (its
@@ -7,13 +7,12 @@ line where it listens, on which store, who plans, and whether paid tools are off
 are requests accepted, so `/healthz` answers 200 as soon as anyone can reach it (and 503 while
 the store, an MCP server or the model server is down).
 
-The server itself (connections guarded, stopping as `--help` says) is `serve/server.py`.
+The server itself (connections guarded, stopping as `--help` says) is `fronts/serve/server.py`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import os
 import signal
 import socket
@@ -24,13 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import ConfigError, load_settings
-from ..core.defaults import CALLS_PER_WINDOW
-from ..core.receipt import USAGE_ERROR_STATUS
-from ..core.toolbox import ToolSpec
-
-LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})
-OWN_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})  # the Host names of a loopback server
+from ...config import load_settings
+from ...core.defaults import CALLS_PER_WINDOW
+from ...core.errors import ConfigError
+from ...core.receipt import USAGE_ERROR_STATUS
+from ...core.toolbox import ToolSpec
+from ..listening import hosts_for, is_loopback, listen
 
 
 @dataclass(frozen=True)
@@ -49,30 +47,9 @@ class ServeOptions:
     no_mcp: bool = False
 
 
-def is_loopback(host: str) -> bool:
-    if host.lower() in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def listen(host: str, port: int) -> socket.socket:
-    """The socket a local server (`serve`, `mcp --http`) listens on, bound to `host` (an address,
-    `[::1]`, or a name such as localhost) and `port`; `ConfigError` when the address is taken or
-    not this machine's. Its Host rule comes from the address it is bound to (`hosts_for`)."""
-    from ..serve.server import listening_socket
-
-    try:
-        return listening_socket(host, port)
-    except OSError as problem:
-        raise ConfigError(f"cannot listen on {host}:{port}: {problem.strerror or problem}") from None
-
-
 def read_tokens(path: Path) -> dict[str, str]:
     """token → user, from lines `USER TOKEN` (blank lines and # comments skipped)."""
-    from ..core.files import read_text
+    from ...core.files import read_text
 
     lines = read_text(path, f"the token file {path}").splitlines()
     users: dict[str, str] = {}
@@ -93,7 +70,7 @@ def read_tokens(path: Path) -> dict[str, str]:
 
 def serve_main(options: ServeOptions) -> int:
     """The whole command; returns the process exit status."""
-    from ..core.errors import VeniceAgentError
+    from ...core.errors import VeniceAgentError
 
     if options.token_file is None and not is_loopback(options.host):
         return _fail(
@@ -102,14 +79,14 @@ def serve_main(options: ServeOptions) -> int:
         )
     if options.root is not None and not os.path.isdir(options.root):
         return _fail(f"--root {options.root} is not a folder")
-    from ..serve.edge import split_host
+    from ..http_edge import split_host
 
     for name in options.allowed_hosts:
         if split_host(name) is None:
             return _fail(
                 f"--allowed-host {name!r} is not a host name (NAME or NAME:PORT, e.g. bot.example.com)"
             )
-    from ..serve.server import raise_descriptor_limit
+    from .server import raise_descriptor_limit
 
     raise_descriptor_limit()
     before = None
@@ -131,9 +108,9 @@ def serve_main(options: ServeOptions) -> int:
 
 
 async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: Any) -> int:
-    from ..bot.bot import Bot
-    from ..store import open_store
-    from ..store.schema import resolve_db_path
+    from ...bot.bot import Bot
+    from ...store import open_store
+    from ...store.schema import resolve_db_path
 
     spec = options.store or settings.venice_agent_db
     if spec is None:
@@ -148,13 +125,13 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
             store=store, root=options.root, calls_per_window=options.calls, files=settings.file_tools
         )
         async with offline as bot:
-            from .collector import started
+            from ..gc_pause import started
 
             started()  # a service: the collector back on, as the runtime turns it on with a model
             return await _listen(options, users, bot, spec, "commands (no model)", "none (file tools only)")
 
-    from ..mcp.config import load_servers
-    from .runtime import NO_MCP, open_runtime
+    from ...mcp.servers_file import load_servers
+    from ..runtime import NO_MCP, open_runtime
 
     servers = load_servers(settings, options.mcp_config, no_mcp=options.no_mcp)
     async with open_runtime(settings, servers, root=options.root, person=False, check_model=True) as runtime:
@@ -185,8 +162,8 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
 def health_of(runtime: Any) -> Callable[[], Awaitable[list[str]]]:
     """What `/healthz` asks beside the store: the MCP servers that started (one that failed at
     start was said then, and the bot runs without it) and the model server."""
-    from ..core.errors import ModelError
-    from ..serve.app import HEALTH_TIMEOUT
+    from ...core.errors import ModelError
+    from .api import HEALTH_TIMEOUT
 
     started = [status.name for status in runtime.mcp.servers if status.state == "ready"]
 
@@ -224,7 +201,7 @@ class ReadOnlyTools:
         return any(spec.name == name for spec in self.specs())
 
     async def call(self, name: str, arguments: Any) -> Any:
-        from ..core.toolbox import ToolError
+        from ...core.toolbox import ToolError
 
         if name not in self:
             raise ToolError(f"no tool {name!r} here (tools that may cost money need serve --yes)")
@@ -240,10 +217,10 @@ async def _listen(
     paid: str,
     health: Callable[[], Awaitable[list[str]]] | None = None,
 ) -> int:
-    from ..core.wording import plural
-    from ..serve.app import Replies, build_app
-    from ..serve.server import run_server
-    from ..store.protocol import shown
+    from ...core.wording import plural
+    from ...store.protocol import shown
+    from .api import Replies, build_app
+    from .server import run_server
 
     replies = Replies()
     sock = listen(options.host, options.port)
@@ -268,23 +245,7 @@ async def _listen(
     return 0
 
 
-def hosts_for(bound: str, port: int, allowed: Sequence[str]) -> Any:
-    """The Host names a server bound to `bound`:`port` answers to (see `serve.edge.Hosts`): the
-    address it is bound to; on loopback or on every address, 127.0.0.1, localhost and [::1]
-    too; on every address, any IP address (a client on the network names the machine by one).
-    DNS names only when given (--allowed-host): a name is what a rebinding page sends."""
-    from ..serve.edge import Hosts, split_host
-
-    address = ipaddress.ip_address(bound)
-    everywhere = address.is_unspecified
-    names = {f"[{address}]" if address.version == 6 else str(address)}
-    if address.is_loopback or everywhere:
-        names |= OWN_NAMES
-    given = tuple(parsed for name in allowed if (parsed := split_host(name)) is not None)
-    return Hosts(port, frozenset(names), given, any_address=everywhere)
-
-
 def _fail(message: str, status: int = USAGE_ERROR_STATUS) -> int:
-    from .terminal import fail
+    from ..failures import fail
 
     return fail(" ".join(message.split()), status, command="venice-agent serve")

@@ -14,14 +14,14 @@ import asyncio
 import os
 import sys
 from collections.abc import Awaitable, Callable
-from typing import IO, TYPE_CHECKING, TextIO, cast
+from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
-from ..core.consent import Grant, Why
-from ..core.receipt import Call, CallOutcome
-from ..core.toolbox import ToolSpec
-from ..core.wording import NO_TERMINAL_CONSENT, NO_TERMINAL_LOCAL, NO_TERMINAL_SAMPLING
+from ...core.consent import Grant, Why
+from ...core.receipt import Call, CallOutcome
+from ...core.toolbox import ToolSpec
+from ...core.wording import NO_TERMINAL_CONSENT, NO_TERMINAL_LOCAL, NO_TERMINAL_SAMPLING
+from ..text import call_text, preview, safe
 from .plain_console import say
-from .text import call_text, preview, safe
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -153,3 +153,12 @@ class TerminalApprover:
             )
             say(self.console, f"  {preview(request.arguments.get('request', ''), SAMPLING_PREVIEW)}")
             return await self._yes("Send it to the model? [y/N] ", f"declined {server}'s sampling request")
+
+
+def terminal_consent(tools: Any, yes: bool) -> Any:
+    """`tools` behind the one consent wrapper, asking on the terminal (stderr) or `--yes`."""
+    from rich.console import Console
+
+    from ...core.consent import Consent
+
+    return Consent(tools, approver=TerminalApprover(Console(stderr=True)), auto_approve=yes)

@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core.defaults import CALLS_PER_WINDOW
-from ..core.errors import VeniceAgentError
-from ..core.receipt import USAGE_ERROR_STATUS
-from .runtime import Flags, settings_from
-from .terminal import ReadLine, cancellable, fail, quiet_type_ahead
-from .text import files_line, safe, tool_line
+from ...core.defaults import CALLS_PER_WINDOW
+from ...core.errors import VeniceAgentError
+from ...core.receipt import USAGE_ERROR_STATUS
+from ..failures import fail
+from ..runtime import Flags, settings_from
+from ..text import files_line, safe, tool_line
+from .console_io import ReadLine, cancellable, quiet_type_ahead
 
 QUIT_WORDS = frozenset({"/quit", "/exit", "quit", "exit"})
 MCP_COMMANDS = frozenset({"/resources", "/prompts", "/prompt"})  # with a model and MCP servers
@@ -44,7 +45,7 @@ class ChatOptions:
 
 def chat_main(options: ChatOptions) -> int:
     """The whole command; returns the process exit status."""
-    from ..store.schema import resolve_db_path
+    from ...store.schema import resolve_db_path
 
     if not options.chat.strip():
         return _fail("--chat needs a name, e.g. --chat work")
@@ -76,14 +77,14 @@ def chat_main(options: ChatOptions) -> int:
 
 
 async def _session(options: ChatOptions, path: Path, settings: Any, files: bool = True) -> int:
-    from ..bot.bot import Bot
-    from .terminal import piped_reader, terminal_reader
+    from ...bot.bot import Bot
+    from .console_io import piped_reader, terminal_reader
 
     interactive = sys.stdin.isatty()
     read_line = terminal_reader(save_history=False) if interactive else piped_reader()
     if settings is None:
         async with Bot(db=path, root=options.root, calls_per_window=options.calls, files=files) as bot:
-            from .collector import started
+            from ..gc_pause import started
 
             started()  # a conversation of any length: the collector back on
             if interactive:
@@ -91,11 +92,11 @@ async def _session(options: ChatOptions, path: Path, settings: Any, files: bool 
             await _converse(bot, options.chat, read_line, interactive)
         return 0
 
-    from ..mcp.config import load_servers
+    from ...mcp.servers_file import load_servers
+    from ..runtime import NO_MCP, open_runtime
     from .approver import TerminalApprover
     from .render import make_console
-    from .runtime import NO_MCP, open_runtime
-    from .waiting import StartupSpinner
+    from .startup_spinner import StartupSpinner
 
     console = make_console(stderr=True)
     # A ConfigError is said in one line by chat_main.
@@ -166,7 +167,7 @@ async def _mcp_command(line: str, mcp: Any) -> str | None:
 
 
 def _show_calls(event: Any) -> None:
-    from ..core.events import ToolStarted
+    from ...core.events import ToolStarted
 
     if isinstance(event, ToolStarted):
         print(tool_line(event.call.tool, event.call.arguments), file=sys.stderr, flush=True)

@@ -132,7 +132,7 @@ async def _plain(send: Send, status: int, message: str) -> None:
 
 
 def _refusal(problem: Exception, refused: type) -> tuple[int, str]:
-    from ..store.schema import StoreError
+    from ...store.schema import StoreError
 
     if isinstance(problem, refused):
         return problem.status, problem.message  # type: ignore[attr-defined]

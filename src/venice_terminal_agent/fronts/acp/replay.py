@@ -1,8 +1,8 @@
 """`session/load`'s replay: a saved conversation shown to an editor as it was shown live.
 
-It reads a stored record where the live side (`acp_agent.py`) maps a running question's
+It reads a stored record where the live side (`editor_agent.py`) maps a running question's
 events; both show a tool call the same way (`tool_kind`, `RESULT_PREVIEW`), kept here, where
-`acp_agent` imports them, so a replayed call looks as it did live.
+`editor_agent` imports them, so a replayed call looks as it did live.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from acp import (
     update_user_message_text,
 )
 
-from .text import call_text, preview
+from ..text import call_text, preview
 
 RESULT_PREVIEW = 400  # characters of a tool's result shown in the editor; the model gets it all
 

@@ -1,4 +1,5 @@
-"""Terminal plumbing every command shares: one-line errors, crashes, Ctrl+C, reading lines."""
+"""Terminal plumbing of the terminal front: Ctrl+C, reading lines, the prompt's history, sign-in in
+the browser. One-line errors and crashes, which every front says alike, are `fronts/failures.py`."""
 
 from __future__ import annotations
 
@@ -7,40 +8,20 @@ import os
 import signal
 import sys
 import threading
-import traceback
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..core.defaults import APP_NAME
-from ..core.errors import CRASH_STATUS
-from ..core.receipt import USAGE_ERROR_STATUS, Exit, Receipt
-from .text import safe
+from ...core.defaults import APP_NAME
+from ...core.receipt import Exit, Receipt
+from ..text import safe
 
 T = TypeVar("T")
-TRACEBACK_ENV = "VENICE_AGENT_TRACEBACK"
 HISTORY_FILE = "history"
 PROMPT = "› "
 
 ReadLine = Callable[[], Awaitable[str]]  # raises EOFError at the end of the input
-
-
-def fail(message: str, status: int = USAGE_ERROR_STATUS, *, command: str = "venice-agent") -> int:
-    """Say `message` in one line on stderr; the exit status to end with."""
-    print(f"{command}: {message}", file=sys.stderr)
-    return status
-
-
-def crash(error: BaseException) -> int:
-    """A bug of ours: one line that says so (the traceback only when asked), exit status 1."""
-    if os.environ.get(TRACEBACK_ENV):
-        traceback.print_exception(error, file=sys.stderr)
-    where = "" if os.environ.get(TRACEBACK_ENV) else f" (set {TRACEBACK_ENV}=1 to see where)"
-    reason = " ".join(f"{type(error).__name__}: {error}".split())[:300]
-    return fail(
-        f"internal error, this is a bug in venice-agent: {reason}; please report it{where}", CRASH_STATUS
-    )
 
 
 async def cancellable(work: Awaitable[T]) -> T:
@@ -203,6 +184,6 @@ async def show_and_open(server: str, url: str) -> None:
 
 def terminal_sign_in() -> Any:
     """Who completes a browser sign-in in a session: the person at the terminal, or nobody."""
-    from ..mcp.oauth.auth import SignIn
+    from ...mcp.oauth.auth import SignIn
 
     return SignIn(open_url=show_and_open if sys.stdin.isatty() and sys.stderr.isatty() else None)

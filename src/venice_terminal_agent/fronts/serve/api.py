@@ -32,10 +32,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from ..core.events import Event, TextDelta, TextDiscarded, ToolFinished, ToolStarted
-from ..core.receipt import read_json
-from ..store.schema import StoreError
-from .edge import EdgeRules, Hosts, one_line
+from ...core.events import Event, TextDelta, TextDiscarded, ToolFinished, ToolStarted
+from ...core.receipt import read_json
+from ...store.schema import StoreError
+from ..http_edge import EdgeRules, Hosts, one_line
 from .sse import EventStream, Refused, reply_json
 
 MAX_BODY = 32 * 1024

@@ -13,10 +13,10 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from ..mcp.features import Action, Elicitor, Form, FormField
+from ...mcp.features import Action, Elicitor, Form, FormField
+from ..text import safe
 from .approver import AskLine, prompt_on
 from .plain_console import say
-from .text import safe
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -66,7 +66,7 @@ async def _ask_field(console: Console, ask: AskLine, field: FormField) -> Any:
     hints = [" / ".join(field.choices)] if field.choices else []
     hints += ["y/n"] if field.kind == "boolean" else []
     hints += ["several, separated by commas"] if field.kind == "array" else []
-    # Titles, choices and defaults are the server's text: shown, never obeyed (cli/text.py).
+    # Titles, choices and defaults are the server's text: shown, never obeyed (fronts/text.py).
     question = safe(field.title + (f" ({', '.join(hints)})" if hints else ""))
     question += f" [{_shown(field.default)}]" if field.default is not None else ""
     if field.description:
@@ -124,8 +124,8 @@ def terminal_features(*, yes: bool, root: Any = None, model: bool = False, perso
     import sys
     from pathlib import Path
 
-    from ..mcp.features import ClientFeatures
-    from ..mcp.sampling_model import SamplingDesk
+    from ...mcp.features import ClientFeatures
+    from ...mcp.sampling_model import SamplingDesk
     from .approver import has_terminal
     from .render import make_console
 

@@ -13,8 +13,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..core.errors import ToolError
-from .text import safe
+from ...core.errors import ToolError
+from ..text import safe
 
 PROMPT_USAGE = "/prompt NAME key=value … (/prompts lists them)"
 
@@ -34,7 +34,7 @@ async def show_resources(console: Console, mcp: Any) -> None:
 
 
 async def show_prompts(console: Console, mcp: Any) -> None:
-    from ..mcp.resources import arguments_line, prompt_names
+    from ...mcp.resources import arguments_line, prompt_names
 
     listed = await _listed(console, mcp, "prompts")
     if not listed:
@@ -49,7 +49,7 @@ async def show_prompts(console: Console, mcp: Any) -> None:
 
 async def prompt_question(mcp: Any, line: str) -> str:
     """The question `/prompt NAME key=value …` asks; a `ToolError` in one line when it cannot."""
-    from ..mcp.resources import check_arguments, find_prompt, get_prompt
+    from ...mcp.resources import check_arguments, find_prompt, get_prompt
 
     name, _, rest = line.strip().partition(" ")
     if not name:

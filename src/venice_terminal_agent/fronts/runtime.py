@@ -17,9 +17,10 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
-from ..config import ConfigError, Settings, load_settings
+from ..config import Settings, load_settings
+from ..core.errors import ConfigError
 from ..core.record import Record
-from .collector import started
+from .gc_pause import started
 from .text import safe
 
 ANONYMOUS_APIFY = (
@@ -125,7 +126,7 @@ def load(
     if flags.no_mcp and flags.mcp_config is None:  # no server, no file to read: nor mcp's modules
         refuse_apify_flags(flags, [])
         return settings, []
-    from ..mcp.config import load_servers
+    from ..mcp.servers_file import load_servers
 
     try:
         servers = load_servers(settings, flags.mcp_config, no_mcp=flags.no_mcp)
@@ -306,8 +307,8 @@ def _session_parts(settings: Settings, root: Any, model: bool, person: bool) -> 
     """The MCP sessions' hooks (notices, verbose logs, what the client offers), their sign-in,
     and the desk servers' sampling requests reach (None: not offered)."""
     from ..mcp.session import SessionHooks
-    from .elicit_form import terminal_features
-    from .terminal import terminal_sign_in
+    from .terminal.console_io import terminal_sign_in
+    from .terminal.elicit_form import terminal_features
 
     features = terminal_features(yes=settings.auto_approve_tools, root=root, model=model, person=person)
     hooks = SessionHooks(verbose=settings.venice_agent_verbose, client_options=features.client_options)

@@ -1,0 +1,1 @@
+"""The editor front: `venice-agent acp`, the agent over the Agent Client Protocol."""
