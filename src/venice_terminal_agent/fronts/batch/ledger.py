@@ -131,7 +131,12 @@ class Ledger:
                 connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     def create(self) -> None:
-        metadata.create_all(self.engine)
+        """The ledger's tables, made once however many workers start together (SQLite: the
+        write lock each transaction takes; PostgreSQL: an advisory lock while they are made)."""
+        with self.engine.begin() as c:
+            if not self.sqlite:
+                c.exec_driver_sql("SELECT pg_advisory_xact_lock(3737001)")
+            metadata.create_all(c)
 
     def close(self) -> None:
         self.engine.dispose()
