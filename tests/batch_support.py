@@ -95,7 +95,7 @@ class Workers:
         self, folder: Path, base_url: str, file: Path, config: Path, db: str, *args: str, seed: int = 0
     ) -> None:
         self.folder, self.file, self.config, self.db, self.args = folder, file, config, db, args
-        self.env = clean_env(folder, base_url, VENICE_MODEL="fake-model")
+        self.env = clean_env(folder, base_url, VENICE_MODEL="fake-model", VENICE_AGENT_TRACEBACK="1")
         self.random = random.Random(seed)
         self.runs = 0
         self.kills: list[str] = []

@@ -28,11 +28,9 @@ def prove(tmp_path: Path, db: str, seed: int) -> None:
         )
         workers.run(workers=2, kills=KILLS)
         paid = calls(log)
-    ended = [(status, stderr[-600:]) for status, _, stderr in workers.finished]
-    assert len(workers.kills) == KILLS, (
-        workers.kills,
-        ended,
-    )  # each seeded point was reached, and killed its worker
+    for status, _, stderr in workers.finished:  # no worker crashed or refused to start
+        assert status in (0, 15), stderr
+    assert len(workers.kills) == KILLS, workers.kills  # each seeded point was reached, and killed its worker
     assert {point.split(":")[0] for point in workers.kills} >= {"tool", "reserve"}, workers.kills
 
     # No call id reached the paid server twice, whoever died when.

@@ -244,8 +244,10 @@ async def _work(batch_id: str, lines: list[dict[str, Any]], options: Options, fl
         await asyncio.to_thread(ledger.open_batch, batch_id, options.max_usd, options.call_usd, source, lines)
         async with open_runtime(settings, servers, person=False) as runtime:
             if options.max_usd is not None and (runtime.facts is None or runtime.facts.prices is None):
+                why = getattr(runtime.facts, "listing_error", None)
                 raise ConfigError(
                     f"--max-usd needs the model's prices, and the server lists none for {runtime.model}"
+                    + (f" (its model list failed: {why})" if why else "")
                 )
             worker = Worker(runtime, ledger, options)
             out = open(options.output, "a", encoding="utf-8") if options.output else None  # noqa: ASYNC230
