@@ -147,7 +147,7 @@ def main() -> int:
 def interpreter() -> str:
     """Which Python ran ours: start-up is mostly imports, and a build without profile-guided and
     link-time optimisation (a plain source build: pyenv's default) runs them ~1.3x slower than
-    Debian's python3.11 on the same code (README, Speed)."""
+    Debian's python3.11 on the same code (docs/speed.md)."""
     real = os.path.realpath(PYTHON)
     return f"{real} (Python {sys.version.split()[0]})"
 

@@ -56,7 +56,7 @@ _HOME_KEY = pytest.StashKey[Path]()
 _SLOW_KEY = pytest.StashKey[int]()  # how many `slow` tests a run of the fast tier left out
 DURATIONS = "venice-agent/durations"  # pytest's cache: each test's seconds in the last whole run
 _TOOK: dict[str, float] = {}  # this run's, by test id (setup, call and teardown)
-WORKERS = "auto"  # one per CPU: each test runs several processes already (README "Development")
+WORKERS = "auto"  # one per CPU: each test runs several processes already (docs/development.md)
 # Files whose tests share a module-scoped fixture too costly to build once per worker: all their
 # tests go to one worker. (xdist's own `xdist_group` mark does nothing under pytest 9: xdist 3.8
 # renames tests through an attribute pytest 9 no longer reads.)

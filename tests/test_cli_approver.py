@@ -14,7 +14,7 @@ from venice_terminal_agent.core.wording import NO_TERMINAL_CONSENT
 from venice_terminal_agent.fronts.terminal.approver import TerminalApprover
 from venice_terminal_agent.fronts.terminal.render import make_console
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ASKING_PAGE = Path(__file__).resolve().parent.parent / "docs" / "asking.md"
 
 CALL = Call("call-actor", {"actor": "apify/rag-web-browser", "input": {"query": "x" * 500}})
 SPEC = ToolSpec("call-actor", server="apify", paid=True)
@@ -80,13 +80,13 @@ async def test_control_characters_in_arguments_do_not_reach_the_prompt_raw() -> 
     assert "\x1b" not in ask.questions[0] and "\x07" not in ask.questions[0]
 
 
-async def test_without_a_terminal_paid_tools_are_refused_in_the_words_the_readme_quotes() -> None:
+async def test_without_a_terminal_paid_tools_are_refused_in_the_words_the_manual_quotes() -> None:
     approve, ask, out = approver(interactive=False)
     assert await approve(CALL, SPEC) is CallOutcome.NO_ONE_TO_ASK
     assert ask.questions == []
     said = "skipped call-actor: it needs your consent, and there is no terminal to ask on (or use --yes)"
     assert said in out.getvalue() and said.endswith(NO_TERMINAL_CONSENT)
-    assert f'"{said}"' in " ".join(README.read_text(encoding="utf-8").split())
+    assert f'"{said}"' in " ".join(ASKING_PAGE.read_text(encoding="utf-8").split())
 
 
 async def test_without_a_terminal_a_tool_not_known_to_cost_money_needs_consent_not_money() -> None:

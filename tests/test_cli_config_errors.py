@@ -16,7 +16,7 @@ from venice_terminal_agent.config import load_settings
 from venice_terminal_agent.core.receipt import EXIT_STATUS, Exit
 from venice_terminal_agent.mcp.servers_file import parse_servers
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+TOOLS_PAGE = Path(__file__).resolve().parent.parent / "docs" / "tools.md"
 
 
 def run(tmp_path: Path, base_url: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -102,11 +102,11 @@ def test_an_unset_variable_in_the_url_query_is_named_not_masked(tmp_path: Path) 
     assert "notes cannot start: 'url' uses ${NOTES_TOKEN}, which is not set" in done.stdout
 
 
-def test_the_readme_example_mcp_json_loads_as_printed_without_its_variable() -> None:
-    blocks = re.findall(r"```json\n(\{\n  \"mcpServers\".*?)```", README.read_text(), re.S)
-    block = next((found for found in blocks if '"time"' in found), None)  # the Tools section's
+def test_the_manuals_example_mcp_json_loads_as_printed_without_its_variable() -> None:
+    blocks = re.findall(r"```json\n(\{\n  \"mcpServers\".*?)```", TOOLS_PAGE.read_text(), re.S)
+    block = next((found for found in blocks if '"time"' in found), None)  # "Your own servers"
     assert block is not None
-    servers = parse_servers(json.loads(block), "README", load_settings(), environ={})
+    servers = parse_servers(json.loads(block), "docs/tools.md", load_settings(), environ={})
     assert [(server.name, bool(server.unavailable)) for server in servers] == [
         ("time", False),
         ("notes", True),

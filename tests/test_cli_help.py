@@ -68,3 +68,42 @@ def test_the_main_help_lists_the_commands_as_typer_would() -> None:
     typers = formatter.getvalue()
     assert "  tools     See and call the MCP tools" in typers  # the list of every command
     assert typers in CliRunner().invoke(app, ["--help"], terminal_width=80).stdout
+
+
+def test_the_main_help_groups_the_options_of_asking_into_panels() -> None:
+    """Typer's rich_help_panel on each of asking's options, written without Rich: the panels in
+    PANELS' order, before the command's own options, and no option left outside a panel."""
+    from venice_terminal_agent.cli.common_options import PANELS
+
+    group = typer.main.get_command(app)
+    ask = group.get_command(Context(group), "ask")
+    outside = [param.name for param in ask.params if param.param_type_name == "option"
+               and getattr(param, "rich_help_panel", None) not in PANELS]  # fmt: skip
+    assert not outside, f"options of asking in no panel: {outside}"
+    lines = CliRunner().invoke(app, ["--help"], terminal_width=80).stdout.splitlines()
+    headings = [line for line in lines if line.endswith(":") and not line.startswith(" ")]
+    assert headings == [*(f"{panel}:" for panel in PANELS), "Options:", "Commands:"], headings
+    money = lines[lines.index("Money and caps:") + 1 : lines.index("Tools and MCP servers:")]
+    assert any(line.lstrip().startswith("--max-usd ") for line in money)
+
+
+def test_the_main_help_ends_with_where_the_manual_is() -> None:
+    from pathlib import Path
+
+    last = CliRunner().invoke(app, ["--help"], terminal_width=80).stdout.strip().split("\n\n")[-1]
+    said = " ".join(last.split())
+    assert "README.md" in said and "docs/cli.md" in said, said
+    repo = Path(__file__).resolve().parent.parent
+    for named in ("docs/cli.md", "docs/configuration.md"):
+        assert (repo / named).is_file(), named
+
+
+@pytest.mark.parametrize("group", ["sessions", "serve"])
+def test_sessions_and_serve_help_teach_by_example_not_by_internals(group: str) -> None:
+    said = CliRunner().invoke(app, [group, "--help"], terminal_width=80).stdout
+    examples = [
+        line.strip() for line in said.splitlines() if line.strip().startswith(f"venice-agent {group} ")
+    ]
+    assert len(examples) >= 3, said
+    for internal in ("descriptor", "1,000 open connections", "oldest still waiting", "soft limit"):
+        assert internal not in said, internal

@@ -1,4 +1,4 @@
-"""The README's editor and MCP-client snippets, run as written: Zed's `agent_servers` entry
+"""The manual's editor and MCP-client snippets (docs/editor.md, docs/mcp-server.md), run as written: Zed's `agent_servers` entry
 (`venice-agent acp --max-usd 0.05`) driven by the ACP SDK's client, and the Claude Desktop /
 Cursor / VS Code entry (`venice-agent mcp --max-usd 0.50`) driven by the mcp SDK's client, each
 against the fake server serving the project's copy of Venice's model list (prices, no output
@@ -20,13 +20,13 @@ from cli_support import clean_env, fake_venice
 from test_acp import Editor, allow
 from test_mcp_front import text_of
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+DOCS = Path(__file__).resolve().parent.parent / "docs"
 MODEL = "zai-org-glm-5-2"  # a Venice text model: prices published, no maxCompletionTokens
 
 
-def json_block_after(heading: str) -> dict[str, Any]:
-    """The first ```json block after the text `heading` in the README, parsed."""
-    text = README.read_text(encoding="utf-8")
+def json_block_after(heading: str, page: str) -> dict[str, Any]:
+    """The first ```json block after the text `heading` in the manual's `page`, parsed."""
+    text = (DOCS / page).read_text(encoding="utf-8")
     rest = text[text.index(heading) :]
     match = re.search(r"```json\n(.*?)```", rest, re.S)
     assert match is not None, heading
@@ -40,7 +40,7 @@ def entry_env(entry: dict[str, Any], folder: Path, base_url: str) -> dict[str, s
 
 
 async def test_the_zed_snippet_answers_under_its_money_cap(tmp_path: Path) -> None:
-    entry = json_block_after("In Zed, add to `settings.json`:")["agent_servers"]["venice-agent"]
+    entry = json_block_after("In Zed, add to `settings.json`:", "editor.md")["agent_servers"]["venice-agent"]
     assert entry["command"] == "venice-agent" and "--max-usd" in entry["args"]
     with fake_venice({"listing": "venice", "replies": [{"text": "Paris."}]}, tmp_path) as fake:
         editor = Editor(allow)
@@ -63,7 +63,7 @@ async def test_the_zed_snippet_answers_under_its_money_cap(tmp_path: Path) -> No
 
 
 async def test_the_mcp_client_snippet_answers_under_its_money_cap(tmp_path: Path) -> None:
-    entry = json_block_after("Claude Desktop (`claude_desktop_config.json`)")["mcpServers"]["venice-agent"]
+    entry = json_block_after("Claude Desktop (`claude_desktop_config.json`)", "mcp-server.md")["mcpServers"]["venice-agent"]
     assert entry["command"] == "venice-agent" and "--max-usd" in entry["args"]
     with fake_venice({"listing": "venice", "replies": [{"text": "Paris."}]}, tmp_path) as fake:
         params = StdioServerParameters(

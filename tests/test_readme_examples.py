@@ -1,5 +1,5 @@
-"""The README as a reader meets it: examples run as pasted (the shell block itself, through
-bash), and no paragraph said twice.
+"""The README and the manual (docs/) as a reader meets them: examples run as pasted (the shell
+block itself, through bash), and no paragraph said twice.
 
 Only what a test machine forces is changed (a free port instead of 8080), and the test checks
 that each change found its place, so an edited example cannot slip past it.
@@ -21,11 +21,17 @@ from cli_support import COMMAND, PYTHON, fake_venice
 from servers.net import free_port
 
 README = Path(__file__).resolve().parent.parent / "README.md"
+DOCS = README.parent / "docs"
 
 
-def sh_block_after(heading: str) -> str:
-    """The first ```sh block after the paragraph that starts with `heading`."""
-    text = README.read_text(encoding="utf-8")
+def pages() -> list[Path]:
+    """The README and every page of the manual."""
+    return [README, *sorted(DOCS.glob("*.md"))]
+
+
+def sh_block_after(heading: str, page: Path = README) -> str:
+    """The first ```sh block after the paragraph that starts with `heading` in `page`."""
+    text = page.read_text(encoding="utf-8")
     rest = text[text.index(heading) :]
     start = rest.index("```sh\n") + len("```sh\n")
     return rest[start : rest.index("```", start)]
@@ -46,7 +52,7 @@ def test_the_token_example_answers_alice_as_written(tmp_path: Path) -> None:
     needs("curl")
     needs("openssl")
     port = free_port()
-    block = sh_block_after("**Tokens.**")
+    block = sh_block_after("**Tokens.**", DOCS / "bot.md")
     block = replaced(block, "--token-file tokens &", f"--token-file tokens --port {port} &")
     block = replaced(block, "localhost:8080/", f"localhost:{port}/")
     env = {
@@ -64,13 +70,14 @@ def test_the_token_example_answers_alice_as_written(tmp_path: Path) -> None:
     assert (tmp_path / "tokens").stat().st_mode & 0o777 == 0o600
 
 
-def test_no_paragraph_is_said_twice_in_a_section() -> None:
+@pytest.mark.parametrize("page", pages(), ids=lambda page: page.name)
+def test_no_paragraph_is_said_twice_in_a_section(page: Path) -> None:
     """A paragraph's bold lead-in ("**Retries**:") names its subject once per `##` section; a
     second one is an older copy left behind by a merge, soon saying something else."""
-    for section in re.split(r"^## ", README.read_text(encoding="utf-8"), flags=re.M):
+    for section in re.split(r"^## ", page.read_text(encoding="utf-8"), flags=re.M):
         leads = Counter(re.findall(r"^\*\*([^*]+)\*\*", section, flags=re.M))
         twice = [lead for lead, count in leads.items() if count > 1]
-        assert not twice, f"said twice in '## {section.splitlines()[0]}': {twice}"
+        assert not twice, f"said twice in {page.name}, '## {section.splitlines()[0]}': {twice}"
 
 
 def test_the_install_section_names_the_package_to_uninstall_and_how_to_find_the_command() -> None:
@@ -85,6 +92,17 @@ def test_the_install_section_names_the_package_to_uninstall_and_how_to_find_the_
     for words in (["tool", "update-shell"], ["tool", "uninstall"], ["tool", "install"]):
         done = subprocess.run(["uv", *words, "--help"], capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stderr
+
+
+def test_the_readme_is_short_and_leaves_the_rest_to_the_manual() -> None:
+    """A newcomer reads the README in five minutes (issue 36): what the agent is, trying it,
+    installing it, the first question, your own servers, the fronts, where to read more."""
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 250
+    sections = re.findall(r"^## (.+)$", text, flags=re.M)
+    assert sections == ["What it does", "Install", "Where to read more"], sections
+    for front in ('`venice-agent "question"`', "`venice-agent run PLAN`", "`venice-agent serve`"):
+        assert front in text.split("## What it does", 1)[1], front
 
 
 def first_screen() -> str:
@@ -167,7 +185,8 @@ def test_the_first_screen_asks_and_adds_an_mcp_server_as_written(tmp_path: Path)
 
 
 def test_each_setting_has_one_row_and_no_section_points_to_a_work_branch() -> None:
-    text = README.read_text()
+    text = "\n".join(page.read_text(encoding="utf-8") for page in pages())
+    assert "| `VENICE_API_KEY` |" in (DOCS / "configuration.md").read_text(encoding="utf-8")  # the table
     rows = [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| `")]
     variables = [row for row in rows if row.strip("`").isupper()]
     assert len(variables) == len(set(variables)), [row for row in variables if variables.count(row) > 1]

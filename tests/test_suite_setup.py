@@ -190,9 +190,9 @@ def test_the_stores_the_examples_make_are_ignored_by_git() -> None:
     assert done.stdout.split() == made, done.stderr
 
 
-def test_the_readme_chat_example_leaves_nothing_in_the_working_folder(tmp_path: Path) -> None:
-    readme = (TESTS.parent / "README.md").read_text(encoding="utf-8")
-    example = next(line for line in readme.splitlines() if line.startswith("printf 'list_files\\n"))
+def test_the_manuals_chat_example_leaves_nothing_in_the_working_folder(tmp_path: Path) -> None:
+    page = (TESTS.parent / "docs" / "bot.md").read_text(encoding="utf-8")
+    example = next(line for line in page.splitlines() if line.startswith("printf 'list_files\\n"))
     work = tmp_path / "clone"
     work.mkdir()
     (work / "README.md").write_text("# a clone\n")

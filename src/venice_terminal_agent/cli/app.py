@@ -21,6 +21,11 @@ from ..core.exits import USAGE_ERROR_STATUS, Exit, exit_statuses
 from .batch_app import add_batch_commands
 from .bot_app import add_bot_commands
 from .common_options import (
+    ASKING,
+    MONEY_AND_CAPS,
+    OUTPUT,
+    SESSIONS,
+    TOOLS_AND_MCP,
     ApifyToolsOption,
     BaseUrlOption,
     ContinueOption,
@@ -47,6 +52,10 @@ from .mcp_front_app import add_mcp_front_command
 from .sessions_cmd import add_sessions_commands
 
 USAGE = f"{USAGE_ERROR_STATUS} a usage or configuration error, {CRASHED}"
+MANUAL = (
+    "The manual is in the repository: README.md, then docs/, a page per task; docs/cli.md has "
+    "every command and option (each command's --help too)."
+)
 LOOP_EXITS = (Exit.ANSWERED, Exit.REPEATED_CALL, Exit.BUDGET, Exit.TOOL_ERROR)
 
 app = typer.Typer(
@@ -75,7 +84,8 @@ app = typer.Typer(
     epilog=(
         "Settings: a flag wins over the environment, which wins over .env, which wins over the "
         "user config (venice-agent config), which wins over the "
-        f"default (README, Configuration). Exit status: {exit_statuses()}, {USAGE}."
+        f"default (docs/configuration.md). Exit status: {exit_statuses()}, {USAGE}.\n\n"
+        f"{MANUAL}"
     ),
     subcommand_metavar="[QUESTION] | COMMAND [ARGS]...",
     no_args_is_help=False,
@@ -156,31 +166,51 @@ def ask(
     max_rounds: MaxRoundsOption = None,
     budget: Annotated[
         int | None,
-        typer.Option(min=0, help=f"Most tool calls per question [default: {QUESTION_BUDGET}]."),
+        typer.Option(
+            min=0,
+            help=f"Most tool calls per question [default: {QUESTION_BUDGET}].",
+            rich_help_panel=MONEY_AND_CAPS,
+        ),
     ] = None,
     yes: Annotated[
         bool,
-        typer.Option("--yes", "-y", help="Run paid tools without asking [env AUTO_APPROVE_TOOLS]."),
+        typer.Option(
+            "--yes",
+            "-y",
+            help="Run paid tools without asking [env AUTO_APPROVE_TOOLS].",
+            rich_help_panel=TOOLS_AND_MCP,
+        ),
     ] = False,
     save_history: Annotated[
         bool,
-        typer.Option("--save-history", help="Keep the REPL's prompt history on disk [env SAVE_HISTORY]."),
+        typer.Option(
+            "--save-history",
+            help="Keep the REPL's prompt history on disk [env SAVE_HISTORY].",
+            rich_help_panel=SESSIONS,
+        ),
     ] = False,
     json_output: Annotated[
         bool,
-        typer.Option("--json", help="Print the receipt alone, as JSON, on stdout (needs a question)."),
+        typer.Option(
+            "--json",
+            help="Print the receipt alone, as JSON, on stdout (needs a question).",
+            rich_help_panel=OUTPUT,
+        ),
     ] = False,
     db: Annotated[
         Path | None,
         typer.Option(
             help="Keep each question and its receipt in this store, for `venice-agent logs` "
-            "[env VENICE_AGENT_DB; default: nothing is kept]."
+            "[env VENICE_AGENT_DB; default: nothing is kept].",
+            rich_help_panel=OUTPUT,
         ),
     ] = None,
     verbose: Annotated[
         bool,
         typer.Option(
-            "--verbose", help="Show MCP servers' log messages on stderr [env VENICE_AGENT_VERBOSE]."
+            "--verbose",
+            help="Show MCP servers' log messages on stderr [env VENICE_AGENT_VERBOSE].",
+            rich_help_panel=OUTPUT,
         ),
     ] = False,
     max_usd: Annotated[
@@ -191,6 +221,7 @@ def ask(
             "for no more output than the money left pays (at most "
             f"{CAPPED_OUTPUT_TOKENS:,} tokens when the model publishes no limit, unless "
             "MAX_COMPLETION_TOKENS is set) [env MAX_USD].",
+            rich_help_panel=MONEY_AND_CAPS,
         ),
     ] = None,
     session_max_usd: Annotated[
@@ -198,6 +229,7 @@ def ask(
         typer.Option(
             "--session-max-usd",
             help="Most USD the whole conversation may spend [env SESSION_MAX_USD].",
+            rich_help_panel=MONEY_AND_CAPS,
         ),
     ] = None,
     context_tokens: Annotated[
@@ -207,6 +239,7 @@ def ask(
             min=1000,
             help="The model's context window in tokens, when the server does not say it "
             "(or to use less of it) [env CONTEXT_TOKENS].",
+            rich_help_panel=MONEY_AND_CAPS,
         ),
     ] = None,
     no_compact: Annotated[
@@ -215,6 +248,7 @@ def ask(
             "--no-compact",
             help="Never summarise older rounds on its own; a question that cannot fit ends "
             "context_full (/compact still works) [env COMPACT=0].",
+            rich_help_panel=MONEY_AND_CAPS,
         ),
     ] = False,
     root: RootOption = None,
@@ -231,6 +265,7 @@ def ask(
             help="Use the model end-to-end encrypted, or fail (private_failed); --no-e2ee: plain "
             "[default: the model's own, /models supportsE2EE]. E2EE turns off tools and attachments.",
             show_default=False,
+            rich_help_panel=ASKING,
         ),
     ] = None,
     attach: Annotated[
@@ -242,6 +277,7 @@ def ask(
             help="Send this file with the question (repeatable): images to vision models, documents "
             "(PDF, DOCX, XLSX, CSV, text, code) as file parts, 25 MB each. Local data: tools then ask.",
             show_default=False,
+            rich_help_panel=ASKING,
         ),
     ] = None,
     schema: Annotated[
@@ -251,6 +287,7 @@ def ask(
             metavar="JSON|@FILE",
             help="The answer must match this JSON schema (asked once more on a mismatch, then "
             "schema_mismatch); --json receipts carry it as `parsed`.",
+            rich_help_panel=ASKING,
         ),
     ] = None,
     tool_search: ToolSearchOption = None,
@@ -261,6 +298,7 @@ def ask(
             "-s",
             metavar="TEXT|@FILE",
             help="Add this instruction (or FILE's text) to the system prompt, for this run.",
+            rich_help_panel=ASKING,
         ),
     ] = None,
     web_search: Annotated[
@@ -269,6 +307,7 @@ def ask(
             "--web-search",
             help="Venice's web search: on, off, or auto (the model decides); sources listed under "
             "the answer [default: off].",
+            rich_help_panel=ASKING,
         ),
     ] = None,
     reasoning_effort: Annotated[
@@ -276,17 +315,31 @@ def ask(
         typer.Option(
             "--reasoning-effort",
             help="How hard a reasoning model thinks; checked against the model's levels (venice-agent models).",
+            rich_help_panel=ASKING,
         ),
     ] = None,
     no_thinking: Annotated[
-        bool, typer.Option("--no-thinking", help="Turn the model's thinking off, where it can be.")
+        bool,
+        typer.Option(
+            "--no-thinking", help="Turn the model's thinking off, where it can be.", rich_help_panel=ASKING
+        ),
     ] = False,
     quiet_thinking: Annotated[
         bool,
-        typer.Option("--quiet-thinking", help="Show one line (thought for 1.2k tokens), not the thinking."),
+        typer.Option(
+            "--quiet-thinking",
+            help="Show one line (thought for 1.2k tokens), not the thinking.",
+            rich_help_panel=OUTPUT,
+        ),
     ] = False,
     quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="No banner: the answer, the receipt line and warnings only.")
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="No banner: the answer, the receipt line and warnings only.",
+            rich_help_panel=OUTPUT,
+        ),
     ] = False,
 ) -> None:
     """Ask once (venice-agent "question"), or chat when no question is given."""

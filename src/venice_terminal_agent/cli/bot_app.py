@@ -148,23 +148,21 @@ def serve(
 ) -> None:
     """Serve the chat bot over HTTP: the API under /v1 and a chat page at /.
 
-    POST /v1/chats/NAME/messages {"text": "..."} (Content-Type: application/json) answers in
-    JSON, or as server-sent events with 'Accept: text/event-stream'; GET /v1/chats/NAME shows
-    the exchanges and the calls left; GET /healthz is 503, saying why, while the store, an MCP
-    server or the model server is down. The same budgets as `chat`: shared by every process on
-    the same store.
-
-    It answers only to the Host names it listens as (127.0.0.1, localhost, [::1] at its port;
-    the address it is bound to; --allowed-host names), and a POST with an Origin only from its
-    own page. Limits: a body of 32 KB, sent within 10 s of its head; a request head within 5 s
-    of connecting or of the last reply, else the connection is closed; at most 1,000 open
-    connections (half the descriptor limit if lower; the soft limit is raised to the hard
-    one), a new one closing the oldest still waiting for its head.
+    POST /v1/chats/NAME/messages {"text": "..."} answers in JSON, or as server-sent events with
+    'Accept: text/event-stream'; GET /v1/chats/NAME shows the exchanges and the calls left;
+    GET /healthz is 503, saying why, while the store, an MCP server or the model server is
+    down. The same budgets as `chat`, shared by every process on the same store. Without
+    --token-file it listens on loopback only, and it answers only to its own Host names.
 
     \b
-    venice-agent serve                      # http://127.0.0.1:8080, the default store
-    venice-agent serve --port 9000 --store bot.db --offline
-    venice-agent serve --host 0.0.0.0 --token-file tokens --store redis://127.0.0.1:6379/0
+    venice-agent serve                                 # http://127.0.0.1:8080, the default store
+    venice-agent serve --port 9000 --store bot.db --offline   # commands only, even with a key
+    venice-agent serve --yes --mcp-config mcp.json     # your servers, paid tools offered too
+    venice-agent serve --host 0.0.0.0 --token-file tokens     # other machines, a token each
+    venice-agent serve --store redis://127.0.0.1:6379/0 --port 8081   # processes, one budget
+    curl -s localhost:8080/v1/chats/work/messages --json '{"text": "help"}'
+
+    Its limits, the tokens file and Redis: docs/bot.md, "Run the bot as a service".
 
     Exit status: 0 stopped (Ctrl+C or SIGTERM: running replies get 5 s, then end cancelled),
     2 a usage or configuration error (the address taken included), 7 the model server failed

@@ -96,7 +96,7 @@ def demo(
     venice-agent demo --tour           # the loop alone on a built-in plan, no model at all
 
     With a key (VENICE_API_KEY), venice-agent "question" asks Venice; your own MCP servers go
-    in an mcp.json (venice-agent --mcp-config mcp.json; README, "Tools and MCP servers").
+    in an mcp.json (venice-agent --mcp-config mcp.json; docs/tools.md).
 
     Exit status: 0 answered, 2 a usage error, or what a question or a plan ends with
     (venice-agent --help, venice-agent run --help).

@@ -55,8 +55,8 @@ def acp(
 ) -> None:
     """Be the agent in an editor: speak the Agent Client Protocol (ACP) on stdin and stdout.
 
-    The editor starts this command (Zed: "agent_servers" in settings.json; see the README, "In
-    your editor"). Each editor session is one conversation with the same caps, consent and
+    The editor starts this command (Zed: "agent_servers" in settings.json; see
+    docs/editor.md). Each editor session is one conversation with the same caps, consent and
     receipts as the terminal: a call that needs a yes is asked in the editor (allow once or
     reject; no answer is no), a cancel ends the question `cancelled` and rolls it back, and
     each answer carries its receipt (`_meta`) and a usage update. With sessions on (venice-agent

@@ -146,13 +146,15 @@ class DefaultCommandGroup(TyperGroup):
         return option
 
     def format_options(self, ctx: Context, formatter: HelpFormatter) -> None:
-        # The default command's options are the ones people use most: show them at the top.
+        # The default command's options are the ones people use most: show them at the top, in
+        # the panels their declarations name (Typer's rich_help_panel, written here without Rich).
         default = self.get_command(ctx, DEFAULT_COMMAND)
         if default is not None:
-            with formatter.section("Options for asking (venice-agent [OPTIONS] [QUESTION])"):
-                formatter.write_dl(_option_rows(default, ctx))
+            for panel, rows in _panels(default, ctx):
+                with formatter.section(panel):
+                    formatter.write_dl(rows)
         with formatter.section("Options"):
-            formatter.write_dl([*OWN_OPTIONS.items(), *_option_rows(self, ctx, help_too=True)])
+            formatter.write_dl([*OWN_OPTIONS.items(), *_option_rows(self, ctx)])
         self.format_commands(ctx, formatter)
 
 
@@ -241,17 +243,24 @@ def _group_options() -> None:
     pass  # the group's own options are OWN_OPTIONS, read before parsing, and --help
 
 
-def _option_rows(command: Any, ctx: Context, *, help_too: bool = False) -> list[tuple[str, str]]:
-    rows = []
+def _panels(command: Any, ctx: Context) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The command's options as help rows, by panel: PANELS' order, each panel's rows in the
+    order declared; an option that names no panel goes last, under "More options"."""
+    from .common_options import PANELS
+
+    rows: dict[str, list[tuple[str, str]]] = {panel: [] for panel in (*PANELS, "More options")}
     for param in command.get_params(ctx):
         record = param.get_help_record(ctx)
-        if (
-            record is not None
-            and param.param_type_name == "option"
-            and (help_too or "--help" not in record[0])
-        ):
-            rows.append(record)
-    return rows
+        if record is not None and param.param_type_name == "option" and "--help" not in record[0]:
+            rows.setdefault(getattr(param, "rich_help_panel", None) or "More options", []).append(record)
+    return [(panel, found) for panel, found in rows.items() if found]
+
+
+def _option_rows(command: Any, ctx: Context) -> list[tuple[str, str]]:
+    records = (
+        param.get_help_record(ctx) for param in command.get_params(ctx) if param.param_type_name == "option"
+    )
+    return [record for record in records if record is not None]
 
 
 class _WhenGiven:

@@ -1,5 +1,5 @@
-"""`venice-agent sessions list|show|export|import|delete`: the saved conversations (README
-"Sessions"). None of them creates the sessions file: with none yet, they say so. Exported
+"""`venice-agent sessions list|show|export|import|delete`: the saved conversations
+(docs/sessions.md). None of them creates the sessions file: with none yet, they say so. Exported
 files are created readable by you alone (0600). The bot's chats (`chat`, `serve`) are in
 their own store and never listed here.
 """
@@ -23,10 +23,22 @@ class Format(StrEnum):
     md = "md"
 
 
+SESSIONS_HELP = """The saved conversations: list, show, export, import, delete (docs/sessions.md).
+
+Sessions are off until you turn them on (venice-agent config set sessions on, or --save for
+one run); then each conversation is saved, to go on with later.
+
+\b
+venice-agent sessions list                     # this folder's, the latest first
+venice-agent -c "and then?"                    # go on with the latest of this folder
+venice-agent --resume a1b2c3d4 "what next?"    # or with one by its id
+venice-agent sessions export latest --format md > talk.md
+venice-agent sessions delete --older-than 30d
+"""
+
+
 def add_sessions_commands(app: typer.Typer) -> None:
-    group = command_group(
-        app, "sessions", "The saved conversations: list, show, export, import, delete (README: Sessions)."
-    )
+    group = command_group(app, "sessions", SESSIONS_HELP)
     group.command("list")(sessions_list)
     group.command("show")(sessions_show)
     group.command("export")(sessions_export)

@@ -1,4 +1,4 @@
-"""Every default named once. Code, help texts and the README refer to these names; a default
+"""Every default named once. Code, help texts and the manual (docs/) refer to these names; a default
 that changes here changes everywhere. (Pure: no imports, so the loop core may use it.)"""
 
 APP_NAME = "venice-agent"  # the folders it keeps its files in (config, data, cache)
@@ -15,7 +15,7 @@ MCP_LIST_CACHE_HOURS = 24.0  # a server's cached tool list may open a one-shot q
 COMPACT_AT = 0.8  # compact when the next request would pass this share of the window (`COMPACT_AT`)
 KEEP_TURNS = 2  # the last user turns a compaction keeps whole
 PAGE_SHARE = 0.1  # a page of a long result takes at most this share of the model's window
-# Tool search (README "Tool search"): a big catalogue is searched instead of sent whole.
+# Tool search (docs/tools.md, "Tool search for big catalogues"): a big catalogue is searched instead of sent whole.
 TOOL_SEARCH_TOOLS = 40  # more tools than this are searched when the model's window is unknown
 TOOL_SEARCH_SHARE = 0.10  # schemas taking more than this share of a known window are searched
 TOOL_SEARCH_TOP_K = 5  # tools one search_tools call finds at most
@@ -26,7 +26,8 @@ TOOL_SEARCH_TOP_K = 5  # tools one search_tools call finds at most
 WEB_SEARCH_USD = 0.01
 # Under a money cap, without MAX_COMPLETION_TOKENS, each request asks for no more output tokens
 # than the money left can pay after its worst-case input, nor more than the model's own limit,
-# or this many when the model publishes none (no Venice text model does): README "Money cap".
+# or this many when the model publishes none (no Venice text model does): docs/models.md, "The
+# money cap".
 CAPPED_OUTPUT_TOKENS = 8192
 # ... and a request whose money left cannot pay this many (a short answer, a tool call) after
 # its worst-case input is not made: the question ends `cost_cap`.

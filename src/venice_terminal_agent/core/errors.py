@@ -1,7 +1,7 @@
 """One error tree: every failure we expect and can explain in one line is a `VeniceAgentError`.
 
 Each subclass carries the process exit status a command ends with when it is not caught
-nearer (`exit_status`); the README's table lists them. Exceptions of the libraries below us
+nearer (`exit_status`); docs/loop.md's table lists them. Exceptions of the libraries below us
 (httpx2, mcp, sqlite3) are translated into these where we call them, and only there.
 Anything else that escapes is a bug of ours: the command line says so and exits 1 (`CRASH_STATUS`),
 it never passes for a model or tool failure.

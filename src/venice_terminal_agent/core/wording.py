@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 EMPTY_RESPONSE = "(empty response)"
 
 # A call that needs a yes when nobody can be asked (cron, CI, a pipe without /dev/tty): the
-# same words for a paid tool as for any other, so the README can quote them.
+# same words for a paid tool as for any other, so the manual can quote them.
 NO_TERMINAL = "there is no terminal to ask on"
 NO_TERMINAL_CONSENT = f"it needs your consent, and {NO_TERMINAL} (or use --yes)"
 NO_TERMINAL_LOCAL = f"it may send local file contents off this machine, and {NO_TERMINAL} (or use --yes)"

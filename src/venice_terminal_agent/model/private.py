@@ -1,6 +1,6 @@
 """End-to-end encrypted (E2EE) chat with Venice's TEE models: private, or not at all.
 
-The protocol (Venice's, as its own CLI speaks it; see README "Private models (E2EE)"):
+The protocol (Venice's, as its own CLI speaks it; see docs/models.md, "Private models (E2EE)"):
 
 1. `GET /tee/attestation?model=M&nonce=N`, N 32 fresh random bytes (hex). The answer must say
    `verified: true`, echo N, name M, carry the enclave's secp256k1 `signing_key`, and its

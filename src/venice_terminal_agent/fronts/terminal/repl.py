@@ -24,15 +24,15 @@ from .render import Renderer, balance_line, receipt_json, tools_table
 HELP = """\
 /help     this list
 /tools    the tools loaded, marked free (runs without asking) or asks (needs your yes),
-          and whether the catalogue is searched (README: Tool search)
+          and whether the catalogue is searched (docs/tools.md: Tool search)
 /reload   list the tools again (picks up Actors added to your account meanwhile)
 /resources  the MCP servers' resources (the model reads one with read_resource)
 /prompts  the MCP servers' prompts and their arguments
 /prompt NAME key=value …  ask one of those prompts as the next question
 /receipt  the last question's receipt in full (JSON)
-/compact [focus]  summarise the older rounds now, to free the context window (README: Long conversations)
+/compact [focus]  summarise the older rounds now, to free the context window (docs/asking.md: Long conversations)
 /clear    forget the conversation so far (a saved session stays as it was)
-/save     save this conversation and keep saving it (README: Sessions)
+/save     save this conversation and keep saving it (docs/sessions.md)
 /sessions this folder's saved sessions
 /title TEXT  the saved session's title
 /quit     leave (also Ctrl+D, or Ctrl+C on an empty prompt)
