@@ -131,12 +131,16 @@ class Ledger:
                 connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     def create(self) -> None:
-        """The ledger's tables, made once however many workers start together (SQLite: the
-        write lock each transaction takes; PostgreSQL: an advisory lock while they are made)."""
+        """The ledger's tables, made once however many workers start together."""
         with self.engine.begin() as c:
-            if not self.sqlite:
-                c.exec_driver_sql("SELECT pg_advisory_xact_lock(3737001)")
+            self.one_at_a_time(c)
             metadata.create_all(c)
+
+    def one_at_a_time(self, c: Any) -> None:
+        """This transaction waits for any other doing the same (PostgreSQL: an advisory lock till
+        it ends; SQLite: every transaction already holds the write lock from its start)."""
+        if not self.sqlite:
+            c.exec_driver_sql("SELECT pg_advisory_xact_lock(3737001)")
 
     def close(self) -> None:
         self.engine.dispose()
@@ -148,6 +152,7 @@ class Ledger:
         of that name with other money settings or other questions is refused (`ConfigError`)."""
         cap_nusd = None if cap is None else nusd(cap)
         with self.engine.begin() as c:
+            self.one_at_a_time(c)  # workers starting together: one records the batch, the others join it
             row = c.execute(sa.select(runs).where(runs.c.batch_id == batch_id)).first()
             if row is not None:
                 if row.cap_nusd != cap_nusd or row.call_nusd != nusd(call_usd):
@@ -266,6 +271,7 @@ class Ledger:
     def finish(self, batch_id: str, qid: str, exit: str, cost: int, receipt: dict[str, Any]) -> None:
         """Keep a question's receipt, once (a workflow replayed after a crash finds it kept)."""
         with self.engine.begin() as c:
+            self.one_at_a_time(c)
             exists = c.execute(
                 sa.select(receipts.c.seq).where((receipts.c.batch_id == batch_id) & (receipts.c.qid == qid))
             ).first()
