@@ -25,7 +25,7 @@ import time
 
 from openai import AsyncOpenAI
 
-from venice_terminal_agent.agent import SYSTEM_PROMPT, Agent
+from venice_terminal_agent.agent import SYSTEM_PROMPT, Agent, AgentOptions
 from venice_terminal_agent.core.toolbox import FunctionToolbox
 from venice_terminal_agent.model import VeniceClient
 
@@ -92,8 +92,8 @@ async def main(questions: int) -> int:
     process, base_url = await start_server()
     raw = AsyncOpenAI(api_key="k", base_url=base_url, max_retries=0)
     client = VeniceClient("k", base_url)
-    facts = await client.model_facts("fake-model")  # once, as a session does
-    agent = Agent(client, TOOLBOX, model="fake-model", facts=facts, max_usd=100.0)
+    facts = await client.discovery.model_facts("fake-model")  # once, as a session does
+    agent = Agent(client, TOOLBOX, AgentOptions(model="fake-model", facts=facts, max_usd=100.0))
     agent_times, raw_times = [], []
     try:
         for i in range(questions + 10):  # the first 10 of each warm up connections and caches

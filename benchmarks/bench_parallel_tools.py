@@ -20,7 +20,7 @@ import statistics
 import sys
 import time
 
-from venice_terminal_agent.agent import Agent
+from venice_terminal_agent.agent import Agent, AgentOptions
 from venice_terminal_agent.core.toolbox import FunctionToolbox
 from venice_terminal_agent.model import VeniceClient
 
@@ -67,8 +67,8 @@ async def main(questions: int) -> int:
     client = VeniceClient("k", base_url)
     box = FunctionToolbox({"slow_lookup": slow_lookup}, read_only={"slow_lookup"})
     parallel, sequential = (
-        Agent(client, box, model="fake-model"),
-        Agent(client, Sequential(box), model="fake-model"),
+        Agent(client, box, AgentOptions(model="fake-model")),
+        Agent(client, Sequential(box), AgentOptions(model="fake-model")),
     )
     timings: dict[str, list[float]] = {"parallel": [], "sequential": []}
     try:

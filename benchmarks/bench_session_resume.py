@@ -69,7 +69,7 @@ class Timed:
 
 
 async def main(questions: int) -> int:
-    from venice_terminal_agent.agent import Agent
+    from venice_terminal_agent.agent import Agent, AgentOptions
     from venice_terminal_agent.config import load_settings
     from venice_terminal_agent.core.toolbox import FunctionToolbox
     from venice_terminal_agent.fronts.runtime import Flags
@@ -98,7 +98,7 @@ async def main(questions: int) -> int:
             for side in ("fresh", "resumed") if i % 2 else ("resumed", "fresh"):
                 timed = Timed(client)
                 begin = time.perf_counter()
-                agent = Agent(timed, tools, model="fake-model")  # type: ignore[arg-type]
+                agent = Agent(timed, tools, AgentOptions(model="fake-model"))  # type: ignore[arg-type]
                 if side == "fresh":
                     receipt = await agent.ask("and key 201?")
                 else:

@@ -25,7 +25,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from venice_terminal_agent.agent import Agent
+from venice_terminal_agent.agent import Agent, AgentOptions
 from venice_terminal_agent.core.consent import Consent
 from venice_terminal_agent.core.pager import Pager
 from venice_terminal_agent.core.tokens import estimate_tokens
@@ -56,7 +56,7 @@ async def ask(box: McpToolbox, pager: Pager, mode: str) -> list[dict]:
     rule = SearchRule("on" if mode == "searched" else "off")
     tools = Consent(ToolSearch(CombinedToolbox(builtin_toolbox(pager=pager), box), rule), auto_approve=True)
     async with FakeVenice(SCRIPTS[mode]) as fake, VeniceClient("k", fake.base_url) as client:
-        receipt = await Agent(client, tools, model="fake-model", pager=pager).ask(QUESTION)
+        receipt = await Agent(client, tools, AgentOptions(model="fake-model", pager=pager)).ask(QUESTION)
         assert receipt.stopped_because == "answered" and receipt.steps[-1].tool == CALL["name"], receipt
         return list(fake.chat_requests)
 

@@ -11,8 +11,9 @@ from contextlib import asynccontextmanager
 import pytest
 
 from venice_terminal_agent import Exit, ToolError
-from venice_terminal_agent.agent import Agent
+from venice_terminal_agent.agent import Agent, AgentOptions
 from venice_terminal_agent.core.consent import Consent
+from venice_terminal_agent.core.defaults import MAX_ROUNDS
 from venice_terminal_agent.core.events import ConsentAsked, ConsentGiven, Finished, TextDelta
 from venice_terminal_agent.core.toolbox import CombinedToolbox, FunctionToolbox
 from venice_terminal_agent.model import RetryPolicy, VeniceClient
@@ -52,7 +53,7 @@ async def agent_on(script, tools=None, **options):
     async with MockVenice(script) as fake:
         policy = RetryPolicy(sleep=no_wait, jitter=lambda: 0.5)
         async with VeniceClient("k", fake.base_url, retry=policy, http_client=fake.http_client()) as client:
-            yield fake, Agent(client, tools or toolbox(), model="fake-model", **options)
+            yield fake, Agent(client, tools or toolbox(), AgentOptions(model="fake-model", **options))
 
 
 def roles(messages: list[dict]) -> list[str]:
@@ -328,7 +329,7 @@ async def test_an_exception_leaves_the_history_unchanged() -> None:
         async def complete(self, *args, **kwargs):
             raise RuntimeError("a bug")
 
-    agent = Agent(Broken(), toolbox(), model="m")
+    agent = Agent(Broken(), toolbox(), AgentOptions(model="m"))
     with pytest.raises(RuntimeError):
         await agent.ask("hi")
     assert roles(agent.history) == ["system"]
@@ -344,13 +345,13 @@ async def test_clear_keeps_only_the_system_prompt() -> None:
 
 def test_max_rounds_is_checked() -> None:
     with pytest.raises(ValueError, match="between 1 and 40"):
-        Agent(object(), toolbox(), model="m", max_rounds=41)
+        Agent(object(), toolbox(), AgentOptions(model="m", max_rounds=41))
 
 
 async def test_a_tool_the_catalogue_does_not_describe_asks_before_it_runs() -> None:
     # A toolbox that can run a name its specs() does not list: nothing says it is read-only,
     # so it must not run without a yes.
-    from venice_terminal_agent.agent import Agent
+    from venice_terminal_agent.agent import Agent, AgentOptions
     from venice_terminal_agent.core.toolbox import FunctionToolbox
 
     ran: list[str] = []
@@ -389,7 +390,7 @@ async def test_a_tool_the_catalogue_does_not_describe_asks_before_it_runs() -> N
                 )
             return Completion({"role": "assistant", "content": "ok"})
 
-    agent = Agent(OneCallModel(), tools, model="m", approver=approver)
+    agent = Agent(OneCallModel(), tools, AgentOptions(model="m", approver=approver))
     receipt = await agent.ask("charge me")
     assert asked == ["charge"]
     assert ran == []
@@ -447,7 +448,7 @@ async def test_local_data_asks_for_the_rest_of_the_conversation_until_clear(tmp_
 
     class Remote(FunctionToolbox):
         def specs(self):
-            return [dataclasses.replace(spec, server="web") for spec in super().specs()]
+            return [spec.replace(server="web") for spec in super().specs()]
 
     tools = CombinedToolbox(builtin_toolbox(tmp_path), Remote({"search": search}, read_only={"search"}))
     script = [
@@ -476,6 +477,19 @@ async def test_a_rolled_back_question_takes_its_local_data_with_it(tmp_path) -> 
     assert agent.tools.local_data is False  # rolled back: the contents are not in the conversation
 
 
+def test_one_options_record_makes_many_conversations_and_none_changes_it() -> None:
+    """`AgentOptions` is frozen: a front that makes a conversation per editor session or per
+    chat hands each the same record, and each gets its own history, pager and consent."""
+    options = AgentOptions(model="m", budget=2, max_tool_result_chars=500)
+    first, second = Agent(object(), toolbox(), options), Agent(object(), toolbox(), options)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.budget = 3  # type: ignore[misc]
+    assert first.pager is not second.pager and first.pager.page_chars == 500
+    assert first.history is not second.history and first.tools is not second.tools
+    assert (first.budget, first.max_rounds, first.model) == (2, MAX_ROUNDS, "m")
+    assert options.replace(budget=5).budget == 5 and options.budget == 2
+
+
 @pytest.mark.parametrize("exit", [Exit.COST_CAP, Exit.INTERRUPTED])
 async def test_a_request_refused_outside_the_loop_ends_on_the_exit_it_names(exit: Exit) -> None:
     """A client that will not send a request (a batch's shared cap, a durable run's request
@@ -487,7 +501,7 @@ async def test_a_request_refused_outside_the_loop_ends_on_the_exit_it_names(exit
         async def complete(self, *args, **kwargs):
             raise Refused(f"not sent: {exit}", exit=exit)
 
-    agent = Agent(Ledgered(), toolbox(), model="m")
+    agent = Agent(Ledgered(), toolbox(), AgentOptions(model="m"))
     receipt = await agent.ask("hi")
     assert receipt.stopped_because is exit and receipt.refusal == f"not sent: {exit}"
     assert roles(agent.history) == ["system"]

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from venice_terminal_agent import Exit, ToolError
-from venice_terminal_agent.agent import Agent
+from venice_terminal_agent.agent import Agent, AgentOptions
 from venice_terminal_agent.core.toolbox import FunctionToolbox
 from venice_terminal_agent.model import RetryPolicy, VeniceClient
 from venice_terminal_agent.testing import MockVenice
@@ -77,7 +77,11 @@ async def scenario(replies: list, budget: int, max_rounds: int, consent: bool) -
     async with MockVenice({"replies": [*replies, {"text": "warm"}], "loop": True}) as fake:
         policy = RetryPolicy(sleep=no_wait, jitter=lambda: 0.5)
         async with VeniceClient("k", fake.base_url, retry=policy, http_client=fake.http_client()) as client:
-            agent = Agent(client, tools(), model="m", budget=budget, max_rounds=max_rounds, approver=approver)
+            agent = Agent(
+                client,
+                tools(),
+                AgentOptions(model="m", budget=budget, max_rounds=max_rounds, approver=approver),
+            )
             before = copy.deepcopy(agent.history)
             receipt = await agent.ask("go")
     assert receipt.stopped_because is not Exit.CANCELLED  # nothing cancelled it: it stopped by itself

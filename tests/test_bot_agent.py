@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from venice_terminal_agent import Bot, Exit
-from venice_terminal_agent.agent import Agent
+from venice_terminal_agent.agent import Agent, AgentOptions
 from venice_terminal_agent.core.toolbox import FunctionToolbox
 from venice_terminal_agent.model import RetryPolicy, VeniceClient
 from venice_terminal_agent.testing import MockVenice
@@ -38,7 +38,7 @@ async def test_the_model_plans_within_what_is_left_and_repeats_never_reach_it() 
         policy = RetryPolicy(sleep=no_wait, jitter=lambda: 0.5)
         async with VeniceClient("k", fake.base_url, retry=policy, http_client=fake.http_client()) as client:
             tools = FunctionToolbox({"lookup": lookup}, read_only={"lookup"})
-            agent = Agent(client, tools, model="fake-model")
+            agent = Agent(client, tools, AgentOptions(model="fake-model"))
             async with Bot(agent=agent, clock=lambda: now[0]) as bot:
                 first = await bot.respond("find three words", "alice")
                 again = await bot.respond("find three words", "alice")
@@ -92,7 +92,9 @@ async def test_the_local_data_rule_holds_for_the_bot_across_messages(tmp_path) -
             "k", fake.base_url, retry=RetryPolicy(sleep=no_wait), http_client=fake.http_client()
         ) as client:
             tools = CombinedToolbox(builtin_toolbox(tmp_path), box)
-            agent = Agent(client, tools, model="fake-model")  # no approver: nobody to ask, as in a bot
+            agent = Agent(
+                client, tools, AgentOptions(model="fake-model")
+            )  # no approver: nobody to ask, as in a bot
             async with Bot(agent=agent) as bot:
                 await bot.respond("what is in my notes?", "alice")
                 reply = await bot.respond("now search the web for it", "alice")

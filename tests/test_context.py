@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 import pytest
 
 from venice_terminal_agent import Exit
-from venice_terminal_agent.agent import Agent
+from venice_terminal_agent.agent import Agent, AgentOptions
 from venice_terminal_agent.core.context import Gauge, compacted_line, short, split
 from venice_terminal_agent.core.errors import ContextFullError
 from venice_terminal_agent.core.events import Notice
@@ -43,8 +43,8 @@ async def agent_on(script, *, listed: int | None = WINDOW, **options):
         script["model_spec"] = {"availableContextTokens": listed, **script.get("model_spec", {})}
     async with MockVenice(script) as fake:
         async with VeniceClient("k", fake.base_url, http_client=fake.http_client()) as client:
-            facts = await client.model_facts("fake-model")
-            yield fake, Agent(client, tools(), model="fake-model", facts=facts, **options)
+            facts = await client.discovery.model_facts("fake-model")
+            yield fake, Agent(client, tools(), AgentOptions(model="fake-model", facts=facts, **options))
 
 
 def chat(fake) -> list[dict]:
@@ -299,9 +299,11 @@ async def test_pages_never_take_more_than_their_share_of_the_window() -> None:
         {"context_window": WINDOW, "model_spec": {"availableContextTokens": WINDOW}, **script}
     ) as fake:
         async with VeniceClient("k", fake.base_url, http_client=fake.http_client()) as client:
-            facts = await client.model_facts("fake-model")
+            facts = await client.discovery.model_facts("fake-model")
             agent = Agent(
-                client, FunctionToolbox({"dump": dump}, read_only={"dump"}), model="fake-model", facts=facts
+                client,
+                FunctionToolbox({"dump": dump}, read_only={"dump"}),
+                AgentOptions(model="fake-model", facts=facts),
             )
             receipt = await agent.ask("dump it")
         assert receipt.stopped_because is Exit.ANSWERED
@@ -330,7 +332,7 @@ async def test_pages_never_take_more_than_their_share_of_the_window() -> None:
 async def test_the_window_is_read_from_what_the_server_says(script, window, source) -> None:
     async with MockVenice(script) as fake:
         async with VeniceClient("k", fake.base_url, http_client=fake.http_client()) as client:
-            facts = await client.model_facts("fake-model")
+            facts = await client.discovery.model_facts("fake-model")
     assert (facts.context_window, facts.context_source) == (window, source)
     asked_props = [seen.path for seen in fake.requests if seen.path == "/props"]
     assert asked_props == (["/props"] if "props" in script else [])  # only llama.cpp is asked

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from venice_terminal_agent import Exit
-from venice_terminal_agent.agent import Agent
+from venice_terminal_agent.agent import Agent, AgentOptions
 from venice_terminal_agent.core.costs import Cap, Prices, add_usage, round_cost, usd
 from venice_terminal_agent.core.errors import ConfigError
 from venice_terminal_agent.core.toolbox import FunctionToolbox
@@ -106,8 +106,8 @@ async def capped(script: dict, **options):
     async with FakeVenice(script) as fake:
         policy = RetryPolicy(sleep=no_wait, jitter=lambda: 0.5)
         async with VeniceClient("k", fake.base_url, retry=policy) as client:
-            facts = await client.model_facts("fake-model")
-            yield fake, Agent(client, echo_tools(), model="fake-model", facts=facts, **options)
+            facts = await client.discovery.model_facts("fake-model")
+            yield fake, Agent(client, echo_tools(), AgentOptions(model="fake-model", facts=facts, **options))
 
 
 async def test_every_model_receipt_has_usage_and_cost_and_the_balance() -> None:
@@ -243,8 +243,8 @@ def test_the_spend_on_receipts_never_passes_the_cap(draws, input_price, output_p
     facts = ModelFacts(Prices(input_price, output_price), limit)
 
     async def run() -> float:
-        agent = Agent(PlausibleModel(draws, limit), echo_tools(), model="m", facts=facts, session_max_usd=cap,
-                      budget=6, max_rounds=8)  # fmt: skip
+        options = AgentOptions(model="m", facts=facts, session_max_usd=cap, budget=6, max_rounds=8)
+        agent = Agent(PlausibleModel(draws, limit), echo_tools(), options)
         spent = 0.0
         for question in ("a", "b", "c"):
             receipt = await agent.ask(question)

@@ -253,7 +253,7 @@ def test_a_model_the_list_does_not_have_sends_nothing(tmp_path: Path) -> None:
 async def test_every_message_of_a_conversation_goes_sealed_and_a_retry_resends_it_sealed() -> None:
     """Through the Python API on the in-process fake: the second question's request carries the
     first answer sealed too, and a 503 retried sends the same sealed request again."""
-    from venice_terminal_agent.agent import Agent
+    from venice_terminal_agent.agent import Agent, AgentOptions
     from venice_terminal_agent.core.toolbox import FunctionToolbox
     from venice_terminal_agent.model import RetryPolicy, VeniceClient
     from venice_terminal_agent.model.models import ModelFacts
@@ -269,7 +269,9 @@ async def test_every_message_of_a_conversation_goes_sealed_and_a_retry_resends_i
         async with VeniceClient("k", fake.base_url, retry=policy, http_client=fake.http_client()) as client:
             tools = FunctionToolbox({"echo": lambda text: text})
             agent = Agent(
-                client, tools, model="e2ee-fake", facts=ModelFacts(e2ee=True), private=E2EE("e2ee-fake")
+                client,
+                tools,
+                AgentOptions(model="e2ee-fake", facts=ModelFacts(e2ee=True), private=E2EE("e2ee-fake")),
             )
             first = await agent.ask(QUESTION)
             second = await agent.ask("And what became of it?")
@@ -289,7 +291,7 @@ async def test_every_message_of_a_conversation_goes_sealed_and_a_retry_resends_i
 async def test_after_a_reply_that_does_not_decrypt_the_conversation_goes_on_encrypted() -> None:
     """In a REPL: the failed question is rolled back and said so on its receipt; the next one
     is answered, sealed for the same attested key, and its receipt says it was encrypted."""
-    from venice_terminal_agent.agent import Agent
+    from venice_terminal_agent.agent import Agent, AgentOptions
     from venice_terminal_agent.core.toolbox import FunctionToolbox
     from venice_terminal_agent.model import VeniceClient
     from venice_terminal_agent.model.models import ModelFacts
@@ -302,9 +304,7 @@ async def test_after_a_reply_that_does_not_decrypt_the_conversation_goes_on_encr
             agent = Agent(
                 client,
                 FunctionToolbox({}),
-                model="e2ee-fake",
-                facts=ModelFacts(e2ee=True),
-                private=E2EE("e2ee-fake"),
+                AgentOptions(model="e2ee-fake", facts=ModelFacts(e2ee=True), private=E2EE("e2ee-fake")),
             )
             failed = await agent.ask(QUESTION)
             answered = await agent.ask(QUESTION)
@@ -400,3 +400,39 @@ def test_plain_text_added_to_a_sealed_stream_is_not_shown_as_the_models(tmp_path
     assert got["e2ee"]["dropped"] == ["web_search_citations (not end-to-end encrypted)"]
     assert plain.returncode == 0, plain.stderr
     assert "planted.example" not in plain.stdout + plain.stderr
+
+
+async def test_the_encryption_goes_with_each_request_not_onto_the_shared_client() -> None:
+    """Two conversations on one client, one encrypted and one not: each request is sent as its
+    own conversation says (the agent hands its E2EE to the planner, which hands it to the client
+    with each request), and /compact's summary request of the encrypted one goes sealed too."""
+    from venice_terminal_agent.agent import Agent, AgentOptions
+    from venice_terminal_agent.core.toolbox import FunctionToolbox
+    from venice_terminal_agent.model import VeniceClient
+    from venice_terminal_agent.model.models import ModelFacts
+    from venice_terminal_agent.model.private import E2EE
+    from venice_terminal_agent.testing import MockVenice
+
+    texts = ["One.", "Two.", "Three.", "In plain.", "The summary."]
+    async with MockVenice(script(replies=[{"text": text} for text in texts])) as fake:
+        async with VeniceClient("k", fake.base_url, http_client=fake.http_client()) as client:
+            facts = ModelFacts(e2ee=True)
+            sealed = Agent(
+                client,
+                FunctionToolbox({}),
+                AgentOptions(model="e2ee-fake", facts=facts, private=E2EE("e2ee-fake")),
+            )
+            plain = Agent(client, FunctionToolbox({}), AgentOptions(model="e2ee-fake", facts=facts))
+            for question in ("Atlantis, first?", "Atlantis, second?", "Atlantis, third?"):
+                assert (await sealed.ask(question)).e2ee["encrypted"] is True
+            in_plain = await plain.ask("Where is Lemuria?")
+            said = await sealed.compact()
+    assert in_plain.answer == "In plain." and in_plain.e2ee is None
+    assert said.startswith("compacted 1 earlier round")
+    chats = [seen.body for seen in fake.requests if seen.path.endswith("/chat/completions")]
+    assert len(chats) == 5
+    assert "Where is Lemuria?" in json.dumps(chats[3])  # the plain conversation's, as it is
+    assert "enable_e2ee" not in chats[3]["venice_parameters"]
+    no_plaintext_left([chats[index] for index in (0, 1, 2, 4)])
+    assert chats[4]["venice_parameters"]["enable_e2ee"] is True
+    assert any("conversation below is getting too long" in text for text in fake.tee.plaintexts)

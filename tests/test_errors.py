@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cli_support import clean_env, fake_venice
-from venice_terminal_agent.agent import Agent
+from venice_terminal_agent.agent import Agent, AgentOptions
 from venice_terminal_agent.core import errors
 from venice_terminal_agent.core.receipt import EXIT_STATUS, Exit
 from venice_terminal_agent.core.toolbox import FunctionToolbox
@@ -76,7 +76,7 @@ async def test_a_bug_in_the_assembler_goes_up_as_it_is_and_is_not_retried() -> N
         async with VeniceClient(
             "k", fake.base_url, retry=RetryPolicy(sleep=no_sleep), http_client=fake.http_client()
         ) as client:
-            agent = Agent(client, FunctionToolbox({}), model="m")
+            agent = Agent(client, FunctionToolbox({}), AgentOptions(model="m"))
             with pytest.raises(KeyError, match="planted"):
                 await agent.ask("hi")  # not a receipt that says model_error
             assert len(fake.chat_requests) == 1  # a bug is not a failed request: no retry

@@ -17,7 +17,7 @@ from cli_support import fake_venice, mcp_config
 from cli_support import run_cli as run
 from test_repl_pty import ANSI, Terminal
 from venice_terminal_agent import Exit
-from venice_terminal_agent.agent import Agent
+from venice_terminal_agent.agent import Agent, AgentOptions
 from venice_terminal_agent.core.events import Notice, TextDelta
 from venice_terminal_agent.core.receipt import EXIT_STATUS
 from venice_terminal_agent.core.toolbox import FunctionToolbox
@@ -64,8 +64,8 @@ async def client_on(script, base_url: str | None = None):
 @asynccontextmanager
 async def agent_on(script, **options):
     async with client_on(script) as (fake, client):
-        facts = await client.model_facts("fake-model")
-        yield fake, Agent(client, echo_tools(), model="fake-model", facts=facts, **options)
+        facts = await client.discovery.model_facts("fake-model")
+        yield fake, Agent(client, echo_tools(), AgentOptions(model="fake-model", facts=facts, **options))
 
 
 # Fault 1: a server that cannot stream tool calls ------------------------------------------
@@ -438,7 +438,7 @@ async def test_the_money_cap_counts_a_response_without_usage_at_its_worst(profil
 async def test_a_404_on_the_model_list_names_the_url_and_suggests_v1() -> None:
     async with client_on({"profile": "v1_routes"}, base_url=HOST) as (_, client):
         with pytest.raises(ModelError) as caught:
-            await client.resolve_model(None)
+            await client.discovery.resolve_model(None)
     assert caught.value.message == (
         f"cannot list models: GET {HOST}/models answered 404 Not Found: Not Found; OpenAI-compatible "
         f"servers serve their API under /v1: try {HOST}/v1 as the base URL (--base-url or VENICE_BASE_URL)"
@@ -457,7 +457,7 @@ async def test_a_404_on_chat_completions_names_the_url_and_suggests_v1() -> None
 
 async def test_with_v1_the_model_is_found_and_a_404_suggests_nothing_more() -> None:
     async with client_on({"profile": "v1_routes", "replies": [{"status": 404}]}) as (fake, client):
-        assert await client.resolve_model(None) == "fake-model"  # no traits: the only model listed
+        assert await client.discovery.resolve_model(None) == "fake-model"  # no traits: the only model listed
         with pytest.raises(ModelError) as caught:
             await client.complete("fake-model", USER)
     assert caught.value.message.startswith(f"POST {fake.base_url}/chat/completions answered 404 Not Found")

@@ -12,7 +12,7 @@ from mcp.server import MCPServer
 
 from test_mcp_everything import stdio_config
 from venice_terminal_agent import ToolError
-from venice_terminal_agent.agent import Agent
+from venice_terminal_agent.agent import Agent, AgentOptions
 from venice_terminal_agent.core.consent import Consent, Why
 from venice_terminal_agent.core.receipt import Call
 from venice_terminal_agent.core.toolbox import CombinedToolbox
@@ -99,7 +99,7 @@ async def test_the_model_reads_a_resource_without_being_asked_unless_local_data_
         VeniceClient("k", fake.base_url, http_client=fake.http_client()) as client,
     ):
         tools = Consent(CombinedToolbox(builtin_toolbox(), box), approver=approver)
-        receipt = await Agent(client, tools, model="fake-model").ask("How is the server built?")
+        receipt = await Agent(client, tools, AgentOptions(model="fake-model")).ask("How is the server built?")
         assert tools.why(Call("read_resource", {"server": "everything", "uri": DOC})) is None
         tools.local_data = True  # a file read earlier: what the tool sends leaves the machine
         assert tools.why(Call("read_resource", {"server": "everything", "uri": DOC})) is Why.LOCAL_DATA

@@ -15,7 +15,7 @@ import pytest
 
 from servers.node import bin_path
 from venice_terminal_agent import Exit
-from venice_terminal_agent.agent import Agent
+from venice_terminal_agent.agent import Agent, AgentOptions
 from venice_terminal_agent.core.consent import Consent, Why
 from venice_terminal_agent.core.costs import Prices
 from venice_terminal_agent.core.defaults import CAPPED_OUTPUT_TOKENS
@@ -68,8 +68,8 @@ async def question_on(script, person: Person, facts=None, **options):
     async with FakeVenice(script) as fake, McpToolbox.open([everything()], hooks=hooks) as box:
         async with VeniceClient("k", fake.base_url) as client:
             facts = facts or ModelFacts(prices=PRICES, max_completion_tokens=1000)
-            yield fake, Agent(client, Consent(box, approver=person), model="fake-model", facts=facts,
-                              sampling=desk, **options)  # fmt: skip
+            chosen = AgentOptions(model="fake-model", facts=facts, sampling=desk, **options)
+            yield fake, Agent(client, Consent(box, approver=person), chosen)
 
 
 async def test_approved_the_request_goes_to_our_model_and_counts_in_the_receipt():
@@ -162,7 +162,10 @@ async def trip_question(script, person: Person):
     server = ServerConfig("trip", command=sys.executable, args=(str(TRIP_SERVER),))
     async with FakeVenice(script) as fake, McpToolbox.open([server], hooks=hooks) as box:
         async with VeniceClient("k", fake.base_url) as client:
-            yield fake, Agent(client, Consent(box, approver=person), model="fake-model", sampling=desk)
+            yield (
+                fake,
+                Agent(client, Consent(box, approver=person), AgentOptions(model="fake-model", sampling=desk)),
+            )
 
 
 def weather_call(city: str) -> dict:

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from servers.node import MODULES, bin_path, node22
 from venice_terminal_agent import Call, Exit
-from venice_terminal_agent.agent import SYSTEM_PROMPT, Agent
+from venice_terminal_agent.agent import SYSTEM_PROMPT, Agent, AgentOptions
 from venice_terminal_agent.core.events import ToolProgress, ToolStarted
 from venice_terminal_agent.core.toolbox import CombinedToolbox
 from venice_terminal_agent.fronts.terminal.render import Renderer
@@ -37,7 +37,7 @@ def tool_names(request: dict) -> set[str]:
 async def ask(script: list, question: str, notices: list[str]):
     async with McpToolbox.open([RAW], hooks=SessionHooks(notice=notices.append)) as box:
         async with FakeVenice(script) as fake, VeniceClient("k", fake.base_url) as client:
-            agent = Agent(client, CombinedToolbox(box), model="m", auto_approve=True)
+            agent = Agent(client, CombinedToolbox(box), AgentOptions(model="m", auto_approve=True))
             receipt = await agent.ask(question)
             return receipt, fake.chat_requests
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from venice_terminal_agent.agent import APIFY_RULES, SYSTEM_PROMPT, Agent, system_prompt
+from venice_terminal_agent.agent import APIFY_RULES, SYSTEM_PROMPT, Agent, AgentOptions, system_prompt
 from venice_terminal_agent.config import load_settings
 from venice_terminal_agent.core.events import Notice
 from venice_terminal_agent.core.toolbox import FunctionToolbox
@@ -47,9 +47,9 @@ async def test_a_model_without_function_calling_gets_no_tools_and_a_deprecation_
     events: list = []
     async with FakeVenice(script) as fake:
         async with VeniceClient("k", fake.base_url, retry=RetryPolicy(sleep=no_wait)) as client:
-            facts = await client.model_facts("fake-model")
+            facts = await client.discovery.model_facts("fake-model")
             tools = FunctionToolbox({"echo": str}, read_only={"echo"})
-            agent = Agent(client, tools, model="fake-model", facts=facts)
+            agent = Agent(client, tools, AgentOptions(model="fake-model", facts=facts))
             await agent.ask("one", events=events.append)
             await agent.ask("two", events=events.append)
     assert not agent.calls_functions

@@ -9,7 +9,8 @@ import socket
 import pytest
 
 from venice_terminal_agent.model import ModelError, VeniceClient
-from venice_terminal_agent.model.client import CONNECT_TIMEOUT, DISCOVERY_TIMEOUT, READ_TIMEOUT
+from venice_terminal_agent.model.client import CONNECT_TIMEOUT, READ_TIMEOUT
+from venice_terminal_agent.model.discovery import DISCOVERY_TIMEOUT
 
 
 async def test_defaults_are_a_short_connect_and_a_long_read_between_chunks() -> None:
@@ -17,7 +18,7 @@ async def test_defaults_are_a_short_connect_and_a_long_read_between_chunks() -> 
     async with VeniceClient("k", "http://127.0.0.1:9/v1") as client:
         limits = client._openai.timeout
         assert (limits.connect, limits.read) == (10.0, 120.0)
-        assert client.discovery_timeout == 30.0
+        assert client.discovery.timeout == 30.0
 
 
 async def test_discovery_from_a_server_that_accepts_but_never_answers_gives_up() -> None:
@@ -27,7 +28,7 @@ async def test_discovery_from_a_server_that_accepts_but_never_answers_gives_up()
         url = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
         async with VeniceClient("k", url, discovery_timeout=0.3) as client:
             with pytest.raises(ModelError) as caught:
-                await client.resolve_model(None)
+                await client.discovery.resolve_model(None)
     assert caught.value.message == (
         "127.0.0.1 did not answer the request for its models within 0.3 s; check VENICE_BASE_URL, or pass --model"
     )

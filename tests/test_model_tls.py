@@ -67,7 +67,7 @@ async def test_a_certificate_nobody_trusts_is_refused(
     async with tls_server(*certificate(tmp_path)) as url:
         async with VeniceClient("k", url, retry=RetryPolicy(attempts=1, sleep=no_wait)) as client:
             with pytest.raises(ModelError, match="CERTIFICATE_VERIFY_FAILED"):
-                await client.resolve_model(None)
+                await client.discovery.resolve_model(None)
 
 
 async def test_a_certificate_trusted_through_ssl_cert_file_is_accepted(
@@ -77,4 +77,4 @@ async def test_a_certificate_trusted_through_ssl_cert_file_is_accepted(
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))
     async with tls_server(cert, key) as url:
         async with VeniceClient("k", url) as client:
-            assert await client.resolve_model(None) == "tls-model"
+            assert await client.discovery.resolve_model(None) == "tls-model"

@@ -101,7 +101,7 @@ async def test_a_conversation_whose_session_moved_on_elsewhere_is_saved_as_a_new
     """Two agents on one session whose claim did not stop them (the second started before the
     first saved): the second's save is refused as built on an older state, and its whole
     conversation becomes a new session with a line that says so."""
-    from venice_terminal_agent.agent import Agent
+    from venice_terminal_agent.agent import Agent, AgentOptions
     from venice_terminal_agent.core.toolbox import FunctionToolbox
     from venice_terminal_agent.fronts import saved_sessions as saving
     from venice_terminal_agent.model import VeniceClient
@@ -111,7 +111,7 @@ async def test_a_conversation_whose_session_moved_on_elsewhere_is_saved_as_a_new
     said: list[str] = []
 
     def saver(client: VeniceClient, store: SessionStore) -> saving.SavingAgent:
-        agent = Agent(client, FunctionToolbox({}), model="fake-model")
+        agent = Agent(client, FunctionToolbox({}), AgentOptions(model="fake-model"))
         opened = saving.Opened(store, "shared")
         return saving.SavingAgent(agent, opened, enabled=True, base_url="http://x", warn=said.append)
 
@@ -141,7 +141,7 @@ async def test_a_resumed_conversation_saved_apart_keeps_the_receipts_it_went_on_
     so the second's goes on in a fork: the fork holds the session as the second terminal saw
     it (its messages and its one earlier receipt) and then its own question, not the first
     terminal's question and not a history without the receipts it had."""
-    from venice_terminal_agent.agent import Agent
+    from venice_terminal_agent.agent import Agent, AgentOptions
     from venice_terminal_agent.core.toolbox import FunctionToolbox
     from venice_terminal_agent.fronts import saved_sessions as saving
     from venice_terminal_agent.model import VeniceClient
@@ -158,7 +158,7 @@ async def test_a_resumed_conversation_saved_apart_keeps_the_receipts_it_went_on_
         store = SessionStore(path)
         await store.open()
         session = await store.load("shared")
-        agent = Agent(client, FunctionToolbox({}), model="fake-model")
+        agent = Agent(client, FunctionToolbox({}), AgentOptions(model="fake-model"))
         agent.resume(session.messages, spent=0.0, local_data=False)
         opened = saving.Opened(store, "shared", session)
         return saving.SavingAgent(agent, opened, enabled=True, base_url="http://x", warn=said.append)

@@ -15,7 +15,7 @@ import pytest
 from cli_support import PYTHON, TESTS, fake_venice, run_cli
 from servers.catalogue import build_server
 from venice_terminal_agent import Exit
-from venice_terminal_agent.agent import Agent
+from venice_terminal_agent.agent import Agent, AgentOptions
 from venice_terminal_agent.core.consent import Consent, Why, not_run
 from venice_terminal_agent.core.pager import Pager
 from venice_terminal_agent.core.receipt import CallOutcome
@@ -55,7 +55,7 @@ async def searched_agent(script: list, tmp_path, rule: SearchRule | None = None,
         tools = ToolSearch(CombinedToolbox(builtin_toolbox(tmp_path, pager), box), rule)
         async with FakeVenice(script) as fake, VeniceClient("k", fake.base_url) as client:
             consent = Consent(tools, approver=approver)
-            yield fake, Agent(client, consent, model="fake-model", pager=pager)
+            yield fake, Agent(client, consent, AgentOptions(model="fake-model", pager=pager))
 
 
 async def test_a_tool_out_of_300_is_found_then_called_with_consent(tmp_path):

@@ -172,15 +172,15 @@ async def test_model_discovery_order() -> None:
         client,
         _,
     ):
-        assert await client.resolve_model("  b ") == "b"
-        assert await client.resolve_model(None) == "a"
+        assert await client.discovery.resolve_model("  b ") == "b"
+        assert await client.discovery.resolve_model(None) == "a"
     async with served({"models": ["a", "b"], "traits": {"default": "b"}}) as (_, client, _):
-        assert await client.resolve_model("") == "b"
+        assert await client.discovery.resolve_model("") == "b"
     async with served({"models": ["only"], "traits": {}}) as (_, client, _):
-        assert await client.resolve_model(None) == "only"
+        assert await client.discovery.resolve_model(None) == "only"
     async with served({"models": ["a", "b"], "traits": {}}) as (_, client, _):
         with pytest.raises(NoModelError, match="pass --model or set VENICE_MODEL; it serves a, b"):
-            await client.resolve_model(None)
+            await client.discovery.resolve_model(None)
 
 
 def test_error_bodies_of_every_shape() -> None:

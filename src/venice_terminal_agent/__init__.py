@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .bot.bot import Bot
+    from .core.errors import ToolError
     from .core.loop import Outcome, Planner, Stop, run_loop
     from .core.receipt import EXIT_STATUS, Answer, Call, Exit, Receipt, Step
-    from .core.toolbox import ToolError
 
 _HOME = {
     "Outcome": "core.loop", "Planner": "core.loop", "Stop": "core.loop", "run_loop": "core.loop",
     "EXIT_STATUS": "core.receipt", "Answer": "core.receipt", "Call": "core.receipt",
     "Exit": "core.receipt", "Receipt": "core.receipt", "Step": "core.receipt",
-    "ToolError": "core.toolbox", "Bot": "bot.bot",
+    "ToolError": "core.errors", "Bot": "bot.bot",
 }  # fmt: skip
 
 __all__ = [

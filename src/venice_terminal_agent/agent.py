@@ -12,25 +12,28 @@ question are served on that question's account (`mcp/sampling_model.py`).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .core.consent import Approver, Consent
 from .core.context import Gauge, choose_window, compacted_line, page_limit, replay
-from .core.costs import Cap, cached_tokens, unspent
+from .core.costs import Cap, unspent
 from .core.defaults import COMPACT_AT, MAX_ROUNDS, PAGE_CHARS, QUESTION_BUDGET
 from .core.errors import ConfigError
 from .core.events import Event, EventSink, Finished, Notice, ignore
 from .core.loop import run_loop
 from .core.pager import Pager
 from .core.receipt import Call, CallOutcome, Exit, Receipt, Tally
+from .core.record import Record
 from .core.toolbox import Toolbox, ToolSpec
 from .model.models import ModelFacts, deprecation
 from .model.planner import ChatModel, LLMPlanner
+from .model.report import Report
 from .tools.search import find_search
 
-if TYPE_CHECKING:  # served only when a server asks
-    from .mcp.sampling_model import SamplingDesk
+if TYPE_CHECKING:
+    from .mcp.sampling_model import SamplingDesk  # served only when a server asks
+    from .model.private import E2EE  # cryptography: only for a model used encrypted
 
 DEFAULT_BUDGET = QUESTION_BUDGET  # tool calls per question
 E2EE_NO_ATTACHMENTS = (
@@ -99,70 +102,85 @@ def with_instruction(prompt: str, instruction: str | None) -> str:
     return prompt + INSTRUCTION + instruction if instruction else prompt
 
 
+class AgentOptions(Record):
+    """How an `Agent` runs its questions: `Agent(client, tools, AgentOptions(model="m", ...))`.
+
+    Every field but `model` has a default. `approver` and `auto_approve` (--yes) decide consent
+    for tools that come unwrapped (the composition root wraps them itself, `consent.Consent`).
+    `pager` cuts long results into pages (give the `page` tool the same one; a new one of
+    `max_tool_result_chars` when None). `facts`: the model's prices and limits (`/models`).
+    `max_usd` caps each question, `session_max_usd` the conversation; `max_completion_tokens`
+    (MAX_COMPLETION_TOKENS) is sent with every request. `sampling`: where servers' sampling
+    requests arrive (None: not offered). `context_tokens`: the window when the server does not
+    say; `compact`/`compact_at`: compaction of older rounds. `schema`: each answer must match
+    this JSON schema (--schema). `attachments`: content parts (`model/attachments.py`) sent with
+    the first question. `private`: the model is used end-to-end encrypted (`model.private.E2EE`):
+    no tools, no attachments, every request sealed. `private_refusal`: it may be E2EE and cannot
+    be checked, so every question ends `private_failed` with this reason before anything is
+    sent. `request_fields`: each request's own fields (web search, reasoning:
+    `model/options.py`, checked before), and `search_usd` the most a web search adds to one.
+    """
+
+    model: str
+    max_rounds: int = MAX_ROUNDS
+    budget: int = DEFAULT_BUDGET
+    approver: Approver | None = None
+    auto_approve: bool = False
+    max_tool_result_chars: int = PAGE_CHARS
+    temperature: float | None = None
+    system_prompt: str = SYSTEM_PROMPT
+    pager: Pager | None = None
+    facts: ModelFacts | None = None
+    max_usd: float | None = None
+    session_max_usd: float | None = None
+    max_completion_tokens: int | None = None
+    sampling: SamplingDesk | None = None
+    context_tokens: int | None = None
+    compact: bool = True
+    compact_at: float = COMPACT_AT
+    schema: dict[str, Any] | None = None
+    attachments: Sequence[dict[str, Any]] = ()
+    private: E2EE | None = None
+    private_refusal: str | None = None
+    request_fields: Mapping[str, Any] | None = None
+    search_usd: float = 0.0
+
+
 class Agent:
-    def __init__(
-        self,
-        client: ChatModel,
-        tools: Toolbox,
-        *,
-        model: str,
-        max_rounds: int = MAX_ROUNDS,
-        budget: int = DEFAULT_BUDGET,
-        approver: Approver | None = None,
-        auto_approve: bool = False,
-        max_tool_result_chars: int = PAGE_CHARS,
-        temperature: float | None = None,
-        system_prompt: str = SYSTEM_PROMPT,
-        pager: Pager | None = None,
-        facts: ModelFacts | None = None,
-        max_usd: float | None = None,
-        session_max_usd: float | None = None,
-        max_completion_tokens: int | None = None,
-        sampling: SamplingDesk | None = None,
-        context_tokens: int | None = None,
-        compact: bool = True,
-        compact_at: float = COMPACT_AT,
-        schema: dict[str, Any] | None = None,
-        attachments: Sequence[dict[str, Any]] = (),
-        private: Any = None,
-        private_refusal: str | None = None,
-        options: dict[str, Any] | None = None,
-        search_usd: float = 0.0,
-    ) -> None:
-        """`schema`: each answer must match this JSON schema (--schema). `attachments`: content
-        parts (`model/attachments.py`) sent with the first question. `private`: the model is
-        used end-to-end encrypted (`model.private.E2EE`, also the client's): no tools, no
-        attachments. `private_refusal`: it may be E2EE and cannot be checked, so every
-        question ends `private_failed` with this reason before anything is sent."""
-        if max_rounds not in MAX_ROUNDS_RANGE:
+    def __init__(self, client: ChatModel, tools: Toolbox, options: AgentOptions) -> None:
+        """A conversation on `client`'s model with `tools`, run as `options` say
+        (`ValueError` for a number out of range, `ConfigError` for a setting no question can
+        start with: a money cap without prices, attachments to an encrypted model)."""
+        if options.max_rounds not in MAX_ROUNDS_RANGE:
             raise ValueError("max_rounds must be between 1 and 40")
-        if budget < 0:
+        if options.budget < 0:
             raise ValueError("budget must be >= 0")
-        self.facts = facts or ModelFacts()
+        self.facts = options.facts or ModelFacts()
+        max_completion_tokens = options.max_completion_tokens
         if max_completion_tokens is not None and self.facts.max_completion_tokens is not None:
             # Venice answers 400 to a limit above the model's own.
             max_completion_tokens = min(max_completion_tokens, self.facts.max_completion_tokens)
         self.max_completion_tokens = max_completion_tokens
-        self.max_usd, self.session_max_usd = max_usd, session_max_usd
-        self.sampling = sampling  # where servers' sampling requests arrive; None: not offered
+        self.max_usd, self.session_max_usd = options.max_usd, options.session_max_usd
+        self.sampling = options.sampling  # where servers' sampling requests arrive; None: not offered
         # Each request's own fields (web search, reasoning: model/options.py, checked before).
-        self.options, self.search_usd = options or {}, search_usd
+        self.request_fields, self.search_usd = dict(options.request_fields or {}), options.search_usd
         self.spent = 0.0  # USD this session, as the receipts say
         self.spent_unknown = False  # some of its requests cost what cannot be known: `spent` is a floor
         # The most the session's requests of unknown cost could have cost: the session cap
         # counts them so (a server that sent no usage).
         self.unknown_worst = 0.0
-        self.schema = schema
-        self.private, self.private_refusal = private, private_refusal
-        if private is not None:
-            client.private = private  # type: ignore[attr-defined]  # the client seals and opens
-        if (private is not None or private_refusal) and attachments:
+        self.schema = options.schema
+        # The client seals and opens each request of this agent's with `private` (the planner
+        # hands it over), attested once.
+        self.private, self.private_refusal = options.private, options.private_refusal
+        if (self.private is not None or self.private_refusal) and options.attachments:
             raise ConfigError(E2EE_NO_ATTACHMENTS)
-        self.attachments = list(attachments)  # sent with the next question, then gone
+        self.attachments = list(options.attachments)  # sent with the next question, then gone
         # /models says the model cannot call functions: send no tools (Venice answers 400);
         # nor under E2EE, which does not allow them.
         self.calls_functions = (
-            self.facts.function_calling is not False and private is None and not private_refusal
+            self.facts.function_calling is not False and self.private is None and not self.private_refusal
         )
         self.notices: set[str] = set()  # said once per session (a model's deprecation)
         self.deprecation_said = False  # the front said the model's deprecation at start
@@ -172,28 +190,29 @@ class Agent:
         self.tools = (
             tools
             if isinstance(tools, Consent)
-            else Consent(tools, approver=approver, auto_approve=auto_approve)
+            else Consent(tools, approver=options.approver, auto_approve=options.auto_approve)
         )
-        self.model = model
-        self.max_rounds = max_rounds
-        self.budget = budget
-        self.max_tool_result_chars = max_tool_result_chars
-        self.temperature = temperature
-        self.system_prompt = system_prompt
+        self.model = options.model
+        self.max_rounds = options.max_rounds
+        self.budget = options.budget
+        self.max_tool_result_chars = options.max_tool_result_chars
+        self.temperature = options.temperature
+        self.system_prompt = options.system_prompt
         # Long results are cut into pages of this size; give the same pager to the `page` tool.
-        self.pager = pager if pager is not None else Pager(max_tool_result_chars)
+        self.pager = options.pager if options.pager is not None else Pager(options.max_tool_result_chars)
         self.context_window, self.context_source = choose_window(
-            self.facts.context_window, self.facts.context_source, context_tokens
+            self.facts.context_window, self.facts.context_source, options.context_tokens
         )
-        self.gauge = Gauge(self.context_window, compact_at)  # one per conversation: it learns from the server
-        self.compact_on = compact
+        # One per conversation: it learns from the server.
+        self.gauge = Gauge(self.context_window, options.compact_at)
+        self.compact_on = options.compact
         self.pager.page_chars = page_limit(self.context_window, self.pager.page_chars)
         self.cache_key = new_cache_key()  # per conversation: where the server keeps its prefix
-        self.history: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}]
+        self.history: list[dict[str, Any]] = [{"role": "system", "content": options.system_prompt}]
         # What a session keeps: every message as it was, and where rounds were compacted
         # (`context.replay(record)` is the history).
         self.record: list[dict[str, Any]] = list(self.history)
-        if max_usd is not None or session_max_usd is not None:
+        if self.max_usd is not None or self.session_max_usd is not None:
             problem = self.cannot_cap()
             if problem is not None:  # a cap that cannot be kept is refused, never passed silently
                 raise ConfigError(problem)
@@ -201,7 +220,7 @@ class Agent:
     def cannot_cap(self) -> str | None:
         """Why a money cap cannot be kept for this model (no price), or None. An output limit
         the model does not publish is not needed: each request under a cap asks for what the
-        money left can pay (`LLMPlanner.request_limit`)."""
+        money left can pay (`Spending.request_limit`)."""
         if self.facts.prices is None:
             return (
                 f"a money cap needs the model's prices, and the server lists none for {self.model} "
@@ -265,18 +284,25 @@ class Agent:
             cap=self.question_cap(),
             max_completion_tokens=self.max_completion_tokens,
             gauge=self.gauge,
+            private=self.private,
         )
         problem = await planner.compact(focus)
-        self.facts = planner.facts  # an output maximum the server named is kept for the session
-        self.spent += planner.known_cost
-        self.spent_unknown |= planner.cost is None
-        self.unknown_worst += planner.unknown_worst  # on the session cap, as a question's are
-        if problem is not None:
+        report = planner.report()
+        self.settle(report)  # on the session cap, as a question's requests are
+        if problem is not None or report.compacted is None:
             return f"not compacted: {problem}"
         self.history[:] = working
-        self.record.extend(planner.markers)
-        done = planner.compaction
-        return compacted_line(done.rounds, done.tokens_before, done.tokens_after)
+        self.record.extend(report.markers)
+        done = report.compacted
+        return compacted_line(done["rounds"], done["tokens_before"], done["tokens_after"])
+
+    def settle(self, report: Report) -> None:
+        """What the session keeps of a question's (or a compaction's) requests: the model's
+        facts as the server corrected them, and what they spent, on the session cap."""
+        self.facts = report.facts  # an output maximum the server named is kept for the session
+        self.spent += report.known_cost
+        self.spent_unknown |= report.cost_usd is None
+        self.unknown_worst += report.unknown_worst
 
     async def ask(
         self,
@@ -343,8 +369,9 @@ class Agent:
             cache_key=self.cache_key,
             schema=self.schema,
             response_format=response_format,
-            options=self.options,
+            options=self.request_fields,
             search_usd=self.search_usd,
+            private=self.private,
         )
 
         def relay(event: Event) -> None:
@@ -376,38 +403,22 @@ class Agent:
                 pager=self.pager,
                 tally=tally,
             )
-        receipt = receipt.replace(
-            # A round stopped before its request (the money cap, the window) was not made.
-            rounds=min(receipt.rounds, planner.requests),
-            model=planner.served_by or self.model,
-            usage=planner.usage,
-            cost_usd=planner.cost,
-            balance=planner.balance,
-            context_tokens=planner.context_tokens,
+        report = planner.report()
+        receipt = report.on(
+            receipt,
             context_window=self.context_window,
-            cached_tokens=cached_tokens(planner.usage, planner.unmeasured),
-            compacted=planner.compaction.to_dict(),
             e2ee=self.private.report() if self.private is not None else None,
             schema=self.schema is not None,
-            parsed=planner.parsed if receipt.stopped_because is Exit.ANSWERED else None,
-            unmeasured=planner.unmeasured,
-            unstreamed=planner.unstreamed,
-            notes=tuple(planner.notes),
-            thinking="\n\n".join(planner.thinking) if planner.thinking else None,
-            sources=tuple(planner.sources.values()),
             approved_for_session=self.granted(receipt),
         )
-        self.facts = planner.facts  # an output maximum the server named is kept for the session
-        self.spent += planner.known_cost
-        self.spent_unknown |= planner.cost is None
-        self.unknown_worst += planner.unknown_worst
-        warning = deprecation(planner.headers)
+        self.settle(report)
+        warning = deprecation(report.headers)
         if warning is not None and warning not in self.notices and not self.deprecation_said:
             self.notices.add(warning)
             emit(Notice(f"{receipt.model}: {warning}"))
         if receipt.stopped_because is Exit.ANSWERED or receipt.partial:
             self.history[:] = working  # compacted during the question, the history is shorter
-            self.record.extend([asked, *planner.added, *planner.markers])
+            self.record.extend([asked, *report.added, *report.markers])
             self.attachments = []  # they went with this question
         else:
             self.gauge = gauge

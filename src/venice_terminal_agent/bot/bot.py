@@ -24,12 +24,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..core.defaults import CALLS_PER_WINDOW, WINDOW_SECONDS
+from ..core.errors import ToolError
 from ..core.events import Event, EventSink, ToolStarted
 from ..core.loop import run_loop
 from ..core.pager import DEFAULT_PAGE_CHARS, Pager
 from ..core.receipt import Exit, Receipt, proposed_summary
 from ..core.scrub import redact, well_formed
-from ..core.toolbox import CombinedToolbox, FunctionToolbox, Toolbox, ToolError, as_toolbox
+from ..core.toolbox import CombinedToolbox, FunctionToolbox, Toolbox, as_toolbox
 from ..core.wording import all_of, plural, shown_answer, verb
 from ..store.protocol import ChatStore, StoreError
 from ..store.sqlite import Store, Ticket

@@ -124,17 +124,19 @@ async def _model_checks(settings: Any, key: str, probe: bool = False) -> tuple[l
     where = settings.venice_base_url
     async with VeniceClient(key, base_url=where) as client:
         try:
-            models = await client.list_models()
+            models = await client.discovery.list_models()
         except ModelError as error:
             advice = "check VENICE_API_KEY" if error.status in (401, 403) else "check VENICE_BASE_URL"
             return [Check("model server", False, f"{where}: {error.message}", advice)], None
         served = plural(len(models), "model") if models else "no model list"
         checks = [Check("model server", True, f"{where} answers ({served})")]
         try:
-            model = await client.resolve_model(settings.venice_model)
+            model = await client.discovery.resolve_model(settings.venice_model)
         except (ModelError, ConfigError) as error:  # none found, or one the server does not list
             return [*checks, Check("model", False, error.message, "pass --model or set VENICE_MODEL")], None
-        facts = await client.model_facts(model)  # the window as the agent reads it (llama.cpp: /props)
+        facts = await client.discovery.model_facts(
+            model
+        )  # the window as the agent reads it (llama.cpp: /props)
         account = await _account_checks(client, model)
     calls = ModelFacts.from_listing(models, model).function_calling  # what the agent itself reads
     if calls is False:

@@ -67,7 +67,7 @@ async def _listing(settings: Any) -> list[Any]:
 
     key = settings.venice_key_value() or ""
     async with VeniceClient(key, base_url=settings.venice_base_url) as client:
-        return model_infos(await client.list_models())
+        return model_infos(await client.discovery.list_models())
 
 
 def can(info: Any) -> list[str]:

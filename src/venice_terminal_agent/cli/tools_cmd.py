@@ -133,7 +133,7 @@ async def _call(
     page: int,
     size: int | None,
 ) -> int:
-    from ..core.toolbox import ToolError
+    from ..core.errors import ToolError
     from ..fronts.runtime import open_runtime
 
     async with open_runtime(settings, servers, model=False, on_status=starting_lines(False)) as runtime:

@@ -64,7 +64,7 @@ class Gauge(Record, frozen=False):
                 return self.measured_tokens + math.ceil((size - self.measured_bytes) * rate)
         return math.ceil(size * rate)
 
-    def measured(self, size: int, prompt_tokens: Any) -> None:
+    def measured(self, size: int, prompt_tokens: object) -> None:
         """The server said a request of `size` bytes took `prompt_tokens`."""
         if isinstance(prompt_tokens, int) and not isinstance(prompt_tokens, bool) and prompt_tokens > 0:
             self.measured_bytes, self.measured_tokens = size, prompt_tokens
@@ -239,7 +239,7 @@ def record_problem(record: Sequence[Any]) -> tuple[int, str] | None:
     return _pairing_problem(view)
 
 
-def _entry_problem(entry: Any, length: int) -> str | None:
+def _entry_problem(entry: object, length: int) -> str | None:
     if not isinstance(entry, dict):
         return f"a message is a JSON object, not {type(entry).__name__}"
     role = entry.get("role")
@@ -302,11 +302,11 @@ def _pairing_problem(view: Sequence[tuple[int, dict[str, Any]]]) -> tuple[int, s
     return None
 
 
-def _count(value: Any) -> bool:
+def _count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _parts(content: Any) -> bool:
+def _parts(content: object) -> bool:
     return isinstance(content, list) and all(
         isinstance(part, dict) and isinstance(part.get("type"), str) for part in content
     )

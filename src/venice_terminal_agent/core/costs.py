@@ -68,7 +68,7 @@ class Prices(Record):
     cache_input: float | None = None
 
     @classmethod
-    def from_pricing(cls, pricing: Any) -> Prices | None:
+    def from_pricing(cls, pricing: object) -> Prices | None:
         """From `model_spec.pricing` (`{"input": {"usd": 0.5}, ...}`); None without both prices."""
         if not isinstance(pricing, Mapping):
             return None
@@ -94,16 +94,21 @@ class Prices(Record):
     def affordable(self, left: float, input_tokens: int, most: int, extra: float = 0.0) -> int:
         """The most output tokens (up to `most`) `left` USD pays for at `worst` after
         `input_tokens` and `extra` USD (0: not even the input). `worst` is checked on the
-        answer, so a float's last digit never lets it pass `left`."""
+        answer, both ways, so a float's last digit never lets it pass `left` nor leaves a token
+        `worst` would pay for; a price too small for the division (a server may publish 1e-310)
+        is no crash."""
 
         def cost(tokens: int) -> float:
             return self.worst(input_tokens, tokens) + extra
 
-        if self.output <= 0:
-            return most if cost(0) <= left else 0
-        tokens = max(0, min(most, int((left - cost(0)) * PER / self.output)))
+        if self.output <= 0 or cost(most) <= left:
+            return most if cost(most) <= left else 0
+        room = (left - cost(0)) * PER / self.output  # tokens, about: inf for a price near 0
+        tokens = most if room >= most else int(room) if room > 0 else 0
         while tokens > 0 and cost(tokens) > left:
             tokens -= 1
+        while tokens < most and cost(tokens + 1) <= left:
+            tokens += 1
         return tokens
 
 
@@ -168,10 +173,10 @@ def spent(known: float, unknown: bool) -> str:
     return f"at least {usd(known)}" if known > 0 else "cost unknown"
 
 
-def _usd(price: Any) -> float | None:
+def _usd(price: object) -> float | None:
     value = price.get("usd") if isinstance(price, Mapping) else price
     return float(value) if isinstance(value, int | float) and _number(value) and value >= 0 else None
 
 
-def _number(value: Any) -> bool:
+def _number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

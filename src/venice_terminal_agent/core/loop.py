@@ -24,7 +24,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from .consent import no_yes
 from .defaults import PLAN_BUDGET
+from .errors import ToolError
 from .events import (
+    Event,
     EventSink,
     Finished,
     RoundStarted,
@@ -38,7 +40,7 @@ from .pager import Pager
 from .receipt import Answer, Call, CallOutcome, Exit, Proposed, Receipt, Step, Tally
 from .record import Record
 from .scrub import well_formed, well_formed_all
-from .toolbox import Toolbox, ToolError, as_toolbox, settle
+from .toolbox import Toolbox, as_toolbox, settle
 from .wording import plural
 
 
@@ -160,7 +162,7 @@ class _Run(Record, frozen=False):
     def rounds(self) -> int:
         return self.tally.rounds
 
-    def emit(self, event: Any) -> None:
+    def emit(self, event: Event) -> None:
         (self.events or ignore)(event)
 
     def finish(
@@ -359,7 +361,7 @@ class _Run(Record, frozen=False):
         done[index] = outcome
         self.emit(ToolFinished(call, outcome.result, outcome.error))
 
-    def page(self, result: Any) -> Any:
+    def page(self, result: object) -> Any:
         if self.pager is None:
             return result
         text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)

@@ -8,7 +8,7 @@ nothing is lost.
 from __future__ import annotations
 
 from .defaults import PAGE_CHARS
-from .toolbox import ToolError
+from .errors import ToolError
 
 DEFAULT_PAGE_CHARS = PAGE_CHARS  # its name before defaults.py
 MAX_KEPT_CHARS = 20_000_000  # the most page text one pager holds (about 40 MB); oldest go first

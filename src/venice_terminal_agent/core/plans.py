@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from .errors import PlanError
 from .receipt import Answer, Call, read_json
@@ -43,7 +42,7 @@ def parse_plan(text: str, source: str = "plan") -> Plan:
     return Plan(steps, budget, page_chars)
 
 
-def _step(item: Any, where: str) -> Call | Answer:
+def _step(item: object, where: str) -> Call | Answer:
     if not isinstance(item, dict):
         raise PlanError(f"{where}: a step is an object, not {type(item).__name__}")
     if "answer" in item:
@@ -63,7 +62,7 @@ def _step(item: Any, where: str) -> Call | Answer:
     raise PlanError(f"{where}: unknown step kind (expected 'tool' or 'answer')")
 
 
-def _whole(value: Any, name: str, source: str, minimum: int) -> int | None:
+def _whole(value: object, name: str, source: str, minimum: int) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:

@@ -46,7 +46,7 @@ def read_json(text: str | bytes) -> Any:
     return value
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: object) -> str:
     """One spelling for equal JSON values, so argument order never matters."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
@@ -280,7 +280,8 @@ class Receipt(Record):
         if self.sources:
             data["sources"] = [dict(source) for source in self.sources]
         # Results are JSON-able by contract; anything else is shown as text, never a crash.
-        return json.loads(json.dumps(data, ensure_ascii=False, default=str))
+        ready: dict[str, Any] = json.loads(json.dumps(data, ensure_ascii=False, default=str))
+        return ready
 
     def summary(self) -> str:
         """One line for people: `stopped: answered · 2 calls · 3 rounds · 4,210 tokens · $0.0031`."""

@@ -106,10 +106,10 @@ class Record:
         cls.__match_args__ = fields  # type: ignore[misc]  # mypy: set by dataclass_transform
         cls._record_compared = tuple(name for name in fields if name in compared)
         cls._record_shown = tuple(name for name in fields if name in shown)
-        cls._record_key = staticmethod(_key_getter(cls._record_compared))  # type: ignore[assignment]
+        cls._record_key = staticmethod(_key_getter(cls._record_compared))
         if not frozen:
             cls.__setattr__ = object.__setattr__  # type: ignore[method-assign, assignment]
-            cls.__delattr__ = object.__delattr__  # type: ignore[method-assign, assignment]
+            cls.__delattr__ = object.__delattr__  # type: ignore[method-assign]
             cls.__hash__ = None  # type: ignore[assignment]  # mutable and compared: unhashable, as a dataclass
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -42,7 +42,7 @@ def well_formed(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
-def well_formed_all(value: Any) -> Any:
+def well_formed_all(value: object) -> Any:
     """`well_formed` applied to every string inside lists and dicts (keys included)."""
     if isinstance(value, str):
         return well_formed(value)
@@ -58,7 +58,7 @@ def is_high_surrogate(char: str) -> bool:
     return "\ud800" <= char <= "\udbff"
 
 
-def redact_all(value: Any, secrets: Iterable[str]) -> Any:
+def redact_all(value: object, secrets: Iterable[str]) -> Any:
     """`redact` applied to every string inside lists and dicts (what is kept on disk)."""
     secrets = list(secrets)
     if not secrets:

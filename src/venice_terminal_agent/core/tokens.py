@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from collections.abc import Callable, Iterable
 
 CHARS_PER_TOKEN = 3.0
 
 
-def estimate_tokens(value: Any) -> int:
+def estimate_tokens(value: object) -> int:
     """At least about as many tokens as `value` takes: a str as is, anything else as the
     compact JSON it is sent as (tool schemas: `[spec.openai_function() for spec in specs]`)."""
     text = (
@@ -39,7 +39,7 @@ IMAGE_UNKNOWN_TOKENS = 85 + 170 * 8  # the tile rule's most (768×2048), for a s
 IMAGE_MOST_TOKENS = 16_384
 
 
-def image_url(part: Any) -> str | None:
+def image_url(part: object) -> str | None:
     """The URL of an `image_url` content part, or None for any other part."""
     if not isinstance(part, dict) or part.get("type") != "image_url":
         return None
@@ -48,7 +48,7 @@ def image_url(part: Any) -> str | None:
     return url if isinstance(url, str) else None
 
 
-def image_parts(messages: Any) -> list[str]:
+def image_parts(messages: Iterable[object]) -> list[str]:
     """The image URLs in `messages` (content parts of any message)."""
     urls: list[str] = []
     for message in messages:
@@ -94,7 +94,7 @@ def _decoded(data: str, start: int, count: int) -> bytes:
     return base64.b64decode(quads)[start - 3 * first : start - 3 * first + count]
 
 
-def _dimensions(read: Any) -> tuple[int, int] | None:
+def _dimensions(read: Callable[[int, int], bytes]) -> tuple[int, int] | None:
     head = read(0, 30)
     if head.startswith(b"\x89PNG\r\n\x1a\n"):
         return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
@@ -117,7 +117,7 @@ def _dimensions(read: Any) -> tuple[int, int] | None:
     return None
 
 
-def _jpeg_dimensions(read: Any) -> tuple[int, int] | None:
+def _jpeg_dimensions(read: Callable[[int, int], bytes]) -> tuple[int, int] | None:
     """A JPEG's size from its first frame header (SOF0-SOF15 but DHT, JPG and DAC), walking
     the segments before it."""
     at = 2

@@ -10,15 +10,16 @@ import inspect
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol, runtime_checkable
 
 from .errors import ToolError
+from .record import Record
 
 
-@dataclass(frozen=True)
-class ToolSpec:
-    """A tool as a model sees it, plus whether it can run without asking."""
+class ToolSpec(Record):
+    """A tool as a model sees it, plus whether it can run without asking (a `Record`: defining
+    a frozen dataclass costs a one-shot question about 0.85 ms before its first byte)."""
 
     name: str
     description: str = ""
@@ -59,7 +60,7 @@ _JSON_TYPES: dict[Any, str] = {
 }
 
 
-def _json_type(annotation: Any) -> dict[str, Any]:
+def _json_type(annotation: object) -> dict[str, Any]:
     if isinstance(annotation, str):  # postponed annotations from `from __future__ import annotations`
         annotation = {"str": str, "int": int, "float": float, "bool": bool}.get(annotation, Any)
     origin = typing.get_origin(annotation) or annotation
@@ -163,7 +164,7 @@ class CombinedToolbox:
         raise ToolError(f"there is no tool named {name!r}")
 
 
-async def settle(tools: Any) -> None:
+async def settle(tools: object) -> None:
     """Before calls are checked and run: a toolbox whose catalogue came from a cache (MCP
     servers not started yet, `mcp/list_cache.py`) starts them, so names, consent and calls go
     by what the servers list now. Wrappers pass it on; other toolboxes have nothing to do."""

@@ -194,7 +194,7 @@ class Runtime(Record, frozen=False):
         return Consent(searched, approver=approver, auto_approve=yes, policy=policy)
 
     def privacy(self) -> tuple[Any, str | None]:
-        """The model's end-to-end encryption (`private.E2EE`, which the agent hands its client; None: plain),
+        """The model's end-to-end encryption (`private.E2EE`, which the agent hands its client with each request; None: plain),
         and why no question may run (None: they may), decided once (`models.e2ee_choice`)."""
         if self._privacy is None:
             from ..model.models import ModelFacts, e2ee_choice
@@ -214,7 +214,7 @@ class Runtime(Record, frozen=False):
         (`model.options.RequestOptions`) is checked against the model here, before any
         request: `ConfigError` for what it cannot take; `options` go to the agent as they are
         (schema, attachments)."""
-        from ..agent import Agent, system_prompt, with_instruction
+        from ..agent import Agent, AgentOptions, system_prompt, with_instruction
 
         info = self.facts.info if self.facts is not None else None
         fields = (
@@ -223,9 +223,7 @@ class Runtime(Record, frozen=False):
 
         private, refusal = self.privacy()
         settings = self.settings
-        return Agent(
-            self.client,
-            tools,
+        chosen = AgentOptions(
             model=self.model or "",
             max_rounds=settings.max_rounds,
             max_tool_result_chars=settings.max_tool_result_chars,
@@ -246,10 +244,11 @@ class Runtime(Record, frozen=False):
             ),
             private=private,
             private_refusal=refusal,
-            options=fields,
+            request_fields=fields,
             search_usd=asking.search_usd(info) if asking else 0.0,
             **options,
         )
+        return Agent(self.client, tools, chosen)
 
     def recording(self, agent: Any, warn: Callable[[str], None], servers: Sequence[Any] = ()) -> Any:
         """`agent`, recording each run in the store when the user asked for one (opt-in only),
@@ -361,8 +360,8 @@ async def open_runtime(
         secrets = settings.secrets(servers)  # masked in any error the model server echoes
         client = VeniceClient(key or "", base_url=settings.venice_base_url, secrets=secrets)
         opened.append(client)
-        name = await client.resolve_model(settings.venice_model)
-        facts = await client.model_facts(name, strict=check_model)  # prices, output limit: once
+        name = await client.discovery.resolve_model(settings.venice_model)
+        facts = await client.discovery.model_facts(name, strict=check_model)  # prices, output limit: once
         if spinner is not None:
             spinner.model_found()
         return client, name, facts

@@ -7,8 +7,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
-from ..core.errors import ToolListError
-from ..core.toolbox import ToolError
+from ..core.errors import ToolError, ToolListError
 from .results import SDK_STAND_INS, describe_error, http_status_reason
 
 MAX_PAGES = 1000  # a server paging forever with fresh cursors is a server gone wrong

@@ -13,8 +13,9 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..core.errors import ToolError
 from ..core.record import Record
-from ..core.toolbox import ToolError, ToolSpec
+from ..core.toolbox import ToolSpec
 from .listing import ToolListError, list_all
 from .results import block_text, error_text, resource_text
 

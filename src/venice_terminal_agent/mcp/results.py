@@ -14,8 +14,8 @@ import os
 import re
 from typing import Any
 
+from ..core.errors import ToolError
 from ..core.scrub import redact as redact  # the one masking helper, where the MCP modules look for it
-from ..core.toolbox import ToolError
 
 # JSON-RPC / MCP error codes (mcp.types constants, repeated here to keep this module light).
 INVALID_PARAMS = -32602

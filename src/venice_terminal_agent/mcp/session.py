@@ -26,8 +26,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..core.errors import ToolError
 from ..core.events import tool_progress
-from ..core.toolbox import ToolError
 from .apify import node_problem
 from .listing import ToolListError, list_all_tools, startup_reason, startup_timeout_reason
 from .oauth.auth import ServerAuth, SignIn, http_auth

@@ -28,8 +28,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..core.errors import ToolError
 from ..core.record import Record
-from ..core.toolbox import ToolError, ToolSpec
+from ..core.toolbox import ToolSpec
 from .frontmatter import FrontmatterError, parse_frontmatter
 from .results import error_text
 

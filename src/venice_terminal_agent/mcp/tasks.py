@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from contextlib import suppress
 from typing import Any
 
+from ..core.errors import ToolError
 from ..core.events import ProgressReport
-from ..core.toolbox import ToolError
 
 DEFAULT_POLL = 1.0  # seconds between status checks when the server suggests none
 CANCEL_TIMEOUT = 5.0

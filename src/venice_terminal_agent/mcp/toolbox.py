@@ -20,9 +20,9 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.defaults import MCP_CALL_TIMEOUT, PAGE_CHARS
-from ..core.errors import ToolListError
+from ..core.errors import ToolError, ToolListError
 from ..core.pager import Pager
-from ..core.toolbox import ToolError, ToolSpec
+from ..core.toolbox import ToolSpec
 from ..core.wording import plural
 from .catalogue import Catalogue, Listing
 from .resources import (

@@ -4,8 +4,8 @@ Importing this package does not import httpx2; the client loads it when one is c
 never loads the openai SDK: `wire.py` says why).
 """
 
+from ..core.errors import ModelError, NoModelError
 from .client import VeniceClient
-from .errors import ModelError, NoModelError
 from .planner import LLMPlanner
 from .retry import RetryPolicy
 from .stream import Assembler, Completion

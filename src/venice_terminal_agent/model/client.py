@@ -1,4 +1,4 @@
-"""The model client: streaming chat completions, retries, model discovery.
+"""The model client: streaming chat completions and retries (model discovery: `discovery.py`).
 
 The HTTP side is `wire.py`, a small OpenAI-compatible client on httpx2 (it says why the
 openai SDK is not used: its import was the largest cost of a one-shot question).
@@ -14,25 +14,27 @@ requests; text an attempt already showed is withdrawn (`TextDiscarded`) before t
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..core.defaults import VENICE_BASE_URL
-from ..core.errors import ConfigError
+from ..core.errors import ModelError
 from ..core.events import EventSink, Notice, TextDelta, TextDiscarded, ThinkingDelta, ignore
 from ..core.scrub import redact
-from .errors import EmptyReply, ModelError, NoModelError, describe, foreign_errors, one_line
-from .models import ModelFacts, is_llama_cpp, listed, props_window, unlisted, venice_headers
+from .discovery import DISCOVERY_TIMEOUT, ModelDiscovery
+from .errors import EmptyReply, describe, foreign_errors
+from .models import venice_headers
 from .retry import FailureWindow, RetryPolicy, next_wait
 from .stream import Assembler, Completion
 
-MODEL_TRAITS = ("function_calling_default", "default")
+if TYPE_CHECKING:
+    import httpx2  # loaded when a client is made
+
+    from .private import E2EE  # cryptography: only for a model used encrypted
+
 CONNECT_TIMEOUT = 10.0  # seconds to open a connection to the model server
 READ_TIMEOUT = 120.0  # seconds of silence allowed between two chunks of an answer
-DISCOVERY_TIMEOUT = 30.0  # seconds model discovery may take in all, then start-up gives up
-T = TypeVar("T")
 # Said once, on the terminal and on the receipt of the question it happened in (its `notes`).
 UNSTREAMED_TOOLS = (
     "this model server sends nothing back for a streamed request with tools, so requests with "
@@ -71,7 +73,7 @@ class VeniceClient:
         discovery_timeout: float = DISCOVERY_TIMEOUT,
         venice_parameters: bool | None = None,
         secrets: Iterable[str] = (),
-        http_client: Any = None,
+        http_client: httpx2.AsyncClient | None = None,
     ) -> None:
         """`http_client`: an `httpx2.AsyncClient` to send requests with (a new one if None);
         tests give one on `testing.MockVenice`'s transport to run without a socket."""
@@ -96,18 +98,15 @@ class VeniceClient:
         # A dead host fails fast (connect); a slow model may think, but not fall silent (read).
         limits = httpx2.Timeout(timeout, connect=connect_timeout)
         self._openai = OpenAIHttp(api_key, self.base_url, limits, http_client)
-        self.discovery_timeout = discovery_timeout
         self.answered = False  # a chat request has succeeded
         # The first chat request was refused 402: the money is the user's setup to fix (exit
         # 2), as a key refused is (`key_rejected`, 13), whether or not discovery said so.
         self.payment_refused = False
-        self._listing: Any = None  # GET /models, asked at most once per session
-        self._listing_error: str | None = None  # why GET /models failed, when it did
-        self._listing_failure: ModelError | None = None  # and the error itself
-        # A model used end-to-end encrypted (`private.E2EE`, set by the agent that uses it):
-        # attested before the first request, every message sealed, every chunk opened.
-        self.private: Any = None
         self.headers: dict[str, str] = {}  # Venice's balance and deprecation headers, latest seen
+        # Which model, and what it is (`GET /models`, once), over the same connection.
+        self.discovery = ModelDiscovery(
+            self._openai, self.base_url, self.headers, self._masked, discovery_timeout
+        )
 
     async def __aenter__(self) -> VeniceClient:
         return self
@@ -163,12 +162,14 @@ class VeniceClient:
         prompt_cache_key: str | None = None,
         response_format: dict[str, Any] | None = None,
         options: Mapping[str, Any] | None = None,
+        private: E2EE | None = None,
     ) -> Completion:
         """One assistant turn, streamed: text goes out as `TextDelta` events while it arrives.
 
         `options`: more request fields (`reasoning_effort`), and `venice_parameters` entries
         merged with ours (`enable_web_search`, `disable_thinking`), sent only to a server that
         takes `venice_parameters` (the checks before the request refuse them elsewhere).
+        `private`: the model is used end-to-end encrypted (`private.E2EE`, one per model used so): attested before the first request, every message sealed, every chunk opened.
         Raises `ModelError` once retries are spent (or the failure is not worth retrying);
         `PrivateError` at once when the model is used encrypted and that fails."""
         body = self.request(
@@ -178,20 +179,21 @@ class VeniceClient:
         venice = {"include_venice_system_prompt": False, **given.pop("venice_parameters", {})}
         body.update(given)
         extra = {"venice_parameters": venice} if self.venice_parameters else None
-        if self.private is not None:
+        if private is not None:
             # Private, or not at all: attested first, then only sealed messages go out.
             if tools:
-                raise self.private.fail("tools were offered, and E2EE does not allow them")
-            await self._attest()
-            body = {**body, "messages": self.private.seal(list(messages))}
+                raise private.fail("tools were offered, and E2EE does not allow them")
+            await self._attest(private)
+            body = {**body, "messages": private.seal(list(messages))}
             extra = {"venice_parameters": {**venice, "enable_e2ee": True}}
+        payload = {**body, **(extra or {})}  # what is sent
         emit = events or ignore
         attempt = 0
         while True:
             attempt += 1
             shown = [False]
             try:
-                completion = await self._attempt(body, extra, emit, shown)
+                completion = await self._attempt(payload, emit, shown, private)
                 self.answered = True
                 return completion
             except ModelError as error:  # only failed requests, translated in `_stream`
@@ -204,13 +206,15 @@ class VeniceClient:
             await self.retry.sleep(wait)
 
     async def _attempt(
-        self, body: dict[str, Any], extra: dict[str, Any] | None, emit: EventSink, shown: list[bool]
+        self, payload: dict[str, Any], emit: EventSink, shown: list[bool], private: E2EE | None
     ) -> Completion:
-        """One try of the request: streamed, or whole when this server cannot stream tool calls."""
-        tools = bool(body.get("tools"))
+        """One try of the request: streamed, or whole when this server cannot stream tool calls
+        (never the case of an encrypted one: E2EE allows no tools). `shown`: whether the person
+        saw part of its reply (a retry withdraws it)."""
+        tools = bool(payload.get("tools"))
         if not (tools and self.unstreamed_tools):
             try:
-                return await self._stream(body, extra, emit, shown)
+                return await self._stream(payload, emit, shown, private)
             except EmptyReply:
                 if not tools:
                     raise
@@ -219,16 +223,14 @@ class VeniceClient:
             # so only in its own log), and so every later one with tools.
             self.unstreamed_tools = True
             emit(Notice(UNSTREAMED_TOOLS))  # said once; the planner keeps it for the receipt
-        return await self._whole(body, extra, emit, shown)
+        return await self._whole(payload, emit, shown)
 
-    async def _whole(
-        self, body: dict[str, Any], extra: dict[str, Any] | None, emit: EventSink, shown: list[bool]
-    ) -> Completion:
+    async def _whole(self, payload: dict[str, Any], emit: EventSink, shown: list[bool]) -> Completion:
         """The request without `stream`: the whole completion, read as one chunk of a stream."""
         foreign = foreign_errors()
-        whole = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
+        whole = {k: v for k, v in payload.items() if k not in ("stream", "stream_options")}
         try:
-            response = await self._openai.post("/chat/completions", {**whole, **(extra or {})})
+            response = await self._openai.post("/chat/completions", whole)
             answer = response.json()
         except foreign as error:
             raise describe(error, self.base_url) from error
@@ -256,17 +258,16 @@ class VeniceClient:
         return turn
 
     async def _stream(
-        self, body: dict[str, Any], extra: dict[str, Any] | None, emit: EventSink, shown: list[bool]
+        self, payload: dict[str, Any], emit: EventSink, shown: list[bool], private: E2EE | None
     ) -> Completion:
         from .wire import events
 
         # The boundary: what a failed request raises becomes a `ModelError` here; what our own
         # code (the assembler, an event sink) raises is a bug and goes up as it is.
         foreign = foreign_errors()
-        private = self.private
         try:
             response = await self._openai.stream(
-                "/chat/completions", {**body, **(extra or {})}, private.headers() if private else None
+                "/chat/completions", payload, private.headers() if private else None
             )
         except foreign as error:
             raise describe(error, self.base_url) from error
@@ -292,16 +293,15 @@ class VeniceClient:
             raise EmptyReply()  # told apart from a reply cut off: nothing was sent at all
         return self._finished(assembler, response)
 
-    def _finished(self, assembler: Assembler, response: Any) -> Completion:
+    def _finished(self, assembler: Assembler, response: httpx2.Response) -> Completion:
         turn = complete_or_raise(assembler.finish())
         turn.headers = venice_headers(response.headers)
         self.headers.update(turn.headers)
         return turn
 
-    async def _attest(self) -> None:
+    async def _attest(self, private: E2EE) -> None:
         """Fetch and check the model's attestation once per session (`PrivateError` if it
         cannot be fetched or does not pass): the key every message is sealed for."""
-        private = self.private
         if private.attested:
             return
         path, nonce = private.attestation_path()
@@ -320,110 +320,6 @@ class VeniceClient:
         problem.args = (problem.message,)
         return problem
 
-    async def resolve_model(self, requested: str | None) -> str:
-        """The model to use: `requested` (the --model flag, else VENICE_MODEL), else the
-        server's `function_calling_default` trait, else its `default` trait, else the only
-        model it serves. Raises `NoModelError` when none resolves, and `ConfigError` (naming
-        the nearest ids) when `requested` is not a model the server lists."""
-        if requested and requested.strip():
-            await self._check_listed(requested.strip())
-            return requested.strip()
-        return await self._within_discovery(self._discover())
-
-    async def _check_listed(self, model: str) -> None:
-        """`ConfigError` when the server lists its models and `model` is none of them, nor a
-        name Venice also takes for one (a trait, a compatibility mapping's). A server whose
-        list cannot be read, or lists nothing, is taken at its word (as before any check)."""
-        listing = await self._models()
-        if listed(listing, model):
-            return
-        for path in ("models/traits", "models/compatibility_mapping"):  # asked only on a miss
-            try:
-                names = await self._get_data(path)
-            except ModelError:
-                names = None
-            if isinstance(names, dict) and model.split(":")[0] in names:
-                return
-        raise ConfigError(unlisted(model, listing, self.base_url))
-
-    async def _models(self, *, strict: bool = False) -> Any:
-        """`GET /models`, asked at most once per session: [] when it failed (and why is kept).
-        `strict`: a failure is raised, as discovery's is."""
-        if self._listing is None:
-            try:
-                self._listing = await self._within_discovery(self._get_data("models", required=True)) or []
-            except ModelError as error:
-                self._listing, self._listing_error, self._listing_failure = [], error.message, error
-        if strict and self._listing_failure is not None:
-            raise self._listing_failure
-        return self._listing
-
-    async def _within_discovery(self, asking: Awaitable[T]) -> T:
-        try:
-            async with asyncio.timeout(self.discovery_timeout):
-                return await asking
-        except TimeoutError:
-            host = urlsplit(self.base_url).hostname or self.base_url
-            raise ModelError(
-                f"{host} did not answer the request for its models within {self.discovery_timeout:g} s; "
-                "check VENICE_BASE_URL, or pass --model"
-            ) from None
-
-    async def _discover(self) -> str:
-        traits = await self._get_data("models/traits")
-        if isinstance(traits, dict):
-            for trait in MODEL_TRAITS:
-                if isinstance(traits.get(trait), str) and traits[trait]:
-                    return traits[trait]
-        models = self._listing = await self._get_data("models", required=True)
-        ids = (
-            [m["id"] for m in models if isinstance(m, dict) and m.get("id")]
-            if isinstance(models, list)
-            else []
-        )
-        if len(ids) == 1:
-            return ids[0]
-        offered = f"; it serves {', '.join(ids[:8])}" + (" …" if len(ids) > 8 else "") if ids else ""
-        raise self._masked(
-            NoModelError(
-                f"no model chosen and {self.base_url} suggests none: pass --model or set VENICE_MODEL{offered}"
-            )
-        )
-
-    async def model_facts(self, model: str, *, strict: bool = False) -> ModelFacts:
-        """Prices, output limit and tool support of `model`, from `GET /models` (asked once).
-
-        A listing that fails leaves every fact unknown: the question still runs, uncapped.
-        `strict`: the server must answer, as discovery asks it to (`serve` checks a pinned
-        model's server at start so): a failure is the same `ModelError` discovery's is."""
-        await self._models(strict=strict)
-        facts = ModelFacts.from_listing(self._listing, model)
-        if facts.context_window is None and is_llama_cpp(self._listing, model):
-            facts = await self._llama_cpp_window(facts)
-        return facts.replace(listing_error=self._listing_error) if self._listing_error else facts
-
-    async def _llama_cpp_window(self, facts: ModelFacts) -> ModelFacts:
-        """llama-server says its window (`n_ctx`) at `/props`, at the server's root, not under /v1."""
-        parts = urlsplit(self.base_url)
-        failures: tuple[type[BaseException], ...] = (ValueError, *foreign_errors())
-        try:
-            props = (await self._openai.get(f"{parts.scheme}://{parts.netloc}/props")).json()
-        except failures:
-            return facts  # unknown, said as unknown
-        window = props_window(props)
-        if window is None:
-            return facts
-        return facts.replace(context_window=window, context_source="llama.cpp's /props")
-
-    async def check(self) -> None:
-        """A `ModelError` unless the server answers its model listing now (what start-up asks)."""
-        await self._within_discovery(self._get_data("models", required=True))
-
-    async def list_models(self) -> list[Any]:
-        """The server's models (`GET /models`): Venice's carry `model_spec.capabilities`."""
-        models = await self._get_data("models", required=True)
-        return models if isinstance(models, list) else []
-
     async def read(self, path: str) -> Any:
         """The JSON of `GET path` (e.g. `billing/balance`), or None when the server has no such
         route (404/405) or answers no JSON; a `ModelError` (masked) for any other failure."""
@@ -438,26 +334,6 @@ class VeniceClient:
             if problem.status in (404, 405):
                 return None
             raise problem from None
-
-    async def _get_data(self, path: str, *, required: bool = False) -> Any:
-        """`data` of a GET, or None when the server does not have that route (not Venice).
-        `required`: every OpenAI-compatible server has it (`/models`), so a 404 means the base
-        URL is wrong, said with the URL asked."""
-        try:
-            # The whole response, for its headers (Venice may say the balance on any answer).
-            response = await self._openai.get(path)
-            self.headers.update(venice_headers(response.headers))
-            answer = response.json()
-        except ValueError:
-            return None  # not JSON: not an OpenAI-compatible listing
-        except foreign_errors() as error:
-            problem = self._masked(describe(error, self.base_url))
-            if problem.status in (404, 405) and not required:
-                return None
-            raise ModelError(
-                one_line(f"cannot list models: {problem.message}"), status=problem.status
-            ) from None
-        return answer.get("data") if isinstance(answer, dict) else None
 
 
 def _said(assembler: Assembler, text: str, emit: EventSink, shown: list[bool]) -> None:

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from ..core.context import Compaction, Gauge, compacted_line, cuts, leading_system, marker
+from ..core.errors import ModelError
 from ..core.events import EventSink, Notice, RoundStarted
 from ..core.receipt import Tally
-from .errors import ModelError
 from .stream import Completion
 
 SUMMARISE = (

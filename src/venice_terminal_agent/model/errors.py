@@ -14,7 +14,7 @@ import re
 import ssl
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlsplit
@@ -76,7 +76,7 @@ def v1_hint(base_url: str) -> str:
 def from_response(
     status: int,
     headers: Mapping[str, str],
-    body: Any,
+    body: object,
     clock: Callable[[], float] = time.time,
     *,
     request: str = "",
@@ -113,7 +113,7 @@ def from_response(
     )
 
 
-def payment_code(body: Any) -> str | None:
+def payment_code(body: object) -> str | None:
     """Venice's code of a 402 (`{"error": "…", "code": "INSUFFICIENT_BALANCE"}`, or OpenAI's
     nesting), else the code its words name; None when neither says."""
     if isinstance(body, dict):
@@ -132,7 +132,7 @@ def payment_code(body: Any) -> str | None:
     return None
 
 
-def _payment(headers: Mapping[str, str], body: Any, detail: str) -> PaymentError:
+def _payment(headers: Mapping[str, str], body: object, detail: str) -> PaymentError:
     code = payment_code(body)
     line = payment_refusal(code, detail)
     request_id = headers.get("cf-ray") or headers.get("x-request-id")
@@ -141,7 +141,7 @@ def _payment(headers: Mapping[str, str], body: Any, detail: str) -> PaymentError
     return PaymentError(one_line(line), code=code)
 
 
-def body_message(body: Any) -> str:
+def body_message(body: object) -> str:
     """Venice's `{"error": "…", "details": …}`, OpenAI's `{"error": {"message": …}}`, or text."""
     if isinstance(body, str):
         return body.strip()
@@ -162,7 +162,7 @@ def body_message(body: Any) -> str:
     return message
 
 
-def _zod_problems(details: Any, path: str = ""):
+def _zod_problems(details: object, path: str = "") -> Iterator[str]:
     """`{"_errors": [...], "field": {"_errors": ["Field is required"]}}` as "field: ..." lines."""
     if isinstance(details, dict):
         for reason in details.get("_errors") or ():

@@ -4,7 +4,7 @@
 (`model_spec.pricing`), its output limit (`model_spec.maxCompletionTokens`) and whether it
 calls functions (`model_spec.capabilities.supportsFunctionCalling`), and its context window
 (`model_spec.availableContextTokens`, else the entry's `context_length`, or vLLM's
-`max_model_len`; llama.cpp's comes from its `/props`, read by the client). A fact a server does
+`max_model_len`; llama.cpp's comes from its `/props`, read by discovery.py). A fact a server does
 not give is None (unknown), never guessed.
 """
 
@@ -61,7 +61,7 @@ class ModelFacts(Record):
     info: ModelInfo | None = field(default=None, compare=False)
 
     @classmethod
-    def from_listing(cls, models: Any, model: str) -> ModelFacts:
+    def from_listing(cls, models: object, model: str) -> ModelFacts:
         entry = next(
             (m for m in models if isinstance(m, Mapping) and m.get("id") == model),
             None,
@@ -121,11 +121,11 @@ def e2ee_choice(asked: bool | None, facts: ModelFacts, model: str) -> tuple[bool
     return False, None
 
 
-def _count(value: Any) -> int | None:
+def _count(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-def _window(entry: Any, spec: Any) -> int | None:
+def _window(entry: object, spec: object) -> int | None:
     """The context window an entry of `/models` gives: Venice's, OpenRouter-style, vLLM's."""
     if isinstance(spec, Mapping) and (found := _count(spec.get("availableContextTokens"))):
         return found
@@ -134,7 +134,7 @@ def _window(entry: Any, spec: Any) -> int | None:
     return None
 
 
-def listed(models: Any, model: str) -> bool:
+def listed(models: object, model: str) -> bool:
     """`model` may be asked of the server that listed `models`: one of its ids, or a trait one
     of them carries (Venice takes "default"), a feature suffix (`…:enable_web_search=on`) or
     tag (Ollama's `:latest`) aside; True too when there is nothing to check it against (no
@@ -153,11 +153,12 @@ def listed(models: Any, model: str) -> bool:
     return model in names or bare in names
 
 
-def unlisted(model: str, models: Any, where: str) -> str:
+def unlisted(model: str, models: object, where: str) -> str:
     """Why `model` is refused: not among the ids `where` lists; the nearest ones named."""
     import difflib  # only on this path
 
-    ids = [str(m["id"]) for m in models if isinstance(m, Mapping) and m.get("id")]
+    entries = models if isinstance(models, list | tuple) else ()
+    ids = [str(m["id"]) for m in entries if isinstance(m, Mapping) and m.get("id")]
     low = model.lower()
     near = [i for i in ids if low in i.lower() or i.lower() in low]
     near += [i for i in difflib.get_close_matches(model, ids, n=3) if i not in near]
@@ -168,7 +169,7 @@ def unlisted(model: str, models: Any, where: str) -> str:
     )
 
 
-def props_window(props: Any) -> int | None:
+def props_window(props: object) -> int | None:
     """llama.cpp's window from its `/props`: `n_ctx` (top level or in its default settings)."""
     if not isinstance(props, Mapping):
         return None
@@ -177,7 +178,7 @@ def props_window(props: Any) -> int | None:
     return _count(props.get("n_ctx")) or _count(inner)
 
 
-def is_llama_cpp(models: Any, model: str) -> bool:
+def is_llama_cpp(models: object, model: str) -> bool:
     """The listing is llama.cpp's (`owned_by: llamacpp`): its window is in `/props`."""
     return isinstance(models, list) and any(
         isinstance(m, Mapping) and m.get("id") == model and m.get("owned_by") == "llamacpp" for m in models
@@ -246,7 +247,7 @@ class ModelInfo(Record):
         search = pricing.get("web_search") if isinstance(pricing, Mapping) else None
         search_usd = search.get("usd") if isinstance(search, Mapping) else search
 
-        def text(value: Any) -> str | None:
+        def text(value: object) -> str | None:
             return value if isinstance(value, str) and value else None
 
         return cls(
@@ -276,14 +277,14 @@ class ModelInfo(Record):
         )
 
 
-def model_infos(models: Any) -> list[ModelInfo]:
+def model_infos(models: object) -> list[ModelInfo]:
     """Every model of a `GET /models` listing that has an id, in the server's order."""
     if not isinstance(models, list):
         return []
     return [ModelInfo.from_entry(m) for m in models if isinstance(m, Mapping) and m.get("id")]
 
 
-def model_info(models: Any, model: str) -> ModelInfo | None:
+def model_info(models: object, model: str) -> ModelInfo | None:
     """`model`'s entry of the listing, or None when the server does not list it."""
     return next((info for info in model_infos(models) if info.id == model), None)
 
@@ -298,7 +299,7 @@ def deprecation_notice(model: str, info: ModelInfo | None, headers: Mapping[str,
     return f"{model} is {line}" if line is not None else f"{model}: {said}"
 
 
-def _number(value: Any) -> float | None:
+def _number(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
@@ -312,7 +313,7 @@ class Balance(Record):
     can_consume: bool | None = None
 
     @classmethod
-    def from_body(cls, body: Any) -> Balance | None:
+    def from_body(cls, body: object) -> Balance | None:
         if not isinstance(body, Mapping) or not isinstance(body.get("balances"), Mapping):
             return None
         balances = body["balances"]
@@ -343,7 +344,7 @@ def _amount(amount: float) -> str:
     return f"{int(amount):,}" if float(amount).is_integer() else f"{amount:,}"
 
 
-def rate_limit_line(body: Any, model: str | None) -> str | None:
+def rate_limit_line(body: object, model: str | None) -> str | None:
     """`GET /api_keys/rate_limits` for `model` in one line: `zai-org-glm-5-2: 500 RPM, 1,000,000
     TPM · tier paid`; None when the body is not that answer."""
     data = body.get("data") if isinstance(body, Mapping) else None

@@ -8,7 +8,7 @@ declined, or nobody to ask), then asks the model once. The assistant message goe
 Money: every response's usage is added up whole and costed (the server's figure, else the
 prices from `/models`); with a cap, each request's worst cost is checked before it is made
 (`cost_cap`), and unless MAX_COMPLETION_TOKENS is set each request asks for no more output than
-the money left can pay for (`request_limit`). A server that names the model's output maximum
+the money left can pay for (the arithmetic is `spending.py`'s). A server that names the model's output maximum
 when a limit is above it is asked once more with it (`complete`). A cost that cannot be known
 stays unknown (a server with no prices, a response with no usage, a request that failed after
 reaching the model or was cancelled), never $0.00, and counts against the cap as its worst case.
@@ -26,23 +26,25 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..core.context import Compaction, Gauge, full_refusal, request_bytes, sent_bytes
-from ..core.costs import Cap, add_usage, measured, round_cost, server_cost, unspent
-from ..core.defaults import CAPPED_OUTPUT_MIN, CAPPED_OUTPUT_TOKENS
-from ..core.errors import ContextFullError, OutputMaximumError, PrivateError, Refused
+from ..core.context import Compaction, Gauge, full_refusal, request_bytes
+from ..core.costs import Cap, add_usage, cached_tokens, measured, unspent
+from ..core.errors import ContextFullError, ModelError, OutputMaximumError, PrivateError, Refused
 from ..core.events import Event, EventSink, Notice, ignore
 from ..core.loop import Move, Outcome, Stop
 from ..core.receipt import Answer, Call, CallOutcome, Exit, Proposed, Tally, read_json
-from ..core.tokens import IMAGE_MOST_TOKENS
 from ..core.toolbox import ToolSpec
 from ..core.wording import plural
 from .compaction import Compactor
-from .errors import ModelError
 from .models import ModelFacts, balance
+from .report import Report
+from .spending import Spending, input_bound
 from .stream import Completion
+
+if TYPE_CHECKING:  # cryptography: only for a model used encrypted
+    from .private import E2EE
 
 NOT_RUN = "this call did not run (the run stopped before it)"
 CUT_CALL = "not run: the answer was cut at the output limit"  # a call the output limit cut
@@ -66,7 +68,8 @@ class ChatModel(Protocol):
         events: EventSink | None = None,
         max_completion_tokens: int | None = None,
         response_format: dict[str, Any] | None = None,
-        options: Any = None,
+        options: Mapping[str, Any] | None = None,
+        private: E2EE | None = None,
     ) -> Completion: ...
 
 
@@ -94,10 +97,14 @@ class LLMPlanner:
         cache_key: str | None = None,
         schema: dict[str, Any] | None = None,
         response_format: dict[str, Any] | None = None,
-        options: dict[str, Any] | None = None,
+        options: Mapping[str, Any] | None = None,
         search_usd: float = 0.0,
+        private: E2EE | None = None,
     ) -> None:
+        """`private`: the model is used end-to-end encrypted; every request of this planner's
+        (the question's, a summary's, a server's sampling) goes sealed (`VeniceClient.complete`)."""
         self.client = client
+        self.private = private
         self.gauge = gauge or Gauge()
         self.compacts = compact  # compact the older rounds when a request would pass the threshold
         self.tally = tally  # the question's rounds: a compaction is one of them
@@ -160,6 +167,31 @@ class LLMPlanner:
         if self.cost_unknown:
             return None
         return self.known_cost if self.priced else unspent(self.facts.prices)
+
+    def report(self) -> Report:
+        """What this planner's requests came to, for the receipt and the session."""
+        return Report(
+            requests=self.requests,
+            model=self.served_by or self.model,
+            usage=self.usage,
+            cost_usd=self.cost,
+            balance=self.balance,
+            context_tokens=self.context_tokens,
+            cached_tokens=cached_tokens(self.usage, self.unmeasured),
+            compacted=self.compaction.to_dict(),
+            parsed=self.parsed,
+            unmeasured=self.unmeasured,
+            unstreamed=self.unstreamed,
+            notes=tuple(self.notes),
+            thinking="\n\n".join(self.thinking) if self.thinking else None,
+            sources=tuple(self.sources.values()),
+            facts=self.facts,
+            known_cost=self.known_cost,
+            unknown_worst=self.unknown_worst,
+            headers=dict(self.headers),
+            added=tuple(self.added),
+            markers=tuple(self.markers),
+        )
 
     async def next(self, outcomes: Sequence[Outcome]) -> Move:
         self.answer_calls(outcomes)
@@ -234,12 +266,11 @@ class LLMPlanner:
             self.context_tokens = needed
             return Stop(Exit.CONTEXT_FULL, full_refusal(needed, self.gauge.window or 0, why))
         # Under a cap, what is sent is measured once for the check, the limit and the worst cost.
-        bound = self.input_bound(messages, tools) if self.cap is not None else None
+        bound = self.bound(messages, tools)
         refusal = self.check_cap(messages, tools, bound=bound)
         if refusal is not None:
             return Stop(Exit.COST_CAP, refusal)
-        limit = self.request_limit(messages, tools, bound=bound)
-        worst = self.worst(messages, tools, limit, bound=bound)
+        limit, worst = self.terms(messages, tools, bound=bound)
         self.requests += 1
         options: dict[str, Any] = {"temperature": self.temperature, "events": self.heard}
         options.update(self.cache_option())
@@ -302,9 +333,9 @@ class LLMPlanner:
     async def summarise(self, request: Sequence[dict[str, Any]]) -> Completion:
         """A compaction's summary request, without tools and nothing streamed, counted and
         costed like the others; `ModelError` when it fails."""
-        limit = self.request_limit(request, ())
+        limit, worst = self.terms(request, ())
         request_made = self.complete(request, (), limit, temperature=self.temperature, **self.cache_option())
-        return await self.costed(self.worst(request, (), limit), request_made)
+        return await self.costed(worst, request_made)
 
     async def complete(
         self,
@@ -319,6 +350,8 @@ class LLMPlanner:
         the session's later requests send it at once. Nothing was generated by the refused
         request: it is neither a request nor a cost of its own."""
         self.sent = limit
+        if self.private is not None:  # sealed; a client that cannot seal is never asked so
+            options["private"] = self.private
         if limit is None:  # a client that takes no limit is asked for none
             return await self.client.complete(self.model, messages, tools, **options)
         try:
@@ -367,17 +400,9 @@ class LLMPlanner:
         return Stop(Exit.OUTPUT_LIMIT, refusal, turn.text, unrun(calls, CUT_CALL))
 
     def cut_reason(self, turn: Completion, limit: int | None) -> str:
-        """Why the answer is partial: the money cap's limit for this request, the ceiling of a
-        capped request, or the output limit (the one sent, else the tokens it used)."""
-        if limit is not None and self.capped():
-            model_limit = self.output_limit()
-            if limit < (model_limit or CAPPED_OUTPUT_TOKENS):
-                return capped_cut(limit, self.cap)
-            if model_limit is None:  # the ceiling of a capped request, the model's limit unknown
-                return output_cut(limit, True, ceiling=True)
+        """Why the answer is partial (`Spending.cut_reason`): `limit` is the one sent."""
         used = turn.usage.get("completion_tokens")
-        limit = limit or (used if isinstance(used, int) and used > 0 else None)
-        return output_cut(limit, self.max_completion_tokens is not None)
+        return self.spending.cut_reason(self.cap, limit, used if isinstance(used, int) else None)
 
     def account(self, turn: Completion, worst: float | None = None) -> None:
         """Add the response's usage and cost to the question's (a search that brought results
@@ -388,9 +413,7 @@ class LLMPlanner:
             self.unmeasured += 1
         if not turn.streamed:
             self.unstreamed += 1
-        cost = round_cost(turn.usage, self.facts.prices)
-        if cost is not None and turn.citations and server_cost(turn.usage) is None:
-            cost += self.search_usd  # a search that brought results, when the server sent no cost
+        cost = self.spending.cost(turn.usage, searched=bool(turn.citations))
         if turn.thinking:
             self.thinking.append(turn.thinking)
         for found in turn.citations:
@@ -422,53 +445,48 @@ class LLMPlanner:
         if self.cap is not None:  # an unknown cost counts as the most it could have been
             self.cap.spent += cost if cost is not None else worst or 0.0
 
-    def worst(
-        self,
-        messages: Sequence[dict[str, Any]],
-        tools: Sequence[dict[str, Any]],
-        limit: int | None = None,
-        *,
-        bound: int | None = None,
-    ) -> float | None:
-        """The most the next request of at most `limit` output tokens (else the output limit)
-        can cost, under a cap (nothing else needs it); None without a cap, or when prices or
-        the output limit are unknown. `bound`: its `input_bound`, when already measured."""
-        prices, limit = self.facts.prices, self.output_limit() if limit is None else limit
-        if self.cap is None or prices is None or limit is None:
-            return None
-        bound = self.input_bound(messages, tools) if bound is None else bound
-        return prices.worst(bound, limit) + self.search_usd
+    @property
+    def spending(self) -> Spending:
+        """The money rules of this question's requests (`spending.py`), from the model's facts as
+        they are now (a server may name the model's output maximum during the question)."""
+        facts = self.facts
+        return Spending(
+            facts.prices, facts.max_completion_tokens, self.max_completion_tokens, self.search_usd
+        )
 
-    def capped(self) -> bool:
-        """Each request's output limit is the money cap's (`affordable`): a cap and the model's
-        prices are known, and MAX_COMPLETION_TOKENS does not fix the limit."""
-        return self.cap is not None and self.facts.prices is not None and self.max_completion_tokens is None
+    def bound(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> int:
+        """The request's `input_bound`, measured under a money cap only (nothing else reads it)."""
+        return input_bound(messages, tools) if self.cap is not None else 0
 
-    def affordable(self, bound: int, most: int) -> int:
-        """The most output tokens (up to `most`) the money left can pay for after the request's
-        worst-case input (`bound` tokens) and its web search (0: not even its input)."""
-        assert self.cap is not None and self.facts.prices is not None
-        return self.facts.prices.affordable(self.cap.left, bound, most, self.search_usd)
-
-    def request_limit(
+    def check_cap(
         self,
         messages: Sequence[dict[str, Any]],
         tools: Sequence[dict[str, Any]],
         asked: int | None = None,
         *,
         bound: int | None = None,
-    ) -> int | None:
-        """The output limit sent with the next request (None: none). Under a money cap
-        (`capped`): what the money left can pay for, at most the model's own limit (the one
-        /models publishes, or the one the server named), else `CAPPED_OUTPUT_TOKENS`, and at
-        most `asked`. Otherwise MAX_COMPLETION_TOKENS and `asked` (a sampling request's), as
-        the model's limit bounds them."""
-        if self.capped():
-            bound = self.input_bound(messages, tools) if bound is None else bound
-            return self.affordable(bound, self.output_limit(asked) or CAPPED_OUTPUT_TOKENS)
-        if self.max_completion_tokens is None and asked is None:
+    ) -> str | None:
+        """Why the next request (of at most `asked` output tokens) must not be made under the
+        money cap, or None (`Spending.refusal`). `bound`: its input bound, when measured."""
+        if self.cap is None:
             return None
-        return self.output_limit(asked)
+        bound = self.bound(messages, tools) if bound is None else bound
+        return self.spending.refusal(self.cap, bound, asked, request=self.requests + 1, model=self.model)
+
+    def terms(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]],
+        asked: int | None = None,
+        *,
+        bound: int | None = None,
+    ) -> tuple[int | None, float | None]:
+        """The output limit sent with the next request (None: none) and the most it can cost
+        (None without a cap: nothing else needs it), as `Spending` reckons them."""
+        spending = self.spending
+        bound = self.bound(messages, tools) if bound is None else bound
+        limit = spending.request_limit(self.cap, bound, asked)
+        return limit, spending.worst(bound, limit) if self.cap is not None else None
 
     async def sample(
         self,
@@ -480,52 +498,15 @@ class LLMPlanner:
         """A server's sampling request (`mcp/sampling_model.py`), made on this question's account: counted,
         costed and capped like the planner's own requests; only the server's `tools`, nothing
         streamed to the person, and the conversation is not touched. `ModelError` when it fails."""
-        limit = self.request_limit(messages, tools, max_tokens)
+        limit, worst = self.terms(messages, tools, max_tokens)
         request = self.complete(messages, tools, limit, temperature=temperature)
-        return await self.costed(self.worst(messages, tools, limit), request)
+        return await self.costed(worst, request)
 
     def sampling_refusal(
         self, messages: Sequence[dict[str, Any]], max_tokens: int, tools: Sequence[dict[str, Any]] = ()
     ) -> str | None:
         """Why a sampling request must not be made under the money cap, or None."""
         return self.check_cap(messages, tools, max_tokens)
-
-    def output_limit(self, asked: int | None = None) -> int | None:
-        """The most output tokens a request may take: the settings' and the model's limit, and `asked`."""
-        limits = [self.max_completion_tokens, self.facts.max_completion_tokens, asked]
-        return min((limit for limit in limits if limit is not None), default=None)
-
-    def check_cap(
-        self,
-        messages: Sequence[dict[str, Any]],
-        tools: Sequence[dict[str, Any]],
-        asked: int | None = None,
-        *,
-        bound: int | None = None,
-    ) -> str | None:
-        """Why the next request (of at most `asked` output tokens) must not be made under the
-        money cap, or None. Under `capped` it is made when the money left pays its worst-case
-        input and a short answer (`CAPPED_OUTPUT_MIN` tokens, or fewer when fewer are asked)."""
-        if self.cap is None:
-            return None
-        bound = self.input_bound(messages, tools) if bound is None else bound
-        if self.capped():
-            most = self.output_limit(asked) or CAPPED_OUTPUT_TOKENS
-            if self.affordable(bound, most) >= min(CAPPED_OUTPUT_MIN, most):
-                return None
-            worst = self.worst(messages, tools, min(CAPPED_OUTPUT_MIN, most), bound=bound)
-        else:
-            worst = self.worst(messages, tools, self.output_limit(asked), bound=bound)
-        if worst is None:  # refused up front as a setting error; a safety net
-            return f"stopped before model request {self.requests + 1}: no price or output limit is known for {self.model}"
-        return self.cap.refuse(worst, self.requests + 1)
-
-    @staticmethod
-    def input_bound(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> int:
-        """At least as many input tokens as the request can have: a token is at least one byte
-        of what is sent, and the JSON around each message outweighs a template's few tokens;
-        an image is not its bytes but at most `IMAGE_MOST_TOKENS` (core/tokens.py)."""
-        return sent_bytes(messages, tools, lambda url: IMAGE_MOST_TOKENS)
 
     def answer_calls(self, outcomes: Sequence[Outcome]) -> None:
         """One `tool` message for each call of the last assistant turn, in its order."""
@@ -552,29 +533,6 @@ class LLMPlanner:
         # would drop the note that tells the model which page ids hold the rest.
         result = outcome.result
         return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
-
-
-def output_cut(limit: int | None, ours: bool, *, ceiling: bool = False) -> str:
-    """Why an answer is partial when the output limit cut it; `ours`: the limit is the setting's;
-    `ceiling`: it is `CAPPED_OUTPUT_TOKENS`, asked under a money cap for a model that publishes none."""
-    if limit is None:
-        return "the answer was cut at the model's output limit"
-    if ceiling:
-        return (
-            f"the answer was cut at {limit:,} tokens, the most a request under a money cap asks for "
-            "when the model publishes no output limit (set MAX_COMPLETION_TOKENS for a longer one)"
-        )
-    line = f"the answer was cut at the model's output limit of {limit:,} tokens"
-    return line + " (raise MAX_COMPLETION_TOKENS for a longer one)" if ours else line
-
-
-def capped_cut(limit: int, cap: Cap | None) -> str:
-    """Why an answer is partial when the limit the money cap set for its request cut it."""
-    flag = "--session-max-usd" if cap is not None and cap.name == "session cap" else "--max-usd"
-    return (
-        f"the money cap shortened the answer: it was cut at {limit:,} tokens, the output limit "
-        f"the cap left for this request (raise {flag}, or set MAX_COMPLETION_TOKENS)"
-    )
 
 
 def not_run_line(calls: Sequence[Call]) -> str:

@@ -105,7 +105,7 @@ def _public_key(raw: bytes) -> ec.EllipticCurvePublicKey:
     return ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256K1(), raw)
 
 
-def _hex_bytes(text: Any) -> bytes:
+def _hex_bytes(text: object) -> bytes:
     if not isinstance(text, str):
         raise ValueError("missing")
     return bytes.fromhex(text[2:] if text.startswith("0x") else text)
@@ -142,7 +142,7 @@ class E2EE:
         nonce = os.urandom(32).hex()
         return f"tee/attestation?model={quote(self.model, safe='')}&nonce={nonce}", nonce
 
-    def accept(self, raw: bytes, report: Any, nonce: str) -> None:
+    def accept(self, raw: bytes, report: object, nonce: str) -> None:
         """Check the attestation `report` (its body `raw`) for `nonce`; `PrivateError` unless
         every check passes, and then the enclave's key is the one messages are sealed for."""
         problems = _attestation_problems(report, self.model, nonce)
@@ -257,7 +257,7 @@ class E2EE:
         return report
 
 
-def _attestation_problems(report: Any, model: str, nonce: str) -> list[str]:
+def _attestation_problems(report: object, model: str, nonce: str) -> list[str]:
     """Every reason the attestation cannot be trusted (none: it passes our checks)."""
     if not isinstance(report, dict):
         return ["the answer is not a JSON object"]
@@ -293,12 +293,12 @@ def _attestation_problems(report: Any, model: str, nonce: str) -> list[str]:
     return problems
 
 
-def _object(value: Any) -> dict[str, Any]:
+def _object(value: object) -> dict[str, Any]:
     """`value` when it is a JSON object, else an empty one (a part of the wrong type says nothing)."""
     return value if isinstance(value, dict) else {}
 
 
-def _quote_problems(quote_hex: Any) -> list[str]:
+def _quote_problems(quote_hex: object) -> list[str]:
     """What the TDX quote's header says against it: not TDX, or a debug enclave."""
     try:
         quote_bytes = _hex_bytes(quote_hex)

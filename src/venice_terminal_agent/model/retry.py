@@ -22,9 +22,9 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..core.errors import ModelError
 from ..core.record import Record
 from ..core.wording import plural
-from .errors import ModelError
 
 
 class RetryPolicy(Record, frozen=False):
@@ -43,7 +43,7 @@ class RetryPolicy(Record, frozen=False):
 
     def backoff(self, attempt: int) -> float:
         """Delay before attempt `attempt + 1` when the server did not say how long."""
-        delay = min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
+        delay = min(self.base_delay * 2.0 ** (attempt - 1), self.max_delay)
         return delay * (0.75 + 0.5 * self.jitter())
 
 

@@ -44,7 +44,8 @@ class Completion(Record, frozen=False):
 
     @property
     def tool_calls(self) -> list[dict[str, Any]]:
-        return self.message.get("tool_calls", [])
+        calls: list[dict[str, Any]] = self.message.get("tool_calls", [])
+        return calls
 
     @property
     def text(self) -> str:
@@ -217,7 +218,7 @@ def _starts_another(current: dict[str, Any], function: dict[str, Any]) -> bool:
     return True
 
 
-def merge(old: Any, new: Any) -> Any:
+def merge(old: object, new: object) -> Any:
     """Join a field's pieces: text concatenates (labels such as `type` do not), objects merge,
     list items with the same `index` merge (how `reasoning_details` stream), the rest is replaced."""
     if old is None:
@@ -242,7 +243,7 @@ def merge(old: Any, new: Any) -> Any:
     return _copy(new)
 
 
-def _same_entry(old: Any, new: Any) -> bool:
+def _same_entry(old: object, new: object) -> bool:
     return (
         isinstance(old, dict)
         and isinstance(new, dict)
@@ -251,7 +252,7 @@ def _same_entry(old: Any, new: Any) -> bool:
     )
 
 
-def _copy(value: Any) -> Any:
+def _copy(value: object) -> Any:
     if isinstance(value, dict):
         return {k: _copy(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):

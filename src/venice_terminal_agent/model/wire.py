@@ -53,7 +53,7 @@ class StatusError(Exception):
 class StreamError(Exception):
     """An event inside the stream carried an `error` (its value is `body`)."""
 
-    def __init__(self, body: Any) -> None:
+    def __init__(self, body: object) -> None:
         message = body.get("message") if isinstance(body, Mapping) else None
         super().__init__(
             message if isinstance(message, str) and message else "An error occurred during streaming"

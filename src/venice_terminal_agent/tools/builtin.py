@@ -10,8 +10,9 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ..core.errors import ToolError
 from ..core.pager import Pager
-from ..core.toolbox import FunctionToolbox, ToolError
+from ..core.toolbox import FunctionToolbox
 
 MAX_FILE_BYTES = 2_000_000
 MAX_LISTED = 500

@@ -20,7 +20,6 @@ from typing import Any
 
 from dbos import DBOS
 
-from ...core.costs import round_cost, server_cost
 from ...core.errors import (
     ContextFullError,
     ModelError,
@@ -33,7 +32,7 @@ from ...core.errors import (
 from ...core.events import EventSink, ignore
 from ...core.exits import Exit
 from ...core.record import Record
-from ...model.planner import LLMPlanner
+from ...model.spending import Spending, input_bound
 from ...model.stream import Completion
 from . import crash
 from .ledger import Ledger, Reservation, nusd, usd
@@ -98,7 +97,9 @@ class LedgerModel:
     """A model client (`ChatModel`) whose every request is a DBOS step behind the ledger."""
 
     def __init__(self, inner: Any, account: Account, facts: Any, search_usd: float = 0.0) -> None:
-        self.inner, self.account, self.facts, self.search_usd = inner, account, facts, search_usd
+        self.inner, self.account = inner, account
+        # The planner's own money rules (model/spending.py): the same worst case and the same cost.
+        self.spending = Spending(facts.prices if facts is not None else None, search_usd=search_usd)
 
     def __getattr__(self, name: str) -> Any:  # takes_cache_key, venice_parameters, private…
         return getattr(self.inner, name)
@@ -108,17 +109,13 @@ class LedgerModel:
     ) -> int:
         """The request's worst cost, as the planner counts it against a cap; 0 when it cannot
         be known (no prices or no output limit: then no cap is set either)."""
-        prices = self.facts.prices if self.facts is not None else None
-        if prices is None or limit is None:
+        if self.spending.prices is None or limit is None:
             return 0
-        return nusd(prices.worst(LLMPlanner.input_bound(messages, tools), limit) + self.search_usd)
+        worst = self.spending.worst(input_bound(messages, tools), limit)
+        return 0 if worst is None else nusd(worst)
 
     def cost(self, turn: Completion) -> float | None:
-        prices = self.facts.prices if self.facts is not None else None
-        cost = round_cost(turn.usage, prices)
-        if cost is not None and turn.citations and server_cost(turn.usage) is None:
-            cost += self.search_usd
-        return cost
+        return self.spending.cost(turn.usage, searched=bool(turn.citations))
 
     async def complete(
         self,

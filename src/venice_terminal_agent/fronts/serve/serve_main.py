@@ -170,7 +170,7 @@ def health_of(runtime: Any) -> Callable[[], Awaitable[list[str]]]:
     async def model_down() -> list[str]:
         try:
             async with asyncio.timeout(HEALTH_TIMEOUT):
-                await runtime.client.check()
+                await runtime.client.discovery.check()
         except TimeoutError:
             return [f"the model server is down: it did not answer within {HEALTH_TIMEOUT:g} s"]
         except ModelError as problem:
@@ -201,7 +201,7 @@ class ReadOnlyTools:
         return any(spec.name == name for spec in self.specs())
 
     async def call(self, name: str, arguments: Any) -> Any:
-        from ...core.toolbox import ToolError
+        from ...core.errors import ToolError
 
         if name not in self:
             raise ToolError(f"no tool {name!r} here (tools that may cost money need serve --yes)")

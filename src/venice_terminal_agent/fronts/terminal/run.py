@@ -13,11 +13,12 @@ import typer
 
 from ...core.consent import Consent
 from ...core.defaults import PLAN_BUDGET
+from ...core.errors import PlanError
 from ...core.events import Event, ToolFinished, ToolStarted
 from ...core.files import CONFIG_LIMIT, read_text, size_text
 from ...core.loop import run_loop
 from ...core.pager import DEFAULT_PAGE_CHARS, Pager
-from ...core.plans import PlanError, parse_plan
+from ...core.plans import parse_plan
 from ...core.receipt import USAGE_ERROR_STATUS, Receipt
 from ...core.wording import shown_answer
 from ...tools.builtin import builtin_toolbox
