@@ -116,8 +116,9 @@ def http_front(folder: Path, base_url: str, *args: str, **env: str) -> Iterator[
 def clean_env(folder: Path, base_url: str, **extra: str) -> dict[str, str]:
     """An environment with only what the command needs: no real keys, no user config or data."""
     # PYTHONPATH is kept: benchmarks/mutants.py puts its planted copy of the package there, and
-    # the command a test starts must run that copy too.
-    names = ("PATH", "HOME", "LANG", "SYSTEMROOT", "PYTHONPATH")
+    # the command a test starts must run that copy too; so does a mutation run (conftest.py),
+    # which also names the active mutant, and the file where a child says what it reached.
+    names = ("PATH", "HOME", "LANG", "SYSTEMROOT", "PYTHONPATH", "MUTANT_UNDER_TEST", "VENICE_MUTMUT_HITS")
     keep = {name: os.environ[name] for name in names if name in os.environ}
     env = {
         **keep,

@@ -92,6 +92,48 @@ def pytest_configure(config: pytest.Config) -> None:
     home = Path(tempfile.mkdtemp(prefix="venice-agent-tests-home-"))
     config.stash[_HOME_KEY] = home
     os.environ.update(home_environment(home))
+    _children_run_the_mutant()
+
+
+# Mutation runs (`mutmut run`, README "Development"): mutmut copies the package and the tests into
+# `mutants/`, runs pytest there with the mutated copy first on sys.path, and names the active
+# mutant in MUTANT_UNDER_TEST ("stats" while it maps tests to functions). A command a test starts
+# (the CLI, `serve`, `acp`) is another Python process: without this, it would import the
+# unmutated package, and a mutant only the command reaches would survive, or count "no tests".
+MUTATED_SOURCE = Path(__file__).resolve().parents[1] / "src"
+CHILD_SITE = Path(__file__).resolve().parent / "mutation" / "site"  # its sitecustomize.py
+HITS = "VENICE_MUTMUT_HITS"  # the file the children append the functions they reached to
+
+
+def under_mutmut() -> bool:
+    return "MUTANT_UNDER_TEST" in os.environ and MUTATED_SOURCE.parent.name == "mutants"
+
+
+def _children_run_the_mutant() -> None:
+    """Under mutmut, every process a test starts imports the mutated copy (PYTHONPATH, which
+    `clean_env` keeps, as it keeps MUTANT_UNDER_TEST) and, while tests are mapped to functions,
+    reports the functions it reached (tests/mutation/site/sitecustomize.py)."""
+    if not under_mutmut():
+        return
+    paths = [str(CHILD_SITE), str(MUTATED_SOURCE)]
+    before = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    os.environ["PYTHONPATH"] = os.pathsep.join([*paths, *(p for p in before if p and p not in paths)])
+    os.environ[HITS] = str(Path(tempfile.mkdtemp(prefix="venice-agent-mutmut-")) / "hits")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """While mutmut maps tests to functions, the functions this test's children reached are
+    this test's too: they join the hits mutmut's own teardown hook files under this test."""
+    if os.environ.get("MUTANT_UNDER_TEST") != "stats" or HITS not in os.environ:
+        return
+    hits = Path(os.environ[HITS])
+    if not hits.exists():
+        return
+    from mutmut.state import state  # only ever under mutmut
+
+    state()._stats.update(name for name in hits.read_text(encoding="utf-8").split() if name)
+    hits.unlink()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -468,6 +468,34 @@ async def test_local_data_asks_for_the_rest_of_the_conversation_until_clear(tmp_
     assert [s.result for s in third.steps] == ["found"] and len(asked) == 1
 
 
+async def test_a_question_that_brings_local_data_makes_a_remote_tool_ask_from_its_first_call() -> None:
+    """Piped text is local data from the start (README, Local data leaves only with a yes): a
+    read-only tool that leaves the machine asks before its first call, none read yet."""
+    asked = []
+
+    async def say_no(call, spec, why) -> bool:
+        asked.append((call.tool, str(why)))
+        return False
+
+    class Remote(FunctionToolbox):
+        def specs(self):
+            return [spec.replace(server="web") for spec in super().specs()]
+
+    tools = Remote({"search": lambda q: "found"}, read_only={"search"})
+    script = [
+        calls(("search", {"q": "my notes"})),
+        {"text": "declined"},
+        calls(("search", {"q": "x"})),
+        {"text": "ok"},
+    ]
+    async with agent_on(script, tools=tools, approver=say_no) as (_, agent):
+        piped = await agent.ask("summarise this: my private notes", local_data=True)
+        assert asked == [("search", "local_data")] and piped.steps == ()
+        agent.clear()
+        plain = await agent.ask("search x")
+    assert [s.result for s in plain.steps] == ["found"] and len(asked) == 1
+
+
 async def test_a_rolled_back_question_takes_its_local_data_with_it(tmp_path) -> None:
     (tmp_path / "notes.txt").write_text("private", encoding="utf-8")
     script = [calls(("read_file", {"path": "notes.txt"})), {"status": 400}]

@@ -402,6 +402,138 @@ def test_plain_text_added_to_a_sealed_stream_is_not_shown_as_the_models(tmp_path
     assert "planted.example" not in plain.stdout + plain.stderr
 
 
+def answer_piece(content: str) -> dict[str, Any]:
+    return {"id": "chat-1", "choices": [{"index": 0, "delta": {"role": "assistant", "content": content}}]}
+
+
+@pytest.mark.parametrize(
+    ("piece", "why"),
+    [
+        ("Hi", "it is not encrypted (not hex)"),  # plain text of an even length
+        ("abc", "it is not encrypted (not hex)"),  # hex, but not whole bytes
+        ("00" * 92, "it is too short to be encrypted"),  # a byte short of a sealed empty text
+        ("00" * 69, "it is too short to be encrypted"),
+    ],
+)
+def test_a_piece_of_the_answer_that_is_not_sealed_is_refused_saying_why(piece: str, why: str) -> None:
+    from venice_terminal_agent.model.private import E2EE, PrivateError
+
+    e2ee = E2EE("e2ee-fake")
+    with pytest.raises(PrivateError) as refused:
+        e2ee.open(answer_piece(piece))
+    assert str(refused.value) == (
+        f"e2ee-fake is end-to-end encrypted and a piece of the answer was refused: {why}; "
+        "nothing was sent in plaintext"
+    )
+
+
+def test_a_piece_sealed_for_us_opens_even_empty_and_one_sealed_for_another_does_not() -> None:
+    from venice_terminal_agent.model.private import E2EE, PrivateError
+    from venice_terminal_agent.testing.tee import seal
+
+    e2ee, other = E2EE("e2ee-fake"), E2EE("e2ee-fake")
+    ours = e2ee.headers()["X-Venice-TEE-Client-Pub-Key"]
+    assert len(seal("", ours)) == 2 * 93  # key, nonce and tag: the shortest a sealed piece can be
+    for text in ("", "Poseidonis."):
+        assert e2ee.open(answer_piece(seal(text, ours)))["choices"][0]["delta"]["content"] == text
+    # A stream's first piece often carries the role and an empty content, unsealed: nothing to open.
+    assert e2ee.open(answer_piece(""))["choices"][0]["delta"] == {"role": "assistant"}
+    with pytest.raises(PrivateError) as refused:
+        other.open(answer_piece(seal("Poseidonis.", ours)))
+    assert str(refused.value) == (
+        "e2ee-fake is end-to-end encrypted and a piece of the answer was refused: it does not decrypt "
+        "with this session's key (wrong key, or changed on the way); nothing was sent in plaintext"
+    )
+
+
+@pytest.mark.parametrize(
+    ("message", "role"),
+    [
+        ({"role": "assistant", "content": "", "tool_calls": [{"id": "1"}]}, "assistant"),
+        ({"role": "tool", "content": "a result", "tool_call_id": "1"}, "tool"),
+        ({"role": "user", "content": [{"type": "text", "text": "parts"}]}, "user"),
+    ],
+    ids=["tool calls", "a tool result", "parts"],
+)
+def test_a_message_that_cannot_be_sealed_is_refused_never_sent_as_it_is(message: dict, role: str) -> None:
+    from venice_terminal_agent.model.private import E2EE, PrivateError
+    from venice_terminal_agent.testing.tee import FakeTee
+
+    e2ee, tee = E2EE("e2ee-fake"), FakeTee(True)
+    _, nonce = e2ee.attestation_path()
+    _, report = tee.attestation("e2ee-fake", nonce)
+    e2ee.accept(json.dumps(report).encode(), report, nonce)
+    (sealed,) = e2ee.seal([{"role": "user", "content": "fine", "name": "ada", "reasoning_content": "x"}])
+    assert sorted(sealed) == ["content", "name", "role"] and sealed["content"] != "fine"
+    assert (sealed["role"], sealed["name"]) == ("user", "ada")  # who speaks goes as it is
+    with pytest.raises(PrivateError, match=f"and a {role} message cannot be encrypted \\(only text can\\);"):
+        e2ee.seal([{"role": "user", "content": "fine"}, message])
+
+
+@pytest.mark.parametrize(
+    ("chunk", "why"),
+    [
+        ({"id": "c", "choices": "sealed"}, "a piece of the answer is not a list of choices"),
+        ({"id": "c", "choices": ["sealed"]}, "a piece of the answer is not a list of choices"),
+        (
+            {
+                "id": "c",
+                "choices": [{"index": 0, "delta": {"tool_calls": [{"id": "1", "function": {"name": "f"}}]}}],
+            },
+            "the answer carried tool calls, which E2EE does not allow",
+        ),
+    ],
+    ids=["choices not a list", "a choice not an object", "tool calls"],
+)
+def test_a_piece_of_the_answer_of_the_wrong_shape_is_refused_saying_why(chunk: dict, why: str) -> None:
+    from venice_terminal_agent.model.private import E2EE, PrivateError
+
+    with pytest.raises(PrivateError) as refused:
+        E2EE("e2ee-fake").open(chunk)
+    assert str(refused.value) == f"e2ee-fake is end-to-end encrypted and {why}; nothing was sent in plaintext"
+
+
+def test_a_sealed_piece_keeps_the_streams_own_fields_and_names_what_came_in_plain_text() -> None:
+    """README, Reliability: a sealed chunk keeps the stream's own fields and the decrypted text;
+    anything added in plain text on the way is not the model's, and the receipt names it."""
+    from venice_terminal_agent.model.private import E2EE
+    from venice_terminal_agent.testing.tee import seal
+
+    e2ee = E2EE("e2ee-fake")
+    ours = e2ee.headers()["X-Venice-TEE-Client-Pub-Key"]
+    delta = {
+        "role": "assistant",
+        "content": seal("Poseidonis.", ours),
+        "note": "plain",
+        "empty": "",
+        "none": None,
+    }
+    opened = e2ee.open({"id": "c", "choices": [{"index": 1, "finish_reason": "stop", "delta": delta}]})
+    assert opened == {
+        "id": "c",
+        "choices": [
+            {"index": 1, "finish_reason": "stop", "delta": {"role": "assistant", "content": "Poseidonis."}}
+        ],
+    }
+    assert e2ee.report()["dropped"] == ["note (not end-to-end encrypted)"]
+
+
+@pytest.mark.parametrize("shown", ["bare", "0x"])
+def test_an_attested_key_given_without_its_04_prefix_is_the_same_key(shown: str) -> None:
+    """A secp256k1 public key may come as its 64 bytes of x and y, without the leading 04."""
+    from venice_terminal_agent.model.private import E2EE
+    from venice_terminal_agent.testing.tee import FakeTee
+
+    e2ee, tee = E2EE("e2ee-fake"), FakeTee(True)
+    _, nonce = e2ee.attestation_path()
+    _, report = tee.attestation("e2ee-fake", nonce)
+    full = report["signing_key"]
+    assert len(full) == 130 and full.startswith("04")
+    report["signing_key"] = ("0x" if shown == "0x" else "") + full[2:]
+    e2ee.accept(json.dumps(report).encode(), report, nonce)
+    assert e2ee.attested
+
+
 async def test_the_encryption_goes_with_each_request_not_onto_the_shared_client() -> None:
     """Two conversations on one client, one encrypted and one not: each request is sent as its
     own conversation says (the agent hands its E2EE to the planner, which hands it to the client

@@ -112,7 +112,7 @@ def layer(name: str) -> str:
 
 # What each layer may import besides itself (docs/architecture.md says why). The package root
 # holds the public names, each imported on first use, and `__version__`: anyone may import it.
-BELOW_FRONTS = {"core", "config", "model", "store", "tools", "mcp", "agent", "bot"}
+BELOW_FRONTS = {"core", "config", "model", "store", "tools", "mcp", "agent", "bot", "telemetry"}
 FRONTS = {"fronts.terminal", "fronts.acp", "fronts.mcp_server", "fronts.serve", "fronts.batch"}
 LAYERS: dict[str, set[str]] = {
     "core": set(),
@@ -124,6 +124,7 @@ LAYERS: dict[str, set[str]] = {
     "agent": {"core", "model", "mcp", "tools"},
     "bot": {"core", "store", "tools", "model", "mcp", "agent"},
     "testing": {"core", "model"},  # the scripted fakes
+    "telemetry": {"core"},  # traces and metrics: the runs' hooks (core/observe.py) as OpenTelemetry
     "fronts": BELOW_FRONTS,  # the runtime (the composition root) and what the fronts share
     **{front: BELOW_FRONTS | {"fronts"} for front in FRONTS},  # each front: never a sibling
     # the Typer shell and the admin commands call the fronts' bodies; `demo`, the stand-in model

@@ -15,6 +15,7 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .core import observe
 from .core.consent import Approver, Consent
 from .core.context import Gauge, choose_window, compacted_line, page_limit, replay
 from .core.costs import Cap, unspent
@@ -304,6 +305,7 @@ class Agent:
         self.spent_unknown |= report.cost_usd is None
         self.unknown_worst += report.unknown_worst
 
+    @observe.watched  # one question, seen from outside when tracing is on
     async def ask(
         self,
         question: str,

@@ -80,7 +80,24 @@ async def run_checks(flags: Any, *, probe: bool = False) -> list[Check]:
     from .mcp_front_app import front_line
 
     checks.append(Check("as MCP server", True, front_line(settings)))
+    checks.append(_tracing_check())
     return checks
+
+
+def _tracing_check() -> Check:
+    """Whether runs are traced (the OTEL_* variables) and where the spans and metrics go."""
+    from ..telemetry import describe, installed, plan
+
+    asked, said = plan(), describe()
+    problems = [line for line in said if "not supported" in line]
+    if asked.on and not installed():
+        return Check("tracing", False, " · ".join(said), "pip install 'venice-terminal-agent[otel]'")
+    if problems:
+        return Check("tracing", False, " · ".join(said), "see docs/tracing.md for the variables taken")
+    if not asked.on:
+        why = "OTEL_SDK_DISABLED=true" if asked.disabled else "set OTEL_EXPORTER_OTLP_ENDPOINT to send traces"
+        return Check("tracing", True, f"off ({why}; docs/tracing.md)")
+    return Check("tracing", True, " · ".join(said))
 
 
 def mask(secret: str) -> str:

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from dataclasses import field
 from typing import Any, Protocol, runtime_checkable
 
+from . import observe
 from .consent import no_yes
 from .defaults import PLAN_BUDGET
 from .errors import ToolError
@@ -139,8 +140,12 @@ async def run_loop(
     if approve is None:
         # A consent wrapper is never bypassed; `decide` also says why a no was a no.
         approve = getattr(toolbox, "decide", None) or getattr(toolbox, "approve", None)
-    run = _Run(as_planner(plan), toolbox, budget, max_rounds, approve, events, pager, tally or Tally())
-    return await run.go()
+    with observe.question() as watch:  # within a question of the agent's, that question
+        sink = watch.sink(events or ignore)
+        run = _Run(as_planner(plan), toolbox, budget, max_rounds, approve, sink, pager, tally or Tally())
+        receipt = await run.go()
+        watch.finished(receipt)
+        return receipt
 
 
 class _Run(Record, frozen=False):
@@ -351,13 +356,15 @@ class _Run(Record, frozen=False):
         # A tool's text may hold a lone surrogate (a file name that is not UTF-8 comes so from
         # the system): repaired here, for every toolbox, as a model's text is, or it cannot be
         # stored, sent or printed.
-        try:
-            result = self.page(well_formed_all(await self.toolbox.call(call.tool, call.arguments)))
-            outcome = Outcome(call, result=result, ran=True)
-        except ToolError as refusal:
-            outcome = Outcome(call, error=well_formed(refusal.message), ran=True)
-        except Exception as error:
-            outcome = Outcome(call, error=well_formed(f"{type(error).__name__}: {error}"), ran=True)
+        with observe.tool(call) as watch:
+            try:
+                result = self.page(well_formed_all(await self.toolbox.call(call.tool, call.arguments)))
+                outcome = Outcome(call, result=result, ran=True)
+            except ToolError as refusal:
+                outcome = Outcome(call, error=well_formed(refusal.message), ran=True)
+            except Exception as error:
+                outcome = Outcome(call, error=well_formed(f"{type(error).__name__}: {error}"), ran=True)
+            watch.finished(outcome.result, outcome.error)
         done[index] = outcome
         self.emit(ToolFinished(call, outcome.result, outcome.error))
 

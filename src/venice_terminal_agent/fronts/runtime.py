@@ -315,7 +315,18 @@ def _session_parts(settings: Settings, root: Any, model: bool, person: bool) -> 
 
 
 @asynccontextmanager
-async def open_runtime(
+async def open_runtime(settings: Settings, servers: list[Any], **options: Any) -> AsyncIterator[Runtime]:
+    """`_open` (below), traced when the OTEL_* variables ask (`telemetry`: off, it imports no
+    OpenTelemetry module); every front gets its parts here, and so its traces."""
+    from ..telemetry import traced
+
+    with traced(settings.secrets(servers)):
+        async with _open(settings, servers, **options) as runtime:
+            yield runtime
+
+
+@asynccontextmanager
+async def _open(
     settings: Settings,
     servers: list[Any],
     *,

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..core import observe
 from ..core.errors import ToolError
 from ..core.events import tool_progress
 from .apify import node_problem
@@ -111,6 +112,7 @@ class ServerSession:
         self.skills: list[Any] = []  # its SEP-2640 skills as listed at start-up (mcp/skills.py)
         self.instructions: str | None = None
         self.protocol: str | None = None  # negotiated at start-up
+        self.session_id: str | None = None  # an HTTP server's `Mcp-Session-Id`, for traces
         self.list_ttl_ms: int | None = None  # how long a 2026-07-28 server lets its list be cached
         self.tools_changed = False  # the server said its tool list changed; not yet reloaded
         self.client: Any = None
@@ -225,6 +227,7 @@ class ServerSession:
             async def remember(response: Any) -> None:
                 if response.status_code >= 400:
                     self._http_status = response.status_code
+                self.session_id = response.headers.get("mcp-session-id") or self.session_id
 
             self.auth = http_auth(config, self.sign_in)
             if self.auth is not None:
@@ -342,6 +345,7 @@ class ServerSession:
             if report is not None:
                 report(progress, total, message)
 
+        observe.note(self.trace_facts())  # on the call's span, when tracing is on
         try:
             if needs_task(self.tools, tool):
                 result = await call_as_task(client, tool, dict(arguments), self.call_timeout, report)
@@ -381,6 +385,17 @@ class ServerSession:
                 self._fail(reason)
             raise ToolError(reason) from None
         return result_text(result)
+
+    def trace_facts(self) -> dict[str, Any]:
+        """The MCP attributes of a call's span (the GenAI conventions' `mcp.*`)."""
+        facts = {
+            "mcp.method.name": "tools/call",
+            "mcp.protocol.version": self.protocol,
+            "mcp.session.id": self.session_id,
+            "network.transport": "pipe" if self.config.transport == "stdio" else "tcp",
+            "venice_agent.mcp.server": self.name,
+        }
+        return {key: value for key, value in facts.items() if value is not None}
 
     async def ping(self) -> str | None:
         """None when the server is running and answers an MCP ping within PING_TIMEOUT, else

@@ -29,6 +29,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..core import observe
 from ..core.context import Compaction, Gauge, full_refusal, request_bytes
 from ..core.costs import Cap, add_usage, cached_tokens, measured, unspent
 from ..core.errors import ContextFullError, ModelError, OutputMaximumError, PrivateError, Refused
@@ -271,21 +272,20 @@ class LLMPlanner:
         if refusal is not None:
             return Stop(Exit.COST_CAP, refusal)
         limit, worst = self.terms(messages, tools, bound=bound)
-        self.requests += 1
         options: dict[str, Any] = {"temperature": self.temperature, "events": self.heard}
         options.update(self.cache_option())
         if self.response_format is not None:
             options["response_format"] = self.response_format
         if self.options:
             options["options"] = self.options
+        purpose = "chat" if note is None else "conclude"
         try:
-            turn = await self.complete(messages, tools, limit, **options)
+            request = self.complete(messages, tools, limit, **options)
+            turn = await self.costed(worst, request, purpose, limit, messages, tools)
         except ContextFullError as error:  # the server's own "too long": not a model failure
-            self.unpaid(worst, error)
             self.context_tokens = needed
             return Stop(Exit.CONTEXT_FULL, error.message)
         except ModelError as error:
-            self.unpaid(worst, error)
             if isinstance(error, Refused):  # a shared cap, or a durable run's interrupted request
                 exit = error.exit
             elif isinstance(error, PrivateError):
@@ -295,10 +295,6 @@ class LLMPlanner:
             else:
                 exit = Exit.MODEL_ERROR
             return Stop(exit, error.message)
-        except asyncio.CancelledError:
-            self.unpaid(worst, None)
-            raise
-        self.account(turn, worst)
         self.gauge.measured(size, turn.usage.get("prompt_tokens"))
         prompt = turn.usage.get("prompt_tokens")
         self.context_tokens = prompt if isinstance(prompt, int) and prompt > 0 else needed
@@ -335,7 +331,7 @@ class LLMPlanner:
         costed like the others; `ModelError` when it fails."""
         limit, worst = self.terms(request, ())
         request_made = self.complete(request, (), limit, temperature=self.temperature, **self.cache_option())
-        return await self.costed(worst, request_made)
+        return await self.costed(worst, request_made, "summary", limit, request)
 
     async def complete(
         self,
@@ -365,20 +361,31 @@ class LLMPlanner:
             self.sent = limit = error.maximum
         return await self.client.complete(self.model, messages, tools, max_completion_tokens=limit, **options)
 
-    async def costed(self, worst: float | None, request: Awaitable[Completion]) -> Completion:
-        """`request`, a request besides the conversation's own (a summary, a server's sampling),
-        made on this question's account: counted, and costed at its price, or at most `worst`
-        when it fails after the model may have begun (`unpaid`)."""
+    async def costed(
+        self,
+        worst: float | None,
+        request: Awaitable[Completion],
+        purpose: str = "chat",
+        limit: int | None = None,
+        messages: Sequence[dict[str, Any]] = (),
+        tools: Sequence[dict[str, Any]] = (),
+    ) -> Completion:
+        """`request`, one model request (the conversation's, a summary, a server's sampling;
+        `purpose` says which) made on this question's account: counted, and costed at its
+        price, or at most `worst` when it fails after the model may have begun (`unpaid`).
+        Every request the receipt counts passes here, watched as it is counted (`observe`)."""
         self.requests += 1
-        try:
-            turn = await request
-        except ModelError as error:
-            self.unpaid(worst, error)
-            raise
-        except asyncio.CancelledError:
-            self.unpaid(worst, None)
-            raise
-        self.account(turn, worst)
+        with observe.request(self.model, purpose, limit, messages, tools) as watch:
+            try:
+                turn = await request
+            except ModelError as error:
+                watch.failed(error, self.unpaid(worst, error))
+                raise
+            except asyncio.CancelledError as error:
+                watch.failed(error, self.unpaid(worst, None))
+                raise
+            cost = self.account(turn, worst)
+            watch.answered(turn, cost, {"cap.usd_left": self.cap.left} if self.cap is not None else {})
         return turn
 
     def cut(self, turn: Completion, limit: int | None) -> Stop:
@@ -404,10 +411,10 @@ class LLMPlanner:
         used = turn.usage.get("completion_tokens")
         return self.spending.cut_reason(self.cap, limit, used if isinstance(used, int) else None)
 
-    def account(self, turn: Completion, worst: float | None = None) -> None:
+    def account(self, turn: Completion, worst: float | None = None) -> float | None:
         """Add the response's usage and cost to the question's (a search that brought results
         costs its price when the server sent no cost of its own), its thinking and sources;
-        `worst`: the most it could cost."""
+        `worst`: the most it could cost. Its cost (None: unknown)."""
         self.usage = add_usage(self.usage, turn.usage)
         if not measured(turn.usage):
             self.unmeasured += 1
@@ -424,8 +431,9 @@ class LLMPlanner:
         self.spend(cost, worst)
         self.served_by = turn.model or self.served_by
         self.headers.update(turn.headers)
+        return cost
 
-    def unpaid(self, worst: float | None, error: ModelError | None) -> None:
+    def unpaid(self, worst: float | None, error: ModelError | None) -> float | None:
         """A request that got no answer: free, and no tokens, when the server refused it outright
         (an HTTP error status: nothing was generated; the cost is said only where prices are
         known); cost and tokens unknown otherwise (it may have been cut, or cancelled, after
@@ -433,7 +441,9 @@ class LLMPlanner:
         refused = error is not None and error.status is not None
         if not refused:
             self.unmeasured += 1  # the model may have begun: its tokens are not known either
-        self.spend(unspent(self.facts.prices) if refused else None, worst)
+        cost = unspent(self.facts.prices) if refused else None
+        self.spend(cost, worst)
+        return cost
 
     def spend(self, cost: float | None, worst: float | None) -> None:
         if cost is None:
@@ -500,7 +510,7 @@ class LLMPlanner:
         streamed to the person, and the conversation is not touched. `ModelError` when it fails."""
         limit, worst = self.terms(messages, tools, max_tokens)
         request = self.complete(messages, tools, limit, temperature=temperature)
-        return await self.costed(worst, request)
+        return await self.costed(worst, request, "sampling", limit, messages, tools)
 
     def sampling_refusal(
         self, messages: Sequence[dict[str, Any]], max_tokens: int, tools: Sequence[dict[str, Any]] = ()

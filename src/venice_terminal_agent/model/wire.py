@@ -37,6 +37,7 @@ from typing import Any
 import httpx2
 
 from .. import __version__
+from ..core import observe
 
 DRAIN_TIMEOUT = 0.1  # seconds the rest of a body after [DONE] may take to read (as the SDK)
 _LINE_END = re.compile(rb"\r\n|\r|\n")
@@ -108,10 +109,12 @@ class OpenAIHttp:
         extra: Mapping[str, str] | None = None,
     ) -> httpx2.Response:
         headers = self._headers if content is None else {**self._headers, "Content-Type": "application/json"}
-        headers = {**headers, **(extra or {})}
+        url = path if "://" in path else self.base_url + path.lstrip("/")
+        # The trace this request belongs to (`traceparent`), when tracing is on.
+        headers = {**headers, **observe.outgoing(url), **(extra or {})}
         request = self._http.build_request(
             method,
-            path if "://" in path else self.base_url + path.lstrip("/"),
+            url,
             content=content,
             headers=headers,
             timeout=self.timeout,

@@ -57,6 +57,7 @@ from acp.schema import (
     UsageUpdate,
 )
 
+from ...core import observe
 from ...core.consent import Why
 from ...core.errors import StoreError, VeniceAgentError
 from ...core.events import (
@@ -225,7 +226,9 @@ class EditorAgent:
     async def authenticate(self, method_id: str, **_: Any) -> None:
         return None  # the key comes from the environment, as for every command
 
-    async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
+    async def prompt(self, prompt: list[Any], session_id: str, **meta: Any) -> PromptResponse:
+        """One question; `meta` is the request's `_meta` (an editor's `traceparent`: the
+        question joins its trace when tracing is on, as ACP's meta-propagation RFD says)."""
         conversation = self._conversation(session_id)
         if conversation.running is not None and not conversation.running.done():
             raise RequestError.invalid_request({"reason": "a question is already running in this session"})
@@ -236,9 +239,10 @@ class EditorAgent:
         # An embedded resource is a file's contents from the editor: local data, as piped text
         # and read_file are, so any tool that leaves the machine asks first from now on.
         local = any(getattr(block, "type", None) == "resource" for block in prompt)
-        conversation.running = asyncio.ensure_future(
-            conversation.agent.ask(question, events=events, local_data=local)
-        )
+        with observe.continued(meta):  # the task takes the trace with it
+            conversation.running = asyncio.ensure_future(
+                conversation.agent.ask(question, events=events, local_data=local)
+            )
         try:
             receipt = await asyncio.shield(conversation.running)
         except asyncio.CancelledError:  # the connection itself went away: so does the question

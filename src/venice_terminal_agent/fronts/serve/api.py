@@ -32,7 +32,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from ...core import observe
 from ...core.events import Event, TextDelta, TextDiscarded, ToolFinished, ToolStarted
+from ...core.observe import CARRIED
 from ...core.receipt import read_json
 from ...store.schema import StoreError
 from ..http_edge import EdgeRules, Hosts, one_line
@@ -107,12 +109,13 @@ def build_app(
         user = user_of(request)
         text = await _message_text(request)
         chat = await chat_of(request, user, claim=True)
+        trace = {key: request.headers[key] for key in CARRIED if key in request.headers}  # the caller's
         if "text/event-stream" in request.headers.get("accept", ""):
             stream = EventStream(
-                lambda events: _respond(bot, text, chat, events, run_timeout, running), _event_json
+                lambda events: _respond(bot, text, chat, events, run_timeout, running, trace), _event_json
             )
             return stream  # type: ignore[return-value]  # an ASGI app: Starlette answers with it
-        return JSONResponse(reply_json(await _respond(bot, text, chat, None, run_timeout, running)))
+        return JSONResponse(reply_json(await _respond(bot, text, chat, None, run_timeout, running, trace)))
 
     async def get_chat(request: Request) -> Response:
         user = user_of(request)
@@ -209,13 +212,18 @@ async def _message_text(request: Request) -> str:
     return data["text"]
 
 
-async def _respond(bot: Any, text: str, chat: str, events: Any, run_timeout: float, replies: Replies) -> Any:
+async def _respond(
+    bot: Any, text: str, chat: str, events: Any, run_timeout: float, replies: Replies, trace: Any = None
+) -> Any:
+    """The bot's reply; its run joins the caller's trace when tracing is on (`trace`: its
+    `traceparent` header and siblings)."""
     task = asyncio.current_task()
     assert task is not None
     replies.running.add(task)
     try:
         async with asyncio.timeout(run_timeout):
-            return await bot.respond(text, chat, events=events)
+            with observe.continued(trace or {}):
+                return await bot.respond(text, chat, events=events)
     except TimeoutError:
         raise Refused(504, f"the reply took longer than {run_timeout:g} s and was stopped") from None
     except asyncio.CancelledError:

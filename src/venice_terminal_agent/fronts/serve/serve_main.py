@@ -124,11 +124,16 @@ async def _serve(options: ServeOptions, users: dict[str, str] | None, settings: 
         offline = Bot(
             store=store, root=options.root, calls_per_window=options.calls, files=settings.file_tools
         )
-        async with offline as bot:
-            from ..gc_pause import started
+        from ...telemetry import traced
 
-            started()  # a service: the collector back on, as the runtime turns it on with a model
-            return await _listen(options, users, bot, spec, "commands (no model)", "none (file tools only)")
+        with traced():  # traced when OTEL_* ask, as the runtime does with a model
+            async with offline as bot:
+                from ..gc_pause import started
+
+                started()  # a service: the collector back on, as the runtime turns it on with a model
+                return await _listen(
+                    options, users, bot, spec, "commands (no model)", "none (file tools only)"
+                )
 
     from ...mcp.servers_file import load_servers
     from ..runtime import NO_MCP, open_runtime

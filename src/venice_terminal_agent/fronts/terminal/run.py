@@ -53,8 +53,11 @@ def run_plan(
     limit = budget if budget is not None else plan.budget if plan.budget is not None else DEFAULT_BUDGET
     show = None if json_output else _show_step
     if mcp_config is None:  # offline: built-in tools only (all read-only), no MCP import
+        from ...telemetry import traced
+
         tools = Consent(builtin_toolbox(root, pager))
-        receipt = asyncio.run(run_loop(plan.steps, tools, limit, events=show, pager=pager))
+        with traced():
+            receipt = asyncio.run(run_loop(plan.steps, tools, limit, events=show, pager=pager))
     else:
         outcome = run_with_mcp(
             plan.steps, limit, events=show, pager=pager, root=root, mcp_config=mcp_config, yes=yes
