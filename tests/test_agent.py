@@ -516,3 +516,20 @@ def test_one_options_record_makes_many_conversations_and_none_changes_it() -> No
     assert first.history is not second.history and first.tools is not second.tools
     assert (first.budget, first.max_rounds, first.model) == (2, MAX_ROUNDS, "m")
     assert options.replace(budget=5).budget == 5 and options.budget == 2
+
+
+@pytest.mark.parametrize("exit", [Exit.COST_CAP, Exit.INTERRUPTED])
+async def test_a_request_refused_outside_the_loop_ends_on_the_exit_it_names(exit: Exit) -> None:
+    """A client that will not send a request (a batch's shared cap, a durable run's request
+    found in flight after a crash) raises `Refused`: the question ends on its exit, said, and
+    rolls back like any question that did not answer."""
+    from venice_terminal_agent.core.errors import Refused
+
+    class Ledgered:
+        async def complete(self, *args, **kwargs):
+            raise Refused(f"not sent: {exit}", exit=exit)
+
+    agent = Agent(Ledgered(), toolbox(), AgentOptions(model="m"))
+    receipt = await agent.ask("hi")
+    assert receipt.stopped_because is exit and receipt.refusal == f"not sent: {exit}"
+    assert roles(agent.history) == ["system"]

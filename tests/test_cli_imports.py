@@ -15,7 +15,17 @@ def test_help_imports_neither_openai_nor_mcp_nor_the_terminal_libraries() -> Non
     modules = modules_after_running("--help")
     assert "typer" in modules  # the probe really ran the command
     heavy = {"openai", "mcp", "httpx2", "prompt_toolkit", "rich", "pydantic", "pydantic_settings", "asyncio"}
-    assert modules.isdisjoint(heavy), modules & heavy
+    assert modules.isdisjoint(heavy | DURABLE), modules & (heavy | DURABLE)
+
+
+# The batch's engine (DBOS, and SQLAlchemy with it): loaded only by `venice-agent batch`.
+DURABLE = {"dbos", "sqlalchemy", "psycopg"}
+
+
+def test_batch_help_loads_no_durable_engine() -> None:
+    modules = modules_after_running("batch", "--help")
+    assert "typer" in modules
+    assert modules.isdisjoint(DURABLE), modules & DURABLE
 
 
 def test_ask_help_imports_neither_openai_nor_mcp() -> None:
@@ -56,7 +66,7 @@ def test_a_plain_one_shot_imports_neither_openai_nor_mcp_nor_prompt_toolkit(
     assert "httpx2" in modules
     # cryptography (E2EE models) and jsonschema (--schema) load only when they are used; Rich
     # only for a terminal: into a pipe the console is a plain one (fronts/terminal/plain_console.py).
-    heavy = {"openai", "mcp", "prompt_toolkit", "cryptography", "jsonschema", "rich"}
+    heavy = {"openai", "mcp", "prompt_toolkit", "cryptography", "jsonschema", "rich", *DURABLE}
     assert modules.isdisjoint(heavy), modules & heavy
     assert "venice_terminal_agent.model.attachments" not in loaded  # read only for -a FILE
     assert "tomllib" not in modules  # no user config file: nothing to parse

@@ -113,7 +113,7 @@ def layer(name: str) -> str:
 # What each layer may import besides itself (docs/architecture.md says why). The package root
 # holds the public names, each imported on first use, and `__version__`: anyone may import it.
 BELOW_FRONTS = {"core", "config", "model", "store", "tools", "mcp", "agent", "bot", "telemetry"}
-FRONTS = {"fronts.terminal", "fronts.acp", "fronts.mcp_server", "fronts.serve"}
+FRONTS = {"fronts.terminal", "fronts.acp", "fronts.mcp_server", "fronts.serve", "fronts.batch"}
 LAYERS: dict[str, set[str]] = {
     "core": set(),
     "config": {"core"},  # the settings: read by the fronts and handed down

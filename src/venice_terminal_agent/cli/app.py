@@ -18,6 +18,7 @@ import typer
 from ..core.defaults import CAPPED_OUTPUT_TOKENS, PLAN_BUDGET, QUESTION_BUDGET
 from ..core.errors import CRASHED
 from ..core.exits import USAGE_ERROR_STATUS, Exit, exit_statuses
+from .batch_app import add_batch_commands
 from .bot_app import add_bot_commands
 from .common_options import (
     ASKING,
@@ -565,6 +566,7 @@ add_bot_commands(app)  # chat, logs, serve, store copy
 add_config_commands(app)  # config set, get, unset, list
 add_sessions_commands(app)  # sessions list, show, export, import, delete
 add_front_commands(app)  # acp: the agent in an editor
+add_batch_commands(app)  # batch FILE, batch status, batch resume: durable, under one cap
 add_mcp_front_command(app)  # mcp: the agent as an MCP server
 add_crash_status(app)  # every command's "Exit status:" ends with 1, a crash
 declare_lazily(app)  # each command built when it runs or shows its help, not all at start-up

@@ -116,6 +116,21 @@ class PrivateError(ModelError):
         return EXIT_STATUS[Exit.PRIVATE_FAILED]
 
 
+class Refused(ModelError):
+    """A model request that something outside the loop would not let go out, and the exit its
+    question ends on: a money cap shared by many questions had nothing left (`cost_cap`), or a
+    durable run found the request recorded as sent by a worker that died (`interrupted`: it
+    may have reached the server, so it is not sent again)."""
+
+    def __init__(self, message: str, *, exit: Exit) -> None:
+        super().__init__(message)
+        self.exit = exit
+
+    @property
+    def exit_status(self) -> int:  # type: ignore[override]
+        return EXIT_STATUS[self.exit]
+
+
 class ToolError(VeniceAgentError):
     """A tool refuses: the message is a readable reason, shown to the person or the model."""
 
@@ -139,6 +154,7 @@ __all__ = [
     "PaymentError",
     "PlanError",
     "PrivateError",
+    "Refused",
     "ServerError",
     "StoreError",
     "StoreUnavailable",

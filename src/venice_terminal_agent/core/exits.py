@@ -31,6 +31,10 @@ class Exit(StrEnum):
     SCHEMA_MISMATCH = "schema_mismatch"  # the answer did not match --schema, asked twice
     OUTPUT_LIMIT = "output_limit"  # the answer was cut at the output limit: partial
     KEY_REJECTED = "key_rejected"  # the model server refused the API key (401/403): setup to fix
+    # A durable run (`batch`) found a request or call recorded as sent and never answered (its
+    # worker died): it may have reached the server, so it is not sent again and its reserved
+    # money stays charged.
+    INTERRUPTED = "interrupted"
 
 
 # The process exit status of a one-shot command for each exit; 2 is kept for usage and
@@ -49,8 +53,11 @@ EXIT_STATUS: dict[Exit, int] = {
     Exit.PRIVATE_FAILED: 11,
     Exit.SCHEMA_MISMATCH: 12,
     Exit.KEY_REJECTED: 13,  # also a key refused at start-up, before any question
+    Exit.INTERRUPTED: 14,
 }
 USAGE_ERROR_STATUS = 2
+# `batch`: every question has its receipt, and not every one ends `answered` (the receipts say why).
+UNANSWERED_STATUS = 15
 
 
 def exit_statuses(*exits: Exit) -> str:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..core import observe
 from ..core.context import Compaction, Gauge, full_refusal, request_bytes
 from ..core.costs import Cap, add_usage, cached_tokens, measured, unspent
-from ..core.errors import ContextFullError, ModelError, OutputMaximumError, PrivateError
+from ..core.errors import ContextFullError, ModelError, OutputMaximumError, PrivateError, Refused
 from ..core.events import Event, EventSink, Notice, ignore
 from ..core.loop import Move, Outcome, Stop
 from ..core.receipt import Answer, Call, CallOutcome, Exit, Proposed, Tally, read_json
@@ -286,7 +286,9 @@ class LLMPlanner:
             self.context_tokens = needed
             return Stop(Exit.CONTEXT_FULL, error.message)
         except ModelError as error:
-            if isinstance(error, PrivateError):
+            if isinstance(error, Refused):  # a shared cap, or a durable run's interrupted request
+                exit = error.exit
+            elif isinstance(error, PrivateError):
                 exit = Exit.PRIVATE_FAILED
             elif error.status in (401, 403):  # a rejected key is the setup to fix, not the model failing
                 exit = Exit.KEY_REJECTED

@@ -18,7 +18,8 @@ Script: a list of replies, or an object
   replies   one reply per POST /chat/completions, in order
   loop      true: start over when the replies run out (benchmarks); "question": start over
             at each question, the reply for its Nth model turn the Nth (the last one for any
-            turn after, and for a request without tools), whatever came before (demos)
+            turn after, and for a request without tools), whatever came before (demos);
+            `$question` in a reply's text or tool call arguments is the question's own text
   models    model ids served by GET /models (default ["fake-model"])
   traits    the `data` of GET /models/traits (default: default and function_calling_default
             name the first model; {} makes discovery find nothing)

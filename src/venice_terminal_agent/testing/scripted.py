@@ -213,7 +213,8 @@ class Scripted:
         script = self.script["replies"]
         if self.script.get("loop") == "question" and script:  # this question's round, whatever came before
             self._next += 1
-            return script[-1] if not body.get("tools") else script[min(_rounds(body), len(script) - 1)]
+            reply = script[-1] if not body.get("tools") else script[min(_rounds(body), len(script) - 1)]
+            return _with_question(reply, body)
         if self._next >= len(script) and self.script.get("loop") and script:
             self._next = 0
         if self._next >= len(script):
@@ -236,6 +237,25 @@ class Scripted:
             "x-venice-version": "fake",
         }
         return [*venice.items(), *((k, str(v)) for k, v in self.script.get("headers", {}).items())]
+
+
+def _with_question(reply: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    """`reply` with `$question` in its text and its tool calls' arguments replaced by the text of
+    the question it answers (the last user message): many questions, one script, each call its own."""
+    question = next((m.get("content") for m in reversed(body["messages"]) if m.get("role") == "user"), None)
+    if not isinstance(question, str) or "$question" not in json.dumps(reply):
+        return reply
+
+    def put(value: Any) -> Any:
+        if isinstance(value, str):
+            return value.replace("$question", question)
+        if isinstance(value, dict):
+            return {key: put(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [put(item) for item in value]
+        return value
+
+    return {**reply, **{key: put(reply[key]) for key in ("text", "tool_calls") if key in reply}}
 
 
 def _rounds(body: dict[str, Any]) -> int:

@@ -1,0 +1,121 @@
+"""`venice-agent batch` end to end on the fake model and the paid server: consent decided before
+it runs, the receipts and the summary, the exit statuses, `batch status` and `batch resume`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from batch_support import calls, fake_venice, paid_server, questions, script
+from cli_support import COMMAND, clean_env
+
+
+def batch(folder: Path, base_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [COMMAND, "batch", *args],
+        env=clean_env(folder, base_url, VENICE_MODEL="fake-model"),
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=300,
+    )
+
+
+def test_without_yes_no_paid_call_runs_and_resume_repeats_nothing(tmp_path: Path) -> None:
+    file = questions(tmp_path, 3)
+    with fake_venice(script(), tmp_path) as fake, paid_server(tmp_path) as (config, log):
+        done = batch(
+            tmp_path, fake.base_url, str(file), "--mcp-config", str(config), "--no-files", "--workers", "2"
+        )
+        assert done.returncode == 0, done.stderr  # each answered, without its call
+        receipts = [json.loads(line) for line in done.stdout.splitlines()]
+        assert sorted(r["id"] for r in receipts) == ["q0", "q1", "q2"]
+        for receipt in receipts:
+            assert receipt["stopped_because"] == "answered" and receipt["steps"] == []
+            assert receipt["proposed"][0]["outcome"] != "ran"
+        assert not calls(log)  # nobody to ask: the paid server heard nothing
+        assert (
+            f"3 of 3 questions done (3 answered) · ${sum(r['cost_usd'] for r in receipts):.6f} spent"
+            in done.stderr
+        )
+        name = done.stderr.strip().splitlines()[-1].split()[1].rstrip(":")
+        requests = len(fake.chat_bodies())
+
+        status = subprocess.run(
+            [COMMAND, "batch", "status"],
+            env=clean_env(tmp_path, fake.base_url),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert status.returncode == 0 and status.stdout.startswith(f"{name} ({file}): 3 of 3 questions done")
+
+        again = batch(tmp_path, fake.base_url, "resume", name, "--mcp-config", str(config), "--no-files")
+        assert again.returncode == 0, again.stderr
+        assert sorted(json.loads(line)["id"] for line in again.stdout.splitlines()) == ["q0", "q1", "q2"]
+        assert len(fake.chat_bodies()) == requests  # nothing asked again
+
+    missing = subprocess.run(
+        [COMMAND, "batch", "status", "nope"],
+        env=clean_env(tmp_path, "http://127.0.0.1:9"),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert missing.returncode == 2 and missing.stderr.startswith(
+        "venice-agent batch status: no batch nope in sqlite:///"
+    )
+
+
+def test_a_batch_cap_too_small_for_every_question_ends_them_cost_cap_with_status_15(tmp_path: Path) -> None:
+    """Three questions one after another, a cap that holds the worst case of about one question
+    (each request reserves about $0.0018 and charges $0.00012): the first answers, the others
+    end cost_cap before a request the batch's cap cannot reserve; the receipts add up, under it."""
+    file = questions(tmp_path, 3)
+    db = tmp_path / "b.sqlite"
+    with fake_venice(script(), tmp_path) as fake, paid_server(tmp_path) as (config, log):
+        done = batch(
+            tmp_path,
+            fake.base_url,
+            str(file),
+            "--mcp-config",
+            str(config),
+            "--no-files",
+            "--yes",
+            "--workers",
+            "1",
+            "--max-usd",
+            "0.0021",
+            "--db",
+            str(db),
+        )
+    assert done.returncode == 15, done.stderr
+    receipts = [json.loads(line) for line in done.stdout.splitlines()]
+    exits = sorted(r["stopped_because"] for r in receipts)
+    assert "cost_cap" in exits and "answered" in exits, exits
+    for receipt in receipts:
+        if receipt["stopped_because"] == "cost_cap":
+            assert (
+                "of the batch's $0.002100 cap is left (the other questions hold the rest)"
+                in receipt["refusal"]
+            )
+    spent = sum(r["cost_usd"] for r in receipts)
+    assert 0 < spent <= 0.0021
+    assert sum(calls(log).values()) == sum(len(r["steps"]) for r in receipts) >= exits.count("answered")
+
+
+def test_call_usd_is_reserved_and_charged_for_each_tool_call_and_kept_for_resume(tmp_path: Path) -> None:
+    file = questions(tmp_path, 2)
+    db = tmp_path / "b.sqlite"
+    with fake_venice(script(), tmp_path) as fake, paid_server(tmp_path) as (config, _):
+        common = ("--mcp-config", str(config), "--no-files", "--yes", "--db", str(db))
+        done = batch(tmp_path, fake.base_url, str(file), *common, "--max-usd", "1", "--call-usd", "0.01")
+        assert done.returncode == 0, done.stderr
+        for receipt in map(json.loads, done.stdout.splitlines()):
+            # two requests at the fake's prices ($0.00012 and $0.00013), and one call at $0.01
+            assert abs(receipt["cost_usd"] - 0.01025) < 1e-9, receipt
+        other = batch(tmp_path, fake.base_url, str(file), *common, "--max-usd", "1")
+        assert other.returncode == 2
+        assert "was started with --max-usd 1 and --call-usd 0.01: give the same" in other.stderr
