@@ -235,6 +235,7 @@ def _main(batch_id: str, lines: list[dict[str, Any]], options: Options, flags: A
 
 
 async def _work(batch_id: str, lines: list[dict[str, Any]], options: Options, flags: Any, source: str) -> int:
+    from ..person import NOBODY
     from ..runtime import load, open_runtime
 
     url = database_url(options.db)
@@ -242,7 +243,7 @@ async def _work(batch_id: str, lines: list[dict[str, Any]], options: Options, fl
     ledger = await asyncio.to_thread(_ledger, url)
     try:
         await asyncio.to_thread(ledger.open_batch, batch_id, options.max_usd, options.call_usd, source, lines)
-        async with open_runtime(settings, servers, person=False) as runtime:
+        async with open_runtime(settings, servers, NOBODY) as runtime:
             if options.max_usd is not None and (runtime.facts is None or runtime.facts.prices is None):
                 why = getattr(runtime.facts, "listing_error", None)
                 raise ConfigError(
