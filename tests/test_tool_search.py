@@ -16,7 +16,7 @@ from cli_support import PYTHON, TESTS, fake_venice, run_cli
 from servers.catalogue import build_server
 from venice_terminal_agent import Exit
 from venice_terminal_agent.agent import Agent, AgentOptions
-from venice_terminal_agent.core.consent import Consent, Why, not_run
+from venice_terminal_agent.core.consent import Consent, Why, declined_result, no_yes
 from venice_terminal_agent.core.pager import Pager
 from venice_terminal_agent.core.receipt import CallOutcome
 from venice_terminal_agent.core.toolbox import CombinedToolbox, ToolSpec
@@ -215,7 +215,7 @@ def test_without_a_yes_the_found_tool_is_declined_and_tools_says_the_catalogue_i
     assert done.returncode == 0, done.stderr
     declined = json.loads(requests[2]["messages"][-1]["content"])
     assert declined == {
-        "error": not_run(CallOutcome.NO_ONE_TO_ASK)
+        "error": declined_result(no_yes(CallOutcome.NO_ONE_TO_ASK))
     }  # asked like any other paid tool: nobody there
     assert (
         f"skipped github_create_issue: it needs your consent, and {NO_TERMINAL}" in done.stdout + done.stderr

@@ -77,9 +77,10 @@ def no_yes(verdict: Verdict, policy: str | None = None) -> str:
     return NO_YES[outcome].format(policy=policy or "this setup runs no such call")
 
 
-def not_run(verdict: Verdict, policy: str | None = None) -> str:
-    """The tool result the model gets for a call that got no yes."""
-    return f"{no_yes(verdict, policy)}; it did not run"
+def declined_result(reason: str) -> str:
+    """The tool result the model gets for a call that got no yes: why (`no_yes`), and that it
+    did not run."""
+    return f"{reason}; it did not run"
 
 
 def leaves_machine(spec: ToolSpec | None) -> bool:

@@ -23,7 +23,7 @@ from dataclasses import field
 from typing import Any, Protocol, runtime_checkable
 
 from . import observe
-from .consent import no_yes
+from .consent import declined_result, no_yes
 from .defaults import PLAN_BUDGET
 from .errors import ToolError
 from .events import (
@@ -300,7 +300,7 @@ class _Run(Record, frozen=False):
                     )
                     self.not_run(batch[number + 1 :], check_stop[1])
                     break
-                slots.append(Outcome(call, error=f"{reason}; it did not run", refused=why))
+                slots.append(Outcome(call, error=declined_result(reason), refused=why))
             else:
                 self.proposed.append(Proposed(call.tool, call.arguments, CallOutcome.RAN))
                 slots.append(call)
