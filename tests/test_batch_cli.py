@@ -119,3 +119,29 @@ def test_call_usd_is_reserved_and_charged_for_each_tool_call_and_kept_for_resume
         other = batch(tmp_path, fake.base_url, str(file), *common, "--max-usd", "1")
         assert other.returncode == 2
         assert "was started with --max-usd 1 and --call-usd 0.01: give the same" in other.stderr
+
+
+def test_each_question_of_a_batch_is_traced_and_its_spans_add_up_to_its_receipt(tmp_path: Path) -> None:
+    """Tracing reaches batch as every front (issue 38): one `invoke_agent` span per question,
+    under its own trace, whose cost is the receipt's, with --yes its paid call as a tool span."""
+    from test_telemetry_cli import spans_in
+
+    file = questions(tmp_path, 2)
+    with fake_venice(script(), tmp_path) as fake, paid_server(tmp_path) as (config, log):
+        done = subprocess.run(
+            [COMMAND, "batch", str(file), "--mcp-config", str(config), "--no-files", "--yes"],
+            env=clean_env(tmp_path, fake.base_url, VENICE_MODEL="fake-model", OTEL_TRACES_EXPORTER="console"),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=300,
+        )
+    assert done.returncode == 0, done.stderr
+    receipts = {r["id"]: r for r in (json.loads(line) for line in done.stdout.splitlines())}
+    spans = spans_in(done.stderr)
+    questions_spans = [s for s in spans if s["name"] == "invoke_agent venice-agent"]
+    assert len(questions_spans) == 2 == len({s["context"]["trace_id"] for s in questions_spans})
+    assert sum(1 for s in spans if s["name"] == "execute_tool charge") == 2 == len(calls(log))
+    spent = sum(s["attributes"]["venice_agent.cost.usd"] for s in questions_spans)
+    assert abs(spent - sum(r["cost_usd"] for r in receipts.values())) < 1e-12
