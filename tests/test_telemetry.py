@@ -23,6 +23,7 @@ from venice_terminal_agent import Exit
 from venice_terminal_agent.agent import Agent, AgentOptions
 from venice_terminal_agent.core import observe
 from venice_terminal_agent.core.costs import Prices
+from venice_terminal_agent.core.errors import Refused
 from venice_terminal_agent.core.events import TextDelta
 from venice_terminal_agent.core.loop import run_loop
 from venice_terminal_agent.core.receipt import Call, CallOutcome, Receipt
@@ -173,7 +174,27 @@ SCENARIOS: dict[Exit, tuple[Any, dict[str, Any]]] = {
     ),
     Exit.KEY_REJECTED: ([{"status": 401}], {}),
     Exit.PRIVATE_FAILED: ([], {"private_refusal": "it may be end-to-end encrypted and cannot be checked"}),
+    # A batch's worker found its second request recorded as sent by a worker that died: the
+    # first request and its call stay counted, the second is never sent (`InFlight`, below).
+    Exit.INTERRUPTED: ([{**calls(ECHO_A, ("charge", {"amount": 2})), "usage": used(30, 5)}], {}),
 }
+
+
+class InFlight:
+    """The model client as a batch's ledger wraps it (fronts/batch): after `sent` requests, the
+    next is refused as found in flight after a crash."""
+
+    def __init__(self, client: Any, sent: int) -> None:
+        self.client, self.sent = client, sent
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    async def complete(self, *args: Any, **kwargs: Any) -> Any:
+        if self.sent == 0:
+            raise Refused("recorded as sent by a worker that died", exit=Exit.INTERRUPTED)
+        self.sent -= 1
+        return await self.client.complete(*args, **kwargs)
 
 
 async def ask(exit: Exit) -> tuple[Any, Agent, Receipt]:
@@ -181,6 +202,8 @@ async def ask(exit: Exit) -> tuple[Any, Agent, Receipt]:
     async with agent_on(script, **options) as (fake, agent):
         if exit is Exit.CANCELLED:
             return fake, agent, await cancelled_question(agent)
+        if exit is Exit.INTERRUPTED:
+            agent.client = InFlight(agent.client, sent=1)
         return fake, agent, await agent.ask("go", budget=options.get("budget"))
 
 
@@ -202,8 +225,17 @@ async def test_the_spans_add_up_to_the_receipt_for_every_exit(traced: Traced, ex
     for span in (*chats, *tools):
         assert span.parent is not None and span.parent.span_id == question.context.span_id
         assert span.context.trace_id == question.context.trace_id
+    sent = chats
+    if exit is Exit.INTERRUPTED:  # the request the ledger would not send: a span of its own, an error
+        *sent, refused = chats
+        assert (
+            refused.attributes["error.type"] == "interrupted"
+            and refused.status.status_code is StatusCode.ERROR
+        )
+        assert refused.attributes["venice_agent.cost.unknown"]  # it may have been paid before the crash
+        assert not any(key.startswith("gen_ai.usage.") for key in refused.attributes)
     # One chat span per request the receipt counts; one tool span per call that ran.
-    assert len(chats) == len(fake.chat_requests)
+    assert len(sent) == len(fake.chat_requests)
     assert [span.attributes["gen_ai.tool.name"] for span in tools] == [step.tool for step in receipt.steps]
     usage = receipt.usage or {}
     assert total(chats, "gen_ai.usage.input_tokens") == usage.get("prompt_tokens", 0)

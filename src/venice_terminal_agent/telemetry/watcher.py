@@ -186,8 +186,10 @@ class _Request:
             self.watcher.cost.add(cost, self.metric_attributes())
 
     def failed(self, error: BaseException, cost: float | None) -> None:
-        status = getattr(error, "status", None)
-        self.error = str(status) if status is not None else type(error).__name__
+        # A request refused before it went out names the exit its question ends on (`Refused`:
+        # a batch's shared cap, or `interrupted`); an HTTP failure its status; else its class.
+        exit, status = getattr(error, "exit", None), getattr(error, "status", None)
+        self.error = str(exit or status or type(error).__name__)
         self.span.set_attributes({"error.type": self.error, **self.costed(cost, False)})
         message = getattr(error, "message", None) or str(error)
         self.span.set_status(StatusCode.ERROR, self.watcher.mask(message) or self.error)
