@@ -67,6 +67,22 @@ async def phoenix(folder: Path) -> AsyncIterator[str]:
     await drain
 
 
+STORE_TIMEOUT = 60  # seconds: Phoenix answers OTLP at once and writes the spans in batches after
+
+
+async def spans_stored(base: str, names: list[str]) -> list[dict]:
+    """Phoenix's spans, read again until one of each name is stored: it takes an export and
+    queues it for its database, so a read just after the command ended may come before them."""
+    async with asyncio.timeout(STORE_TIMEOUT), httpx2.AsyncClient(base_url=base) as http:
+        while True:
+            answer = await http.get("/v1/projects/default/spans", params={"limit": 1000})
+            assert answer.status_code in (200, 404), answer.text  # 404: no project yet, nothing stored
+            spans = answer.json()["data"] if answer.status_code == 200 else []
+            if all(any(span["name"] == name for span in spans) for name in names):
+                return spans
+            await asyncio.sleep(0.2)  # a real server's own pace, not a clock of ours to inject
+
+
 async def test_a_questions_trace_reaches_phoenix_and_adds_up_to_its_receipt(tmp_path: Path) -> None:
     usage = {"prompt_tokens": 40, "completion_tokens": 6, "prompt_tokens_details": {"cached_tokens": 12}}
     script = {
@@ -95,10 +111,7 @@ async def test_a_questions_trace_reaches_phoenix_and_adds_up_to_its_receipt(tmp_
             )  # fmt: skip
         assert done.returncode == 0, done.stderr
         receipt = json.loads(done.stdout)
-        async with httpx2.AsyncClient(base_url=base) as http:
-            answer = await http.get("/v1/projects/default/spans", params={"limit": 1000})
-    assert answer.status_code == 200, answer.text
-    spans = answer.json()["data"]
+        spans = await spans_stored(base, ["invoke_agent venice-agent", "tools/call where"])
     [question] = [span for span in spans if span["name"] == "invoke_agent venice-agent"]
     trace_id = question["context"]["trace_id"]
     mine = [span for span in spans if span["context"]["trace_id"] == trace_id]
