@@ -95,7 +95,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _children_run_the_mutant()
 
 
-# Mutation runs (`mutmut run`, README "Development"): mutmut copies the package and the tests into
+# Mutation runs (`mutmut run`, docs/development.md): mutmut copies the package and the tests into
 # `mutants/`, runs pytest there with the mutated copy first on sys.path, and names the active
 # mutant in MUTANT_UNDER_TEST ("stats" while it maps tests to functions). A command a test starts
 # (the CLI, `serve`, `acp`) is another Python process: without this, it would import the
