@@ -402,6 +402,71 @@ def test_plain_text_added_to_a_sealed_stream_is_not_shown_as_the_models(tmp_path
     assert "planted.example" not in plain.stdout + plain.stderr
 
 
+def fresh_attestation(e2ee: Any) -> tuple[dict[str, Any], str]:
+    """The fake TEE's attestation for a fresh nonce of `e2ee`'s, one that passes as it is."""
+    from venice_terminal_agent.testing.tee import FakeTee
+
+    _, nonce = e2ee.attestation_path()
+    _, report = FakeTee(True).attestation(e2ee.model, nonce)
+    return report, nonce
+
+
+def tdx_quote(*, size: int = 632, tee_type: int = 0x81, td_attributes: int = 0) -> str:
+    """A quote's hex as Intel lays it out (TDX DCAP quote v4): a 48-byte header (version 4,
+    attestation key type 2, the TEE type, the QE's and PCE's SVNs, Intel's QE vendor id), then
+    the TD report, its 8-byte TD attributes at 120 (bit 0: debug)."""
+    quote = bytearray(size)
+    quote[0:8] = (4).to_bytes(2, "little") + (2).to_bytes(2, "little") + tee_type.to_bytes(4, "little")
+    quote[12:28] = bytes.fromhex("939a7233f79c4ca9940a0db3957f0607")
+    quote[48 + 120 : 48 + 128] = td_attributes.to_bytes(8, "little")
+    return quote[:size].hex()
+
+
+SEPT_VE_DISABLE = 1 << 28  # a TD attribute production enclaves set; not debug
+
+
+def test_a_tdx_quote_of_a_production_enclave_passes() -> None:
+    from venice_terminal_agent.model.private import E2EE
+
+    e2ee = E2EE("e2ee-fake")
+    report, nonce = fresh_attestation(e2ee)
+    report["intel_quote"] = tdx_quote(td_attributes=SEPT_VE_DISABLE)
+    e2ee.accept(json.dumps(report).encode(), report, nonce)
+    assert e2ee.attested
+    assert "the TDX quote is a TDX quote and not in debug mode" in e2ee.report()["verified"]["checked_by_us"]
+
+
+@pytest.mark.parametrize(
+    ("quote", "why"),
+    [
+        ("0xzz", "its TDX quote is not hex"),
+        (tdx_quote(size=631), "its TDX quote is too short to be one"),
+        (tdx_quote(tee_type=0), "its quote is not a TDX quote"),  # an SGX quote
+        (tdx_quote(td_attributes=SEPT_VE_DISABLE | 1), "the enclave runs in debug mode (no confidentiality)"),
+        (
+            tdx_quote(tee_type=0, td_attributes=1),
+            "its quote is not a TDX quote; the enclave runs in debug mode (no confidentiality)",
+        ),
+    ],
+    ids=["not hex", "short", "SGX", "debug", "SGX and debug"],
+)
+def test_a_tdx_quote_that_does_not_pass_is_refused_saying_why(quote: str, why: str) -> None:
+    """README (Private models): the client checks itself that the quote is TDX and not of a
+    debug enclave, whose memory its host can read; the refusal, on the receipt, says which."""
+    from venice_terminal_agent.model.private import E2EE, PrivateError
+
+    e2ee = E2EE("e2ee-fake")
+    report, nonce = fresh_attestation(e2ee)
+    report["intel_quote"] = quote
+    with pytest.raises(PrivateError) as refused:
+        e2ee.accept(json.dumps(report).encode(), report, nonce)
+    assert str(refused.value) == (
+        f"e2ee-fake is end-to-end encrypted and the attestation did not pass: {why}; "
+        "nothing was sent in plaintext"
+    )
+    assert not e2ee.attested and e2ee.report()["failed"] == f"the attestation did not pass: {why}"
+
+
 def answer_piece(content: str) -> dict[str, Any]:
     return {"id": "chat-1", "choices": [{"index": 0, "delta": {"role": "assistant", "content": content}}]}
 
@@ -413,6 +478,9 @@ def answer_piece(content: str) -> dict[str, Any]:
         ("abc", "it is not encrypted (not hex)"),  # hex, but not whole bytes
         ("00" * 92, "it is too short to be encrypted"),  # a byte short of a sealed empty text
         ("00" * 69, "it is too short to be encrypted"),
+        # Long enough, but its first 65 bytes, the sender's key, are no key at all.
+        ("00" * 93, "it is not an uncompressed secp256k1 public key"),
+        ("02" + "00" * 92, "it is not an uncompressed secp256k1 public key"),
     ],
 )
 def test_a_piece_of_the_answer_that_is_not_sealed_is_refused_saying_why(piece: str, why: str) -> None:
@@ -457,11 +525,9 @@ def test_a_piece_sealed_for_us_opens_even_empty_and_one_sealed_for_another_does_
 )
 def test_a_message_that_cannot_be_sealed_is_refused_never_sent_as_it_is(message: dict, role: str) -> None:
     from venice_terminal_agent.model.private import E2EE, PrivateError
-    from venice_terminal_agent.testing.tee import FakeTee
 
-    e2ee, tee = E2EE("e2ee-fake"), FakeTee(True)
-    _, nonce = e2ee.attestation_path()
-    _, report = tee.attestation("e2ee-fake", nonce)
+    e2ee = E2EE("e2ee-fake")
+    report, nonce = fresh_attestation(e2ee)
     e2ee.accept(json.dumps(report).encode(), report, nonce)
     (sealed,) = e2ee.seal([{"role": "user", "content": "fine", "name": "ada", "reasoning_content": "x"}])
     assert sorted(sealed) == ["content", "name", "role"] and sealed["content"] != "fine"
@@ -522,11 +588,9 @@ def test_a_sealed_piece_keeps_the_streams_own_fields_and_names_what_came_in_plai
 def test_an_attested_key_given_without_its_04_prefix_is_the_same_key(shown: str) -> None:
     """A secp256k1 public key may come as its 64 bytes of x and y, without the leading 04."""
     from venice_terminal_agent.model.private import E2EE
-    from venice_terminal_agent.testing.tee import FakeTee
 
-    e2ee, tee = E2EE("e2ee-fake"), FakeTee(True)
-    _, nonce = e2ee.attestation_path()
-    _, report = tee.attestation("e2ee-fake", nonce)
+    e2ee = E2EE("e2ee-fake")
+    report, nonce = fresh_attestation(e2ee)
     full = report["signing_key"]
     assert len(full) == 130 and full.startswith("04")
     report["signing_key"] = ("0x" if shown == "0x" else "") + full[2:]
