@@ -402,12 +402,12 @@ def test_plain_text_added_to_a_sealed_stream_is_not_shown_as_the_models(tmp_path
     assert "planted.example" not in plain.stdout + plain.stderr
 
 
-def fresh_attestation(e2ee: Any) -> tuple[dict[str, Any], str]:
-    """The fake TEE's attestation for a fresh nonce of `e2ee`'s, one that passes as it is."""
+def fresh_attestation(e2ee: Any, tee: Any = None) -> tuple[dict[str, Any], str]:
+    """`tee`'s attestation (a fake TEE's) for a fresh nonce of `e2ee`'s, one that passes as it is."""
     from venice_terminal_agent.testing.tee import FakeTee
 
     _, nonce = e2ee.attestation_path()
-    _, report = FakeTee(True).attestation(e2ee.model, nonce)
+    _, report = (tee or FakeTee(True)).attestation(e2ee.model, nonce)
     return report, nonce
 
 
@@ -584,18 +584,25 @@ def test_a_sealed_piece_keeps_the_streams_own_fields_and_names_what_came_in_plai
     assert e2ee.report()["dropped"] == ["note (not end-to-end encrypted)"]
 
 
-@pytest.mark.parametrize("shown", ["bare", "0x"])
-def test_an_attested_key_given_without_its_04_prefix_is_the_same_key(shown: str) -> None:
-    """A secp256k1 public key may come as its 64 bytes of x and y, without the leading 04."""
+@pytest.mark.parametrize("shown", ["bare", "0x", "signing_public_key"])
+def test_an_attested_key_as_venice_may_give_it_is_the_key_messages_are_sealed_for(shown: str) -> None:
+    """A secp256k1 public key may come as its 64 bytes of x and y, without the leading 04,
+    `0x` before them, and under the report's other name for it, `signing_public_key`: the
+    enclave opens what is sealed for it."""
     from venice_terminal_agent.model.private import E2EE
+    from venice_terminal_agent.testing.tee import FakeTee
 
-    e2ee = E2EE("e2ee-fake")
-    report, nonce = fresh_attestation(e2ee)
+    e2ee, tee = E2EE("e2ee-fake"), FakeTee(True)
+    report, nonce = fresh_attestation(e2ee, tee)
     full = report["signing_key"]
     assert len(full) == 130 and full.startswith("04")
-    report["signing_key"] = ("0x" if shown == "0x" else "") + full[2:]
+    if shown == "signing_public_key":
+        report["signing_public_key"] = report.pop("signing_key")
+    else:
+        report["signing_key"] = ("0x" if shown == "0x" else "") + full[2:]
     e2ee.accept(json.dumps(report).encode(), report, nonce)
-    assert e2ee.attested
+    assert tee.open_messages(e2ee.seal([{"role": "user", "content": QUESTION}])) is None
+    assert tee.plaintexts == [QUESTION]
 
 
 async def test_the_encryption_goes_with_each_request_not_onto_the_shared_client() -> None:
