@@ -467,6 +467,115 @@ def test_a_tdx_quote_that_does_not_pass_is_refused_saying_why(quote: str, why: s
     assert not e2ee.attested and e2ee.report()["failed"] == f"the attestation did not pass: {why}"
 
 
+NVIDIA_CHECKED = {"nonceBinding": {"bound": True}, "tdx": {"valid": True}, "nvidia": {"valid": True}}
+
+
+@pytest.mark.parametrize(
+    ("changed", "why"),
+    [
+        ({"verified": False}, "Venice does not say it is verified"),
+        ({"nonce": None}, "it does not echo our fresh nonce (a replayed attestation?)"),
+        ({"nonce": "ab" * 32}, "it does not echo our fresh nonce (a replayed attestation?)"),
+        ({"model": "e2ee-other"}, "it attests 'e2ee-other', not 'e2ee-fake'"),
+        ({"signing_key": None}, "its signing key is missing or not a secp256k1 public key"),
+        ({"signing_key": "02" + "11" * 32}, "its signing key is missing or not a secp256k1 public key"),
+        ({"server_verification": None}, "it carries no server_verification"),
+        (
+            {"server_verification": {**GOOD_CHECKS, "nonceBinding": {"bound": False}}},
+            "the nonce is not bound to the evidence",
+        ),
+        (
+            {"server_verification": {**NVIDIA_CHECKED, "tdx": {"valid": False}}},
+            "the Intel TDX evidence did not pass",
+        ),
+        (
+            {
+                "server_verification": {**NVIDIA_CHECKED, "nvidia": {"valid": "true"}},
+                "nvidia_payload": "eyJ9",
+            },
+            "the NVIDIA GPU evidence did not pass",
+        ),
+        (
+            {"server_verification": {"nonceBinding": {"bound": True}}},
+            "the Intel TDX evidence did not pass; no hardware evidence was checked",
+        ),
+        ({"intel_quote": None}, "it carries no Intel TDX quote"),
+        ({"intel_quote": ""}, "it carries no Intel TDX quote"),
+        (
+            {"verified": False, "nonce": None, "intel_quote": None},
+            "Venice does not say it is verified; it does not echo our fresh nonce (a replayed "
+            "attestation?); it carries no Intel TDX quote",
+        ),
+    ],
+    ids=lambda value: json.dumps(value)[:50] if isinstance(value, dict) else None,
+)
+def test_an_attestation_that_does_not_pass_is_refused_saying_why(changed: dict[str, Any], why: str) -> None:
+    """README (Private models): an attestation without our nonce, with another's, of another
+    model, with no valid key, or whose evidence Venice does not report checked is refused,
+    and the refusal (the receipt's `e2ee.failed`) says every reason; nothing is sealed for it."""
+    from venice_terminal_agent.model.private import E2EE, PrivateError
+
+    e2ee = E2EE("e2ee-fake")
+    report, nonce = fresh_attestation(e2ee)
+    report = {name: value for name, value in {**report, **changed}.items() if value is not None}
+    with pytest.raises(PrivateError) as refused:
+        e2ee.accept(json.dumps(report).encode(), report, nonce)
+    assert str(refused.value) == (
+        f"e2ee-fake is end-to-end encrypted and the attestation did not pass: {why}; "
+        "nothing was sent in plaintext"
+    )
+    assert not e2ee.attested and e2ee.report()["encrypted"] is False
+
+
+def test_an_attestation_that_is_not_an_object_is_refused_saying_so() -> None:
+    from venice_terminal_agent.model.private import E2EE, PrivateError
+
+    e2ee = E2EE("e2ee-fake")
+    with pytest.raises(
+        PrivateError, match="and the attestation did not pass: the answer is not a JSON object;"
+    ):
+        e2ee.accept(b"[]", [], e2ee.attestation_path()[1])
+
+
+@pytest.mark.parametrize(
+    ("checks", "payload", "reported"),
+    [
+        (GOOD_CHECKS, None, ["tdx"]),
+        (NVIDIA_CHECKED, "eyJ9", ["nvidia", "tdx"]),
+        ({**GOOD_CHECKS, "nvidia": {"valid": False}}, None, ["tdx"]),  # no GPU evidence was sent
+    ],
+)
+def test_the_receipt_says_what_was_attested_and_what_venice_reports_it_checked(
+    checks: dict[str, Any], payload: str | None, reported: list[str]
+) -> None:
+    """README (Private models, What is verified): `verified` holds the attestation's digest, our
+    nonce, the model, the signing key's digest and address, and `reported_by_venice` the
+    hardware evidence Venice says it checked."""
+    import hashlib
+
+    from venice_terminal_agent.model.private import E2EE
+    from venice_terminal_agent.testing.tee import FakeTee
+
+    e2ee, tee = E2EE("e2ee-fake"), FakeTee(True)
+    report, nonce = fresh_attestation(e2ee, tee)
+    report["server_verification"] = checks
+    if payload:
+        report["nvidia_payload"] = payload
+    raw = json.dumps(report).encode()
+    e2ee.accept(raw, report, nonce)
+    verified = e2ee.report()["verified"]
+    assert {name: value for name, value in verified.items() if name != "checked_by_us"} == {
+        "attestation_sha256": hashlib.sha256(raw).hexdigest(),
+        "nonce": nonce,
+        "model": "e2ee-fake",
+        "signing_key_sha256": hashlib.sha256(bytes.fromhex(tee.public_hex)).hexdigest(),
+        "signing_address": report["signing_address"],
+        "tee_provider": "fake-tdx",
+        "reported_by_venice": reported,
+    }
+    assert "the TDX quote is a TDX quote and not in debug mode" in verified["checked_by_us"]
+
+
 def answer_piece(content: str) -> dict[str, Any]:
     return {"id": "chat-1", "choices": [{"index": 0, "delta": {"role": "assistant", "content": content}}]}
 
