@@ -549,11 +549,11 @@ def test_the_receipt_says_what_was_attested_and_what_venice_reports_it_checked(
     checks: dict[str, Any], payload: str | None, reported: list[str]
 ) -> None:
     """README (Private models, What is verified): `verified` holds the attestation's digest, our
-    nonce, the model, the signing key's digest and address, and `reported_by_venice` the
-    hardware evidence Venice says it checked."""
+    nonce, the model, the signing key's digest and address, what this client checked itself,
+    and `reported_by_venice` the hardware evidence Venice says it checked."""
     import hashlib
 
-    from venice_terminal_agent.model.private import E2EE
+    from venice_terminal_agent.model.private import E2EE, NOT_VERIFIED
     from venice_terminal_agent.testing.tee import FakeTee
 
     e2ee, tee = E2EE("e2ee-fake"), FakeTee(True)
@@ -563,7 +563,13 @@ def test_the_receipt_says_what_was_attested_and_what_venice_reports_it_checked(
         report["nvidia_payload"] = payload
     raw = json.dumps(report).encode()
     e2ee.accept(raw, report, nonce)
-    verified = e2ee.report()["verified"]
+    said = e2ee.report()  # before any question: attested, nothing failed, asked or dropped
+    assert (
+        sorted(said) == ["encrypted", "not_verified_by_us", "off", "verified"] and said["encrypted"] is True
+    )
+    assert said["not_verified_by_us"] == list(NOT_VERIFIED)
+    assert said["off"] == "tools, web search and attachments (Venice does not allow them with E2EE)"
+    verified = said["verified"]
     assert {name: value for name, value in verified.items() if name != "checked_by_us"} == {
         "attestation_sha256": hashlib.sha256(raw).hexdigest(),
         "nonce": nonce,
@@ -573,7 +579,13 @@ def test_the_receipt_says_what_was_attested_and_what_venice_reports_it_checked(
         "tee_provider": "fake-tdx",
         "reported_by_venice": reported,
     }
-    assert "the TDX quote is a TDX quote and not in debug mode" in verified["checked_by_us"]
+    assert verified["checked_by_us"] == [
+        "a fresh 32-byte nonce of ours, echoed back (Venice reports it bound to the evidence)",
+        "the attested model is the one asked",
+        "the signing key is a valid secp256k1 key, and every message was sealed for it",
+        "the TDX quote is a TDX quote and not in debug mode",
+        "every piece of the answer was encrypted to this session's key and decrypted (AES-GCM)",
+    ]
 
 
 def answer_piece(content: str) -> dict[str, Any]:
