@@ -164,11 +164,7 @@ class E2EE:
                 "a fresh 32-byte nonce of ours, echoed back (Venice reports it bound to the evidence)",
                 "the attested model is the one asked",
                 "the signing key is a valid secp256k1 key, and every message was sealed for it",
-                *(
-                    ["the TDX quote is a TDX quote and not in debug mode"]
-                    if report.get("intel_quote")
-                    else []
-                ),
+                "the TDX quote is a TDX quote and not in debug mode",  # none passes without one
                 "every piece of the answer was encrypted to this session's key and decrypted (AES-GCM)",
             ],
             "reported_by_venice": sorted(
