@@ -499,6 +499,10 @@ NVIDIA_CHECKED = {"nonceBinding": {"bound": True}, "tdx": {"valid": True}, "nvid
             {"server_verification": {"nonceBinding": {"bound": True}}},
             "the Intel TDX evidence did not pass; no hardware evidence was checked",
         ),
+        (  # the GPU's evidence checked does not stand for the quote's
+            {"server_verification": {"nonceBinding": {"bound": True}, "nvidia": {"valid": True}}},
+            "the Intel TDX evidence did not pass",
+        ),
         ({"intel_quote": None}, "it carries no Intel TDX quote"),
         ({"intel_quote": ""}, "it carries no Intel TDX quote"),
         (
