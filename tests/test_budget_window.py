@@ -11,11 +11,12 @@ own `calls_used`.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from serve_support import chat_store
-from venice_terminal_agent import Bot
+from venice_terminal_agent import Answer, Bot, Call, run_loop
 
 HOUR = 3600.0
 START = 1_000_000.0
@@ -81,3 +82,80 @@ async def test_calls_used_counts_only_the_rolling_window(kind: str, tmp_path: Pa
             assert await store.calls_used("c", now=START + 1800, window=600) == 1
         finally:
             await store.close()
+
+
+async def test_both_stores_give_the_same_tickets_at_the_window_s_edge(kind: str, tmp_path: Path) -> None:
+    """What `begin_reply` answers (the store protocol the bot is written against), the same on
+    each store: calls reserved up to what is wanted, a full window with its exact wait and
+    nothing reserved, a reply that needs no call still let through."""
+    plan = [Call("echo", {"text": "a"}), Call("echo", {"text": "b"}), Answer("ok")]
+    two_calls = await run_loop(plan, {"echo": lambda text: text})
+    assert two_calls.calls == 2
+    async with chat_store(kind, tmp_path) as store:
+
+        async def begin(text: str, at: float, wanted: int | None) -> Any:
+            return await store.begin_reply("c", text, now=at, limit=3, window=HOUR, wanted=wanted)
+
+        await store.open()
+        try:
+            first = await begin("two", START, 2)
+            assert (first.left, first.reserved, first.wait, first.repeat) == (3, 2, None, None)
+            assert first.reservation is not None
+            await store.finish_reply("c", "two", "ok", now=START, kind="run", receipt=two_calls, ticket=first)
+            rest = await begin("all", START + 60, None)
+            assert (rest.left, rest.reserved, rest.wait) == (1, 1, None)
+            await store.settle("c", rest, 1, now=START + 60)
+            # Just inside the hour of the first two calls: spent, and free in half a second.
+            full = await begin("more", START + HOUR - 0.5, 1)
+            assert (full.left, full.wait, full.reservation, full.reserved) == (0, 0.5, None, 0)
+            free = await begin("help", START + HOUR - 0.5, 0)
+            assert (free.left, free.wait, free.reservation) == (0, None, None)
+            # At the edge the first two calls are an hour old: two free, the third still counts.
+            edge = await begin("more", START + HOUR, None)
+            assert (edge.left, edge.reserved, edge.wait) == (2, 2, None)
+            # An exchange recorded with no run behind it (in a chat with no run yet) spends none
+            # of its reservation, and is given again for a repeat with no exit to name.
+            held = await store.begin_reply("d", "hi", now=START, limit=3, window=HOUR, wanted=None)
+            assert held.reserved == 3
+            await store.finish_reply("d", "hi", "nothing ran", now=START, kind="run", ticket=held)
+            assert await store.calls_used("d", now=START, window=HOUR) == 0
+            again = await store.begin_reply("d", "hi", now=START, limit=3, window=HOUR, wanted=None)
+            assert (again.repeat, again.repeat_exit, again.left) == ("nothing ran", None, 3)
+            assert again.reservation is None
+        finally:
+            await store.close()
+
+
+class BreaksAfterOneCall:
+    """An agent whose planner crashes (a bug of ours) after one tool call really ran."""
+
+    def __init__(self) -> None:
+        self.ran: list[str] = []
+
+    async def ask(self, question: str, *, events: Any = None, budget: int | None = None) -> Any:
+        ran = self.ran
+
+        class Planner:
+            async def next(self, outcomes: list[Any]) -> Any:
+                if not outcomes:
+                    return Call("note", {"text": question})
+                raise RuntimeError("the planner broke")
+
+        def note(text: str) -> str:
+            ran.append(text)
+            return "noted"
+
+        return await run_loop(Planner(), {"note": note}, budget or 0, events=events)
+
+
+async def test_a_reply_that_crashes_settles_at_the_calls_that_ran(kind: str, tmp_path: Path) -> None:
+    agent = BreaksAfterOneCall()
+    async with chat_store(kind, tmp_path) as store, Bot(store=store, agent=agent) as bot:
+        with pytest.raises(RuntimeError, match="the planner broke"):
+            await bot.respond("take a note", "c")
+        assert agent.ran == ["take a note"]
+        assert await bot.calls_left("c") == 4  # one call ran: the other four of the reservation are free
+        assert [(e["kind"], e["reply"]) for e in await bot.history("c")] == [("error", "(the run failed)")]
+        with pytest.raises(RuntimeError):
+            await bot.respond("take a note", "c")  # a failed reply is never given again as a repeat
+        assert await bot.calls_left("c") == 3
