@@ -101,7 +101,10 @@ async def test_both_stores_give_the_same_tickets_at_the_window_s_edge(kind: str,
             first = await begin("two", START, 2)
             assert (first.left, first.reserved, first.wait, first.repeat) == (3, 2, None, None)
             assert first.reservation is not None
-            await store.finish_reply("c", "two", "ok", now=START, kind="run", receipt=two_calls, ticket=first)
+            run = await store.finish_reply(
+                "c", "two", "ok", now=START, kind="run", receipt=two_calls, ticket=first
+            )
+            assert run is not None
             rest = await begin("all", START + 60, None)
             assert (rest.left, rest.reserved, rest.wait) == (1, 1, None)
             await store.settle("c", rest, 1, now=START + 60)
@@ -117,11 +120,17 @@ async def test_both_stores_give_the_same_tickets_at_the_window_s_edge(kind: str,
             # of its reservation, and is given again for a repeat with no exit to name.
             held = await store.begin_reply("d", "hi", now=START, limit=3, window=HOUR, wanted=None)
             assert held.reserved == 3
-            await store.finish_reply("d", "hi", "nothing ran", now=START, kind="run", ticket=held)
+            no_run = await store.finish_reply("d", "hi", "nothing ran", now=START, kind="run", ticket=held)
+            assert no_run is None
             assert await store.calls_used("d", now=START, window=HOUR) == 0
             again = await store.begin_reply("d", "hi", now=START, limit=3, window=HOUR, wanted=None)
             assert (again.repeat, again.repeat_exit, again.left) == ("nothing ran", None, 3)
             assert again.reservation is None
+            # What `GET /v1/chats/{chat}` shows: each exchange, the run's id where one ran.
+            exchanges = [
+                {k: e[k] for k in ("at", "text", "reply", "kind", "run")} for e in await store.history("c")
+            ]
+            assert exchanges == [{"at": START, "text": "two", "reply": "ok", "kind": "run", "run": run}]
         finally:
             await store.close()
 
@@ -159,3 +168,40 @@ async def test_a_reply_that_crashes_settles_at_the_calls_that_ran(kind: str, tmp
         with pytest.raises(RuntimeError):
             await bot.respond("take a note", "c")  # a failed reply is never given again as a repeat
         assert await bot.calls_left("c") == 3
+
+
+async def test_a_repeat_is_free_and_says_how_the_run_behind_it_ended_each_time(
+    kind: str, tmp_path: Path
+) -> None:
+    clock, ran = Clock(), []
+    async with chat_store(kind, tmp_path) as store:
+        async with Bot(lookups(ran), store=store, clock=clock, root=tmp_path) as bot:
+            await bot.respond("lookup word=a", "c")
+            for _ in range(2):  # the second repeat follows a repeat, not the run
+                clock.now += 60
+                again = await bot.respond("lookup word=a", "c")
+                assert again.repeated and again.receipt is None and again.text.startswith("a: found\n")
+                assert again.status == (
+                    "same message as before: previous answer (stopped: answered), no call · 4 left this hour"
+                )
+            assert ran == ["a"]
+
+
+async def test_a_lower_budget_after_a_restart_waits_until_enough_calls_age_out(
+    kind: str, tmp_path: Path
+) -> None:
+    """Calls spent under a larger budget all count: with two in the hour and one allowed, a
+    call is free when the newer one ages out, not the older."""
+    clock, ran = Clock(), []
+    async with chat_store(kind, tmp_path) as store:
+        async with Bot(lookups(ran), store=store, clock=clock, root=tmp_path, calls_per_window=3) as bot:
+            await bot.respond("lookup word=a", "c")
+            clock.now += 600
+            await bot.respond("lookup word=b", "c")
+        clock.now += 600
+        async with Bot(lookups(ran), store=store, clock=clock, root=tmp_path, calls_per_window=1) as bot:
+            refused = await bot.respond("lookup word=c", "c")
+            assert refused.retry_after == 3000.0 and "come back in 50 minutes" in refused.text
+            clock.now = START + 600 + HOUR
+            assert (await bot.respond("lookup word=c", "c")).receipt is not None
+    assert ran == ["a", "b", "c"]
