@@ -105,6 +105,9 @@ async def test_both_stores_give_the_same_tickets_at_the_window_s_edge(kind: str,
                 "c", "two", "ok", now=START, kind="run", receipt=two_calls, ticket=first
             )
             assert run is not None
+            # A reply that needs no call (help) holds none while it runs.
+            help = await begin("help", START + 30, 0)
+            assert (help.left, help.reserved, help.reservation, help.wait) == (1, 0, None, None)
             rest = await begin("all", START + 60, None)
             assert (rest.left, rest.reserved, rest.wait) == (1, 1, None)
             await store.settle("c", rest, 1, now=START + 60)
@@ -205,3 +208,39 @@ async def test_a_lower_budget_after_a_restart_waits_until_enough_calls_age_out(
             clock.now = START + 600 + HOUR
             assert (await bot.respond("lookup word=c", "c")).receipt is not None
     assert ran == ["a", "b", "c"]
+
+
+async def test_calls_count_from_the_end_of_their_run_and_never_age_out_early(
+    kind: str, tmp_path: Path
+) -> None:
+    """The ledger cannot know when within a run each call was made: its calls count from the
+    run's end, so none stops counting less than an hour after it was made."""
+    async with chat_store(kind, tmp_path) as store:
+        await store.open()
+        try:
+            ticket = await store.begin_reply("c", "long", now=START, limit=5, window=HOUR, wanted=None)
+            await store.settle("c", ticket, 2, now=START + 300)  # its calls ran during those 5 minutes
+            assert await store.calls_used("c", now=START + HOUR + 299, window=HOUR) == 2
+            assert await store.calls_used("c", now=START + HOUR + 300, window=HOUR) == 0
+        finally:
+            await store.close()
+
+
+async def test_a_window_made_longer_after_a_restart_still_counts_the_calls_made_before(
+    kind: str, tmp_path: Path
+) -> None:
+    """The ledger keeps a day of calls, not just the window's: replies under a one-hour window
+    prune it, and a bot restarted with a two-hour window still counts an older call."""
+    clock, ran = Clock(), []
+    async with chat_store(kind, tmp_path) as store:
+        async with Bot(lookups(ran), store=store, clock=clock, root=tmp_path, calls_per_window=2) as bot:
+            await bot.respond("lookup word=a", "c")
+            clock.now += HOUR + 60
+            await bot.respond("lookup word=b", "c")  # the first call is out of this window
+        clock.now += 60
+        async with Bot(
+            lookups(ran), store=store, clock=clock, root=tmp_path, calls_per_window=2, window=2 * HOUR
+        ) as bot:
+            assert await bot.calls_left("c") == 0
+            assert "come back in 58 minutes" in (await bot.respond("lookup word=c", "c")).text
+    assert ran == ["a", "b"]
