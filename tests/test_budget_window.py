@@ -10,6 +10,8 @@ own `calls_used`.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -43,29 +45,38 @@ def lookups(ran: list[str]) -> dict:
     return {"lookup": lookup}
 
 
+@asynccontextmanager
+async def chat_bot(kind: str, folder: Path, clock: Clock, ran: list[str]) -> AsyncIterator[Bot]:
+    """A bot with the `lookup` tool (each word it looks up added to `ran`) on a store of `kind`."""
+    async with (
+        chat_store(kind, folder) as store,
+        Bot(lookups(ran), store=store, clock=clock, root=folder) as bot,
+    ):
+        yield bot
+
+
 async def test_a_call_counts_until_it_is_an_hour_old_and_not_a_moment_longer(
     kind: str, tmp_path: Path
 ) -> None:
     clock, ran = Clock(), []
-    async with chat_store(kind, tmp_path) as store:
-        async with Bot(lookups(ran), store=store, clock=clock, root=tmp_path) as bot:
-            for n in range(5):  # the whole hour's budget, one call a minute
-                assert (await bot.respond(f"lookup word=w{n}", "c")).receipt is not None
-                clock.now += 60
-            # Just inside the hour of the first call (made at START): still spent.
-            clock.now = START + HOUR - 0.5
-            refused = await bot.respond("lookup word=early", "c")
-            assert refused.receipt is None and "come back in 1 second" in refused.text
-            assert await bot.calls_left("c") == 0
-            # The first call is an hour old: its slot is free, the other four still count.
-            clock.now = START + HOUR
-            assert await bot.calls_left("c") == 1
-            reply = await bot.respond("lookup word=on-time", "c")
-            assert reply.receipt is not None and reply.left == 0
-            assert ran == [*(f"w{n}" for n in range(5)), "on-time"]
-            # An hour after the last call everything is back, though the ledger keeps a day.
-            clock.now = START + 2 * HOUR + 0.5
-            assert await bot.calls_left("c") == 5
+    async with chat_bot(kind, tmp_path, clock, ran) as bot:
+        for n in range(5):  # the whole hour's budget, one call a minute
+            assert (await bot.respond(f"lookup word=w{n}", "c")).receipt is not None
+            clock.now += 60
+        # Just inside the hour of the first call (made at START): still spent.
+        clock.now = START + HOUR - 0.5
+        refused = await bot.respond("lookup word=early", "c")
+        assert refused.receipt is None and "come back in 1 second" in refused.text
+        assert await bot.calls_left("c") == 0
+        # The first call is an hour old: its slot is free, the other four still count.
+        clock.now = START + HOUR
+        assert await bot.calls_left("c") == 1
+        reply = await bot.respond("lookup word=on-time", "c")
+        assert reply.receipt is not None and reply.left == 0
+        assert ran == [*(f"w{n}" for n in range(5)), "on-time"]
+        # An hour after the last call everything is back, though the ledger keeps a day.
+        clock.now = START + 2 * HOUR + 0.5
+        assert await bot.calls_left("c") == 5
 
 
 async def test_calls_used_counts_only_the_rolling_window(kind: str, tmp_path: Path) -> None:
@@ -177,17 +188,16 @@ async def test_a_repeat_is_free_and_says_how_the_run_behind_it_ended_each_time(
     kind: str, tmp_path: Path
 ) -> None:
     clock, ran = Clock(), []
-    async with chat_store(kind, tmp_path) as store:
-        async with Bot(lookups(ran), store=store, clock=clock, root=tmp_path) as bot:
-            await bot.respond("lookup word=a", "c")
-            for _ in range(2):  # the second repeat follows a repeat, not the run
-                clock.now += 60
-                again = await bot.respond("lookup word=a", "c")
-                assert again.repeated and again.receipt is None and again.text.startswith("a: found\n")
-                assert again.status == (
-                    "same message as before: previous answer (stopped: answered), no call · 4 left this hour"
-                )
-            assert ran == ["a"]
+    async with chat_bot(kind, tmp_path, clock, ran) as bot:
+        await bot.respond("lookup word=a", "c")
+        for _ in range(2):  # the second repeat follows a repeat, not the run
+            clock.now += 60
+            again = await bot.respond("lookup word=a", "c")
+            assert again.repeated and again.receipt is None and again.text.startswith("a: found\n")
+            assert again.status == (
+                "same message as before: previous answer (stopped: answered), no call · 4 left this hour"
+            )
+        assert ran == ["a"]
 
 
 async def test_a_lower_budget_after_a_restart_waits_until_enough_calls_age_out(
