@@ -348,3 +348,39 @@ async def test_a_repeat_shows_the_previous_answer_as_it_was_shown(tmp_path: Path
         again.text
         == "alpha\nsame message as before: previous answer (stopped: answered), no call · 4 left this hour"
     )
+
+
+async def test_a_reply_s_run_id_is_the_run_its_exchange_names(bot: Bot) -> None:
+    reply = await bot.respond("lookup word=apple", "alice")
+    again = await bot.respond("lookup word=apple", "alice")
+    history = await bot.history("alice")
+    assert reply.run_id is not None and [h["run"] for h in history] == [reply.run_id, None]
+    assert again.run_id is None
+
+
+async def test_a_command_reply_streams_its_tool_events(bot: Bot) -> None:
+    seen: list[str] = []
+    await bot.respond("lookup word=apple", "alice", events=lambda event: seen.append(type(event).__name__))
+    assert "ToolStarted" in seen and "ToolFinished" in seen
+
+
+SECRET = "sk-live-0123456789abcdef"
+
+
+class Crashes:
+    async def ask(self, question: str, *, events=None, budget: int | None = None) -> Receipt:
+        raise RuntimeError("the agent broke")
+
+
+@pytest.mark.parametrize("agent", [None, Crashes()], ids=["answered", "failed"])
+async def test_a_secret_in_a_message_is_masked_in_what_the_store_keeps(
+    counter: Counter, agent: Crashes | None
+) -> None:
+    async with Bot(counter.tools(), secrets=[SECRET], agent=agent) as bot:
+        try:
+            reply = await bot.respond(f"lookup word={SECRET}", "alice")
+            assert SECRET not in reply.text
+        except RuntimeError:
+            assert agent is not None
+        history = await bot.history("alice")
+    assert [h["text"] for h in history] == ["lookup word=***"]
