@@ -5,7 +5,10 @@ window and stops counting the moment it is as old as the window, whatever the le
 (the Redis ledger keeps a day of rows, the SQLite one as long): a store that counted every row
 it keeps would refuse a chat for a day. Each case runs on the SQLite store and on a real
 redis-server on loopback, through `Bot.respond` with an injected clock and through the store's
-own `calls_used`.
+own methods (`begin_reply`, `settle`, `calls_used`): what is reserved, what a failed or long
+run spends and from when, the exact wait, the free repeat. The Redis store's arithmetic is in
+Lua scripts, which the mutation run cannot mutate (tests/mutation/equivalent.md): these tests
+are what checks it.
 """
 
 from __future__ import annotations
