@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from contextlib import asynccontextmanager
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from venice_terminal_agent import Exit
@@ -77,6 +78,50 @@ def test_the_cap_refusal_says_what_the_request_could_cost_and_what_is_left() -> 
         "stopped before model request 4: it could cost up to $0.012 and $0.004 of the $0.05 cap is left"
     )
     assert cap.refuse(0.004, 4) is None  # exactly what is left may still be spent
+
+
+# The float edges of `affordable` (found by search): a left a hair under 482 tokens' worst at
+# $0.9/$10, whose estimate is 482 tokens on the nose; and a left of exactly 4,977 tokens' worst
+# at $0.5/$7, whose estimate is a hair under 4,977.
+UNDER_482 = math.nextafter(Prices(0.9, 10.0).worst(869, 482), 0)
+EXACTLY_4977 = Prices(0.5, 7.0).worst(3545, 4977)
+
+
+@example(left=UNDER_482, input_price=0.9, output_price=10.0, input_tokens=869, most=8192, extra=0.0)
+@example(left=EXACTLY_4977, input_price=0.5, output_price=7.0, input_tokens=3545, most=8192, extra=0.0)
+# Not even the input paid; output free, just paid and not; a price near 0; search's price too:
+@example(left=0.0005, input_price=1.0, output_price=10.0, input_tokens=1000, most=100, extra=0.0)
+@example(left=0.001, input_price=1.0, output_price=0.0, input_tokens=1000, most=50, extra=0.0)
+@example(left=0.0009, input_price=1.0, output_price=0.0, input_tokens=1000, most=50, extra=0.0)
+@example(left=0.0, input_price=1.0, output_price=2.2e-309, input_tokens=0, most=8192, extra=0.01)
+@example(left=0.011, input_price=1.0, output_price=10.0, input_tokens=1000, most=8192, extra=0.01)
+@given(
+    left=st.floats(0.0, 1.0),
+    input_price=st.floats(0.0, 50),
+    output_price=st.floats(0.0, 100) | st.floats(1e-320, 1e-300) | st.just(0.0),
+    input_tokens=st.integers(0, 200_000),
+    most=st.integers(0, 50_000),
+    extra=st.sampled_from([0.0, 0.01]),
+)
+def test_the_output_a_cap_allows_is_the_most_the_money_left_pays_and_no_token_more(
+    left: float, input_price: float, output_price: float, input_tokens: int, most: int, extra: float
+) -> None:
+    # `affordable` sets each capped request's max_completion_tokens (docs/models.md, money cap):
+    # at that many tokens the request's worst case is within what is left, one token more is
+    # not (or it is `most`), and 0 when not even the input is paid.
+    prices = Prices(input_price, output_price)
+    allowed = (
+        prices.affordable(left, input_tokens, most, extra)
+        if extra
+        else prices.affordable(left, input_tokens, most)
+    )
+
+    def worst(tokens: int) -> float:
+        return prices.worst(input_tokens, tokens) + extra
+
+    assert 0 <= allowed <= most
+    assert allowed == 0 or worst(allowed) <= left
+    assert allowed == most or worst(allowed + 1) > left
 
 
 def test_model_facts_come_from_the_models_listing() -> None:
@@ -245,11 +290,11 @@ def test_the_spend_on_receipts_never_passes_the_cap(draws, input_price, output_p
     async def run() -> float:
         options = AgentOptions(model="m", facts=facts, session_max_usd=cap, budget=6, max_rounds=8)
         agent = Agent(PlausibleModel(draws, limit), echo_tools(), options)
-        spent = 0.0
+        total = 0.0
         for question in ("a", "b", "c"):
             receipt = await agent.ask(question)
             assert receipt.cost_usd is not None
-            spent += receipt.cost_usd
-        return spent
+            total += receipt.cost_usd
+        return total
 
     assert asyncio.run(run()) <= cap + 1e-12
