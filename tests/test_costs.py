@@ -14,7 +14,19 @@ from hypothesis import strategies as st
 
 from venice_terminal_agent import Exit
 from venice_terminal_agent.agent import Agent, AgentOptions
-from venice_terminal_agent.core.costs import Cap, Prices, add_usage, round_cost, usd
+from venice_terminal_agent.core.costs import (
+    Cap,
+    Prices,
+    add_usage,
+    cached_tokens,
+    measured,
+    round_cost,
+    server_cost,
+    spent,
+    tokens,
+    unspent,
+    usd,
+)
 from venice_terminal_agent.core.errors import ConfigError
 from venice_terminal_agent.core.toolbox import FunctionToolbox
 from venice_terminal_agent.model import RetryPolicy, VeniceClient
@@ -56,6 +68,76 @@ def test_usage_adds_up_field_by_field() -> None:
     assert total["cost"] == {"usd": 0.01}
 
 
+def test_usage_keeps_what_a_later_response_leaves_out_and_the_latest_of_the_rest() -> None:
+    first = {"prompt_tokens": 10, "model": "a", "cost": 0.5, "flag": True}
+    second = {"prompt_tokens": None, "model": "b", "cost": {"usd": 0.1}, "flag": True, "new": {"n": 2}}
+    # A null never erases a count; text, flags and a figure that became an object are the
+    # latest (a flag is not a number to add); an object seen first is kept whole.
+    assert add_usage(first, second) == {
+        "prompt_tokens": 10, "model": "b", "cost": {"usd": 0.1}, "flag": True, "new": {"n": 2},
+    }  # fmt: skip
+
+
+def test_tokens_are_counted_when_any_count_came_and_unknown_when_none_did() -> None:
+    # The receipt says `tokens unknown` (never a measured-looking 0) when a response came
+    # without counts: any one of the three counts is a measure, details or a NaN are not.
+    for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
+        assert measured({key: 3}) and measured({key: 0})
+    assert not measured({"prompt_tokens_details": {"cached_tokens": 3}})
+    assert not measured({"total_tokens": math.nan, "prompt_tokens": True})
+    # The server's total first, else prompt plus completion; a total that is no number is none.
+    assert tokens({"total_tokens": 30, "prompt_tokens": 1, "completion_tokens": 2}) == 30
+    assert tokens({"prompt_tokens": 12, "completion_tokens": 5}) == 17
+    assert tokens({"total_tokens": math.nan, "prompt_tokens": 12, "completion_tokens": 5}) == 17
+    assert tokens({"completion_tokens": 5}) == 5 and tokens({"prompt_tokens": 12}) == 12 and tokens({}) == 0
+
+
+def test_cached_tokens_are_the_servers_count_zero_when_it_counted_and_unknown_when_it_did_not() -> None:
+    assert cached_tokens({"prompt_tokens": 9, "prompt_tokens_details": {"cached_tokens": 4}}) == 4
+    assert cached_tokens({"prompt_tokens": 9}) == 0 and cached_tokens({}) == 0  # nothing unmeasured
+    assert cached_tokens({"prompt_tokens": 9}, unmeasured=1) == 0  # some responses counted
+    assert cached_tokens({}, unmeasured=1) is None  # none did: unknown, not 0
+    assert cached_tokens({"prompt_tokens_details": {"cached_tokens": 4}}, unmeasured=1) == 4
+    for odd in (math.nan, True, "4"):  # not a count: as if none were sent
+        assert cached_tokens({"prompt_tokens": 9, "prompt_tokens_details": {"cached_tokens": odd}}) == 0
+
+
+def test_prices_are_the_usd_of_input_and_output_each_a_number_at_least_zero() -> None:
+    assert Prices.from_pricing({"input": 0.5, "output": 2}) == Prices(0.5, 2.0)  # plain figures too
+    assert Prices.from_pricing({"input": {"usd": 0}, "output": {"usd": 0}}) == Prices(0.0, 0.0)  # free
+    assert Prices.from_pricing({"output": {"usd": 2}}) is None  # no input price: no prices
+    assert Prices.from_pricing([0.5, 2]) is None and Prices.from_pricing(None) is None
+    for odd in (-0.5, math.nan, math.inf, True, "0.5", {"diem": 0.5}):
+        assert Prices.from_pricing({"input": odd, "output": 2}) is None
+        assert Prices.from_pricing({"input": 0.5, "output": 2, "cache_input": odd}) == Prices(0.5, 2.0)
+
+
+def test_cached_input_is_priced_at_the_cache_price_only_when_there_is_one() -> None:
+    usage = {"prompt_tokens": 1000, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 800}}
+    assert Prices(1.0, 10.0).of(usage) == pytest.approx((1000 * 1.0 + 10 * 10.0) / 1e6)  # no cache price
+    assert Prices(1.0, 10.0, 0.0).of(usage) == pytest.approx((200 * 1.0 + 10 * 10.0) / 1e6)  # a free cache
+    more_cached = {**usage, "prompt_tokens_details": {"cached_tokens": 5000}}  # never more than the prompt
+    assert Prices(1.0, 10.0, 0.1).of(more_cached) == pytest.approx((1000 * 0.1 + 10 * 10.0) / 1e6)
+    assert Prices(1.0, 10.0, 0.1).of({"completion_tokens": 10}) == pytest.approx(100 / 1e6)
+    assert Prices(1.0, 10.0, 0.1).of({"prompt_tokens": 10}) == pytest.approx(10 / 1e6)
+    # The worst case counts every input token fresh and every output token used.
+    assert Prices(1.0, 10.0, 0.1).worst(1000, 1000) == pytest.approx(0.011)
+
+
+def test_the_servers_own_figure_is_its_usd_and_nothing_else() -> None:
+    assert server_cost({"cost": {"usd": 0.5, "diem": 0}}) == 0.5
+    assert server_cost({"cost": 0.25}) == 0.25  # a bare figure is USD
+    for odd in ({"diem": 1}, {"usd": "0.5"}, {"usd": math.nan}, math.inf, True, "0.5", None):
+        assert server_cost({"cost": odd}) is None
+    prices = Prices(1.0, 10.0)
+    # Without a figure, a response that counted either side is priced; one that counted neither is unknown.
+    assert round_cost({"completion_tokens": 10}, prices) == pytest.approx(100 / 1e6)
+    assert round_cost({"prompt_tokens": 10}, prices) == pytest.approx(10 / 1e6)
+    assert round_cost({"total_tokens": 10}, prices) is None and round_cost({}, prices) is None
+    # A request that generated nothing: $0 where prices are known, unknown where not.
+    assert unspent(prices) == 0.0 and unspent(None) is None
+
+
 def test_cost_is_the_servers_figure_first_else_computed_else_unknown() -> None:
     prices = Prices.from_pricing(PRICING)
     assert prices == Prices(0.5, 2.0, 0.05)
@@ -67,9 +149,14 @@ def test_cost_is_the_servers_figure_first_else_computed_else_unknown() -> None:
 
 
 def test_money_reads_plainly() -> None:
-    assert [usd(x) for x in (0.0031, 0.012, 0.05, 0.004, 1.25, 0, 0.00002)] == [
-        "$0.0031", "$0.012", "$0.05", "$0.004", "$1.25", "$0.00", "$0.00002",
+    assert [usd(x) for x in (0.0031, 0.012, 0.05, 0.004, 1.25, 0, 0.00002, 0.1, 0.5, 0.099, 1234.5)] == [
+        "$0.0031", "$0.012", "$0.05", "$0.004", "$1.25", "$0.00", "$0.00002", "$0.10", "$0.50", "$0.099",
+        "$1,234.50",
     ]  # fmt: skip
+    # What a session spent: a floor when some requests' cost is unknown, unknown when all are.
+    assert spent(0.031, False) == "$0.031" and spent(0.0, False) == "$0.00"
+    assert spent(0.031, True) == "at least $0.031" and spent(0.5, True) == "at least $0.50"
+    assert spent(0.0, True) == "cost unknown"
 
 
 def test_the_cap_refusal_says_what_the_request_could_cost_and_what_is_left() -> None:
@@ -77,7 +164,12 @@ def test_the_cap_refusal_says_what_the_request_could_cost_and_what_is_left() -> 
     assert cap.refuse(0.012, 4) == (
         "stopped before model request 4: it could cost up to $0.012 and $0.004 of the $0.05 cap is left"
     )
-    assert cap.refuse(0.004, 4) is None  # exactly what is left may still be spent
+    assert cap.refuse(0.004, 4) is None
+    assert Cap(0.05).refuse(0.05, 1) is None  # exactly what is left may still be spent
+    # More spent than the cap (a request of unknown cost counted at its worst): nothing is left.
+    assert Cap(0.05, spent=0.07).refuse(0.001, 2) == (
+        "stopped before model request 2: it could cost up to $0.001 and $0.00 of the $0.05 cap is left"
+    )
 
 
 # The float edges of `affordable` (found by search): a left a hair under 482 tokens' worst at
