@@ -29,7 +29,6 @@ from venice_terminal_agent.core.context import (
     replay,
     request_bytes,
     short,
-    split,
     used,
     window_line,
 )
@@ -267,8 +266,8 @@ def test_a_cut_is_never_between_a_tool_call_and_its_answer() -> None:
         {"role": "assistant", "content": "ok"},
         {"role": "user", "content": "c"},
     ]
-    assert split(messages) == 5  # before the second-to-last user turn
-    assert split(messages[:6]) is None  # two user turns: nothing before them to compact
+    assert cuts(messages) == [5]  # before the second-to-last user turn
+    assert cuts(messages[:6]) == []  # two user turns: nothing before them to compact
 
 
 async def test_one_cache_key_per_conversation_and_a_byte_stable_prefix() -> None:
@@ -454,6 +453,8 @@ def test_the_estimate_counts_three_bytes_a_token_until_the_server_measures() -> 
         assert gauge.estimate_bytes(3000) == 1000
     gauge.measured(3000, 500)  # a sparser tokenizer: the measured part as measured, the rest at 3
     assert (gauge.estimate_bytes(3000), gauge.estimate_bytes(3300)) == (500, 600)
+    gauge.measured(3300, 0)  # a response that counted nothing forgets nothing
+    assert gauge.estimate_bytes(3300) == 600
     gauge.measured(3000, 1)
     assert gauge.estimate_bytes(3000) == 1
     gauge.measured(3000, 2000)  # a denser one: its rate from now on, before and after
@@ -465,7 +466,7 @@ def test_the_estimate_counts_three_bytes_a_token_until_the_server_measures() -> 
     image = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}]}]
     empty = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": ""}}]}]
     assert request_bytes(image) == len(json.dumps(empty)) + IMAGE_UNKNOWN_TOKENS * BYTES_PER_TOKEN
-    assert Gauge().estimate(image) == math.ceil(request_bytes(image) / BYTES_PER_TOKEN)
+    assert Gauge().estimate(image, tools) == math.ceil(request_bytes(image, tools) / BYTES_PER_TOKEN)
 
 
 def test_counts_and_windows_read_plainly() -> None:
@@ -518,14 +519,12 @@ def test_the_servers_window_is_used_unless_a_setting_narrows_it() -> None:
 def test_a_compaction_cuts_only_before_a_user_turn_after_the_head_and_the_latest_first() -> None:
     system = [{"role": "system", "content": "s"}, {"role": "developer", "content": "d"}]
     turns = [{"role": role, "content": role[0]} for role in ["user", "assistant"] * 4]
-    assert cuts([*system, *turns]) == [6, 4]  # the last two user turns kept whole
-    assert split([*system, *turns]) == 6  # the most that can be summarised
-    assert cuts([*system, *turns], keep_turns=0) == [10, 8, 6, 4]  # everything after the head
+    assert cuts([*system, *turns]) == [6, 4]  # the last two user turns kept whole, the most first
     # A greeting before the first question is an earlier round too; the head never is.
     greeted = [*system, {"role": "assistant", "content": "hi"}, *turns[:4]]
     assert cuts(greeted) == [3]
     assert cuts(system) == [] and leading_system(system) == 2 and leading_system([]) == 0
-    assert leading_system([*system, *turns, *system]) == 2
+    assert leading_system([*system, *turns, *system]) == 2 and leading_system([system[0], *turns]) == 1
 
 
 def test_the_compactions_of_a_question_add_up_from_the_first_size_to_the_last() -> None:
@@ -610,6 +609,10 @@ def test_a_record_that_is_not_a_conversation_is_refused_naming_the_entry_and_why
 def test_a_well_formed_record_is_a_conversation() -> None:
     assert record_problem(GOOD) is None and record_problem([]) is None
     assert record_problem([*GOOD, MARKER, {"role": "user", "content": "next"}]) is None
+    # No system prompt: a compaction from the first message; of user turns alone: 0 rounds.
+    asked = [{"role": "user", "content": "q"}, {"role": "user", "content": "again"}]
+    assert record_problem([*asked, {**MARKER, "replaced": [0, 1], "rounds": 0, "tokens_after": 0}]) is None
+    assert record_problem([*asked, {**MARKER, "replaced": [2, 2]}]) is None  # a summary that replaced none
     # An assistant turn with two calls, answered in order; an assistant's content may be null.
     two = [{**CALL, "id": "a"}, {**CALL, "id": "b"}]
     answered = [{"role": "tool", "tool_call_id": call, "content": "r"} for call in ("a", "b")]
