@@ -149,9 +149,10 @@ def test_cost_is_the_servers_figure_first_else_computed_else_unknown() -> None:
 
 
 def test_money_reads_plainly() -> None:
-    assert [usd(x) for x in (0.0031, 0.012, 0.05, 0.004, 1.25, 0, 0.00002, 0.1, 0.5, 0.099, 1234.5)] == [
+    amounts = (0.0031, 0.012, 0.05, 0.004, 1.25, 0, 0.00002, 0.1, 0.5, 0.099, 1234.5, 1.5e-7)
+    assert [usd(x) for x in amounts] == [
         "$0.0031", "$0.012", "$0.05", "$0.004", "$1.25", "$0.00", "$0.00002", "$0.10", "$0.50", "$0.099",
-        "$1,234.50",
+        "$1,234.50", "$0.00000015",  # one token at $0.15 a million: never an exponent
     ]  # fmt: skip
     # What a session spent: a floor when some requests' cost is unknown, unknown when all are.
     assert spent(0.031, False) == "$0.031" and spent(0.0, False) == "$0.00"
