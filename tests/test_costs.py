@@ -154,7 +154,9 @@ def test_money_reads_plainly() -> None:
         "$0.0031", "$0.012", "$0.05", "$0.004", "$1.25", "$0.00", "$0.00002", "$0.10", "$0.50", "$0.099",
         "$1,234.50", "$0.00000015",  # one token at $0.15 a million: never an exponent
     ]  # fmt: skip
-    # What a session spent: a floor when some requests' cost is unknown, unknown when all are.
+
+
+def test_what_a_session_spent_is_a_floor_when_some_costs_are_unknown_and_unknown_when_all_are() -> None:
     assert spent(0.031, False) == "$0.031" and spent(0.0, False) == "$0.00"
     assert spent(0.031, True) == "at least $0.031" and spent(0.5, True) == "at least $0.50"
     assert spent(0.0, True) == "cost unknown"
