@@ -119,6 +119,11 @@ def test_cached_input_is_priced_at_the_cache_price_only_when_there_is_one() -> N
     more_cached = {**usage, "prompt_tokens_details": {"cached_tokens": 5000}}  # never more than the prompt
     assert Prices(1.0, 10.0, 0.1).of(more_cached) == pytest.approx((1000 * 0.1 + 10 * 10.0) / 1e6)
     assert Prices(1.0, 10.0, 0.1).of({"completion_tokens": 10}) == pytest.approx(100 / 1e6)
+    none_cached = {"prompt_tokens": 1000, "prompt_tokens_details": {"cached_tokens": 0}}  # Venice's "none"
+    assert Prices(1.0, 10.0, 0.1).of(none_cached) == Prices(1.0, 10.0, 0.1).of(
+        {**none_cached, "prompt_tokens_details": {}}
+    )
+    assert Prices(1.0, 10.0, 0.1).of(none_cached) == pytest.approx(1000 / 1e6)
     assert Prices(1.0, 10.0, 0.1).of({"prompt_tokens": 10}) == pytest.approx(10 / 1e6)
     # The worst case counts every input token fresh and every output token used.
     assert Prices(1.0, 10.0, 0.1).worst(1000, 1000) == pytest.approx(0.011)
