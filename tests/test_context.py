@@ -7,15 +7,34 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import math
 from contextlib import asynccontextmanager
 
 import pytest
 
 from venice_terminal_agent import Exit
 from venice_terminal_agent.agent import Agent, AgentOptions
-from venice_terminal_agent.core.context import Gauge, compacted_line, short, split
+from venice_terminal_agent.core.context import (
+    BYTES_PER_TOKEN,
+    Compaction,
+    Gauge,
+    choose_window,
+    compacted_line,
+    cuts,
+    full_refusal,
+    leading_system,
+    marker,
+    page_limit,
+    record_problem,
+    replay,
+    request_bytes,
+    short,
+    used,
+    window_line,
+)
 from venice_terminal_agent.core.errors import ContextFullError
 from venice_terminal_agent.core.events import Notice
+from venice_terminal_agent.core.tokens import IMAGE_UNKNOWN_TOKENS
 from venice_terminal_agent.core.toolbox import FunctionToolbox
 from venice_terminal_agent.model import VeniceClient
 from venice_terminal_agent.model.compaction import SUMMARY_HEAD
@@ -247,8 +266,8 @@ def test_a_cut_is_never_between_a_tool_call_and_its_answer() -> None:
         {"role": "assistant", "content": "ok"},
         {"role": "user", "content": "c"},
     ]
-    assert split(messages) == 5  # before the second-to-last user turn
-    assert split(messages[:6]) is None  # two user turns: nothing before them to compact
+    assert cuts(messages) == [5]  # before the second-to-last user turn
+    assert cuts(messages[:6]) == []  # two user turns: nothing before them to compact
 
 
 async def test_one_cache_key_per_conversation_and_a_byte_stable_prefix() -> None:
@@ -339,8 +358,6 @@ async def test_the_window_is_read_from_what_the_server_says(script, window, sour
 
 
 def test_a_setting_gives_or_narrows_the_window() -> None:
-    from venice_terminal_agent.core.context import choose_window
-
     assert choose_window(None, None, 16_000) == (16_000, "CONTEXT_TOKENS")
     assert choose_window(128_000, "the model list", 16_000) == (16_000, "CONTEXT_TOKENS")
     assert choose_window(8_000, "the model list", 16_000) == (8_000, "the model list")
@@ -413,3 +430,196 @@ async def test_a_summary_request_that_fails_is_said_and_the_question_goes_on_unc
         "not compacted: the model server answered 500 Internal Server Error: Inference failed [request fake-12]"
     ]
     assert last["messages"] == [*before, {"role": "user", "content": f"question 11: {FILLER}"}]
+
+
+# The pure parts, each at its edges (issue 39's mutation run): what the gauge counts and refuses,
+# the wordings people read, where a compaction may cut, and what a kept record must be.
+
+
+def test_the_gauge_refuses_compacts_and_summarises_at_its_edges() -> None:
+    gauge = Gauge(1000)  # compacts past 80%
+    assert gauge.fits(1000) and not gauge.fits(1001)  # a request the window holds exactly is sent
+    assert not gauge.over_threshold(800) and gauge.over_threshold(801)
+    assert gauge.room_for_summary(800) and not gauge.room_for_summary(801)
+    unknown = Gauge()  # the server is the judge
+    assert unknown.fits(10**9) and not unknown.over_threshold(10**9) and unknown.room_for_summary(10**9)
+
+
+def test_the_estimate_counts_three_bytes_a_token_until_the_server_measures() -> None:
+    gauge = Gauge(100_000)
+    assert (gauge.estimate_bytes(3000), gauge.estimate_bytes(3001)) == (1000, 1001)  # rounded up
+    for odd in (True, 0, -5, "900", None):  # not a count the server made: nothing learnt
+        gauge.measured(3000, odd)
+        assert gauge.estimate_bytes(3000) == 1000
+    gauge.measured(3000, 500)  # a sparser tokenizer: the measured part as measured, the rest at 3
+    assert (gauge.estimate_bytes(3000), gauge.estimate_bytes(3300)) == (500, 600)
+    gauge.measured(3300, 0)  # a response that counted nothing forgets nothing
+    assert gauge.estimate_bytes(3300) == 600
+    gauge.measured(3000, 1)
+    assert gauge.estimate_bytes(3000) == 1
+    gauge.measured(3000, 2000)  # a denser one: its rate from now on, before and after
+    assert (gauge.estimate_bytes(3300), gauge.estimate_bytes(1500)) == (2200, 1000)
+    # What is sent: the messages and the tools' schemas; an image as the tokens it is estimated at.
+    messages, tools = [{"role": "user", "content": "héllo"}], [{"type": "function", "name": "x"}]
+    assert request_bytes(messages, tools) == len(json.dumps([*messages, *tools], ensure_ascii=False).encode())
+    url = "data:image/png;base64,AAAA"  # no size to read: the most an image can be
+    image = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}]}]
+    empty = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": ""}}]}]
+    assert request_bytes(image) == len(json.dumps(empty)) + IMAGE_UNKNOWN_TOKENS * BYTES_PER_TOKEN
+    assert Gauge().estimate(image, tools) == math.ceil(request_bytes(image, tools) / BYTES_PER_TOKEN)
+
+
+def test_counts_and_windows_read_plainly() -> None:
+    counts = (
+        850,
+        999,
+        1000,
+        1050,
+        1200,
+        4000,
+        9999,
+        61_000,
+        128_000,
+        999_000,
+        1_000_000,
+        1_500_000,
+        3_350_000,
+    )
+    assert [short(count) for count in counts] == [
+        "850", "999", "1k", "1.1k", "1.2k", "4k", "10k", "61k", "128k", "999k", "1M", "1.5M", "3.4M",
+    ]  # fmt: skip
+    assert used(43_520, 128_000) == "34% of 128k" and used(1000, 1000) == "100% of 1k"
+    assert used(12_000, None) == "12k tokens of an unknown window"
+    assert window_line(128_000, "from the model list") == "128k tokens (from the model list)"
+    assert window_line(4096) == "4.1k tokens"
+    assert window_line(None) == "unknown (the server does not say; set CONTEXT_TOKENS or --context-tokens)"
+    assert full_refusal(130_000, 128_000, " (even after compacting)") == (
+        "the next request needs about 130k tokens and the model's window is 128k (even after compacting); "
+        "/compact, /clear, or a model with a larger window"
+    )
+    assert compacted_line(1, 2_000, 300) == "compacted 1 earlier round (2k tokens) into a 300 summary"
+
+
+def test_a_page_takes_a_tenth_of_the_window_at_most_and_never_under_100_characters() -> None:
+    assert page_limit(None, 5000) == 5000  # no window known: the page as set
+    assert page_limit(10_000, 5000) == 3000  # 1,000 tokens of 3 bytes
+    assert page_limit(100_000, 5000) == 5000
+    assert page_limit(100, 5000) == 100
+
+
+def test_the_servers_window_is_used_unless_a_setting_narrows_it() -> None:
+    assert choose_window(16_000, "the model list", 16_000) == (
+        16_000,
+        "the model list",
+    )  # the same: the server's
+    assert choose_window(128_000, "/props", None) == (128_000, "/props")
+    assert choose_window(0, "the model list", None) == (None, None)  # a window of 0 is none
+
+
+def test_a_compaction_cuts_only_before_a_user_turn_after_the_head_and_the_latest_first() -> None:
+    system = [{"role": "system", "content": "s"}, {"role": "developer", "content": "d"}]
+    turns = [{"role": role, "content": role[0]} for role in ["user", "assistant"] * 4]
+    assert cuts([*system, *turns]) == [6, 4]  # the last two user turns kept whole, the most first
+    # A greeting before the first question is an earlier round too; the head never is.
+    greeted = [*system, {"role": "assistant", "content": "hi"}, *turns[:4]]
+    assert cuts(greeted) == [3]
+    assert cuts(system) == [] and leading_system(system) == 2 and leading_system([]) == 0
+    assert leading_system([*system, *turns, *system]) == 2 and leading_system([system[0], *turns]) == 1
+
+
+def test_the_compactions_of_a_question_add_up_from_the_first_size_to_the_last() -> None:
+    compaction = Compaction()
+    assert compaction.to_dict() is None  # none: the receipt has no `compacted`
+    compaction.add(3, 5000, 400)
+    compaction.add(2, 3000, 300)
+    assert compaction.to_dict() == {"rounds": 5, "tokens_before": 5000, "tokens_after": 300}
+    assert compaction.times == [3, 2]
+
+
+def test_a_record_replays_each_compaction_over_the_conversation_it_had_then() -> None:
+    system, summary = {"role": "system", "content": "s"}, {"role": "user", "content": "summary"}
+    one, two, three = ({"role": "user", "content": str(n)} for n in range(3))
+    record = [system, one, two, marker(1, 3, summary, 2, 90, 10), three]
+    assert replay(record) == [system, summary, three]
+    again = {"role": "user", "content": "summary of the summary"}
+    assert replay([*record, marker(1, 2, again, 1, 10, 5)]) == [system, again, three]
+    assert record_problem([*record, marker(1, 2, again, 1, 10, 5)]) is None
+
+
+CALL = {"id": "c1", "type": "function", "function": {"name": "echo", "arguments": "{}"}}
+GOOD = [
+    {"role": "system", "content": "s"},
+    {"role": "user", "content": [{"type": "text", "text": "q"}]},
+    {"role": "assistant", "content": None, "tool_calls": [CALL]},
+    {"role": "tool", "tool_call_id": "c1", "content": "r"},
+    {"role": "assistant", "content": "done"},
+]
+SUMMARY = {"role": "user", "content": "summary"}
+MARKER = {
+    "role": "compaction",
+    "replaced": [1, 5],
+    "summary": SUMMARY,
+    "rounds": 1,
+    "tokens_before": 9,
+    "tokens_after": 1,
+}
+
+
+ROLE = "is not one of system, developer, user, assistant, tool or compaction"
+RANGE = "a compaction's 'replaced' is [start, end] of the 5 messages before it"
+COUNTS = "a compaction's 'rounds', 'tokens_before' and 'tokens_after' are counts"
+KEPT = "a compaction's 'summary' is a message without tool calls"
+CONTENT = "a user message's content is text or a list of parts"
+CALLS = "only an assistant message has tool_calls, a list"
+A_CALL = "a tool call has an 'id' and a 'function' with a 'name'"
+ANSWERS = "a tool message names the call it answers ('tool_call_id')"
+
+
+def asking(*calls: object) -> dict:
+    return {"role": "assistant", "content": None, "tool_calls": list(calls)}
+
+
+@pytest.mark.parametrize(
+    ("record", "found"),
+    [
+        ([*GOOD, 42], (5, "a message is a JSON object, not int")),
+        ([*GOOD, {"role": "wizard", "content": "x"}], (5, f"the role 'wizard' {ROLE}")),
+        ([*GOOD, {"content": "x"}], (5, f"the role None {ROLE}")),
+        *(([*GOOD, {**MARKER, "replaced": bad}], (5, RANGE)) for bad in ([1, 6], [3, 2], [-1, 2], [True, 2], [1, 2, 3], "1:5")),
+        *(([*GOOD, {**MARKER, name: bad}], (5, COUNTS)) for name, bad in (("rounds", -1), ("tokens_before", "9"), ("tokens_after", None))),
+        *(([*GOOD, {**MARKER, "summary": bad}], (5, KEPT)) for bad in ("summary", {"role": "compaction", "content": "s"}, {**asking(CALL), "content": "s"})),
+        ([*GOOD, {**MARKER, "summary": {"role": "user", "content": None}}], (5, CONTENT)),
+        *(([*GOOD, {"role": "user", "content": bad}], (5, CONTENT)) for bad in (7, [{"text": "q"}], ["q"])),
+        ([*GOOD, {"role": "user", "content": "q", "tool_calls": []}], (5, CALLS)),
+        ([*GOOD, {"role": "assistant", "content": "a", "tool_calls": CALL}], (5, CALLS)),
+        *(([*GOOD, asking(bad)], (5, A_CALL)) for bad in ("c1", {**CALL, "id": 2}, {**CALL, "function": "echo"}, {**CALL, "function": {}})),
+        ([*GOOD, {"role": "tool", "content": "r"}], (5, ANSWERS)),
+        ([*GOOD[:2], *GOOD[3:]], (2, "a tool result ('c1') without its call just before it")),
+        ([*GOOD, GOOD[3]], (5, "a tool result ('c1') without its call just before it")),
+        ([*GOOD[:3], {**GOOD[3], "tool_call_id": "c2"}, *GOOD[4:]], (3, "a tool result ('c2') without its call just before it")),
+        ([*GOOD[:3], *GOOD[4:]], (2, "the tool call 'c1' has no result after it")),
+        (GOOD[:3], (2, "the tool call 'c1' has no result after it")),
+        ([*GOOD[:3], MARKER], (3, "a compaction's 'replaced' is [start, end] of the 3 messages before it")),
+    ],
+)  # fmt: skip
+def test_a_record_that_is_not_a_conversation_is_refused_naming_the_entry_and_why(record, found) -> None:
+    assert record_problem(record) == found
+
+
+def test_a_well_formed_record_is_a_conversation() -> None:
+    assert record_problem(GOOD) is None and record_problem([]) is None
+    assert record_problem([*GOOD, MARKER, {"role": "user", "content": "next"}]) is None
+    # No system prompt: a compaction from the first message; of user turns alone: 0 rounds.
+    asked = [{"role": "user", "content": "q"}, {"role": "user", "content": "again"}]
+    assert record_problem([*asked, {**MARKER, "replaced": [0, 1], "rounds": 0, "tokens_after": 0}]) is None
+    assert record_problem([*asked, {**MARKER, "replaced": [2, 2]}]) is None  # a summary that replaced none
+    # An assistant turn with two calls, answered in order; an assistant's content may be null.
+    two = [{**CALL, "id": "a"}, {**CALL, "id": "b"}]
+    answered = [{"role": "tool", "tool_call_id": call, "content": "r"} for call in ("a", "b")]
+    assert (
+        record_problem([GOOD[0], {"role": "assistant", "content": None, "tool_calls": two}, *answered])
+        is None
+    )
+    assert record_problem([{"role": "assistant", "content": None, "tool_calls": two}, *answered[::-1]]) == (
+        1, "a tool result ('b') without its call just before it",
+    )  # fmt: skip

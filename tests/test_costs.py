@@ -5,15 +5,28 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from contextlib import asynccontextmanager
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from venice_terminal_agent import Exit
 from venice_terminal_agent.agent import Agent, AgentOptions
-from venice_terminal_agent.core.costs import Cap, Prices, add_usage, round_cost, usd
+from venice_terminal_agent.core.costs import (
+    Cap,
+    Prices,
+    add_usage,
+    cached_tokens,
+    measured,
+    round_cost,
+    server_cost,
+    spent,
+    tokens,
+    unspent,
+    usd,
+)
 from venice_terminal_agent.core.errors import ConfigError
 from venice_terminal_agent.core.toolbox import FunctionToolbox
 from venice_terminal_agent.model import RetryPolicy, VeniceClient
@@ -55,6 +68,81 @@ def test_usage_adds_up_field_by_field() -> None:
     assert total["cost"] == {"usd": 0.01}
 
 
+def test_usage_keeps_what_a_later_response_leaves_out_and_the_latest_of_the_rest() -> None:
+    first = {"prompt_tokens": 10, "model": "a", "cost": 0.5, "flag": True}
+    second = {"prompt_tokens": None, "model": "b", "cost": {"usd": 0.1}, "flag": True, "new": {"n": 2}}
+    # A null never erases a count; text, flags and a figure that became an object are the
+    # latest (a flag is not a number to add); an object seen first is kept whole.
+    assert add_usage(first, second) == {
+        "prompt_tokens": 10, "model": "b", "cost": {"usd": 0.1}, "flag": True, "new": {"n": 2},
+    }  # fmt: skip
+
+
+def test_tokens_are_counted_when_any_count_came_and_unknown_when_none_did() -> None:
+    # The receipt says `tokens unknown` (never a measured-looking 0) when a response came
+    # without counts: any one of the three counts is a measure, details or a NaN are not.
+    for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
+        assert measured({key: 3}) and measured({key: 0})
+    assert not measured({"prompt_tokens_details": {"cached_tokens": 3}})
+    assert not measured({"total_tokens": math.nan, "prompt_tokens": True})
+    # The server's total first, else prompt plus completion; a total that is no number is none.
+    assert tokens({"total_tokens": 30, "prompt_tokens": 1, "completion_tokens": 2}) == 30
+    assert tokens({"prompt_tokens": 12, "completion_tokens": 5}) == 17
+    assert tokens({"total_tokens": math.nan, "prompt_tokens": 12, "completion_tokens": 5}) == 17
+    assert tokens({"completion_tokens": 5}) == 5 and tokens({"prompt_tokens": 12}) == 12 and tokens({}) == 0
+
+
+def test_cached_tokens_are_the_servers_count_zero_when_it_counted_and_unknown_when_it_did_not() -> None:
+    assert cached_tokens({"prompt_tokens": 9, "prompt_tokens_details": {"cached_tokens": 4}}) == 4
+    assert cached_tokens({"prompt_tokens": 9}) == 0 and cached_tokens({}) == 0  # nothing unmeasured
+    assert cached_tokens({"prompt_tokens": 9}, unmeasured=1) == 0  # some responses counted
+    assert cached_tokens({}, unmeasured=1) is None  # none did: unknown, not 0
+    assert cached_tokens({"prompt_tokens_details": {"cached_tokens": 4}}, unmeasured=1) == 4
+    for odd in (math.nan, True, "4"):  # not a count: as if none were sent
+        assert cached_tokens({"prompt_tokens": 9, "prompt_tokens_details": {"cached_tokens": odd}}) == 0
+
+
+def test_prices_are_the_usd_of_input_and_output_each_a_number_at_least_zero() -> None:
+    assert Prices.from_pricing({"input": 0.5, "output": 2}) == Prices(0.5, 2.0)  # plain figures too
+    assert Prices.from_pricing({"input": {"usd": 0}, "output": {"usd": 0}}) == Prices(0.0, 0.0)  # free
+    assert Prices.from_pricing({"output": {"usd": 2}}) is None  # no input price: no prices
+    assert Prices.from_pricing([0.5, 2]) is None and Prices.from_pricing(None) is None
+    for odd in (-0.5, math.nan, math.inf, True, "0.5", {"diem": 0.5}):
+        assert Prices.from_pricing({"input": odd, "output": 2}) is None
+        assert Prices.from_pricing({"input": 0.5, "output": 2, "cache_input": odd}) == Prices(0.5, 2.0)
+
+
+def test_cached_input_is_priced_at_the_cache_price_only_when_there_is_one() -> None:
+    usage = {"prompt_tokens": 1000, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 800}}
+    assert Prices(1.0, 10.0).of(usage) == pytest.approx((1000 * 1.0 + 10 * 10.0) / 1e6)  # no cache price
+    assert Prices(1.0, 10.0, 0.0).of(usage) == pytest.approx((200 * 1.0 + 10 * 10.0) / 1e6)  # a free cache
+    more_cached = {**usage, "prompt_tokens_details": {"cached_tokens": 5000}}  # never more than the prompt
+    assert Prices(1.0, 10.0, 0.1).of(more_cached) == pytest.approx((1000 * 0.1 + 10 * 10.0) / 1e6)
+    assert Prices(1.0, 10.0, 0.1).of({"completion_tokens": 10}) == pytest.approx(100 / 1e6)
+    none_cached = {"prompt_tokens": 1000, "prompt_tokens_details": {"cached_tokens": 0}}  # Venice's "none"
+    assert Prices(1.0, 10.0, 0.1).of(none_cached) == Prices(1.0, 10.0, 0.1).of(
+        {**none_cached, "prompt_tokens_details": {}}
+    )
+    assert Prices(1.0, 10.0, 0.1).of(none_cached) == pytest.approx(1000 / 1e6)
+    assert Prices(1.0, 10.0, 0.1).of({"prompt_tokens": 10}) == pytest.approx(10 / 1e6)
+    # The worst case counts every input token fresh and every output token used.
+    assert Prices(1.0, 10.0, 0.1).worst(1000, 1000) == pytest.approx(0.011)
+
+
+def test_the_servers_own_figure_is_its_usd_and_nothing_else() -> None:
+    assert server_cost({"cost": {"usd": 0.5, "diem": 0}}) == 0.5
+    assert server_cost({"cost": 0.25}) == 0.25  # a bare figure is USD
+    for odd in ({"diem": 1}, {"usd": "0.5"}, {"usd": math.nan}, math.inf, True, "0.5", None):
+        assert server_cost({"cost": odd}) is None
+    prices = Prices(1.0, 10.0)
+    # Without a figure, a response that counted either side is priced; one that counted neither is unknown.
+    assert round_cost({"completion_tokens": 10}, prices) == pytest.approx(100 / 1e6)
+    assert round_cost({"prompt_tokens": 10}, prices) == pytest.approx(10 / 1e6)
+    assert round_cost({"total_tokens": 10}, prices) is None and round_cost({}, prices) is None
+    # A request that generated nothing: $0 where prices are known, unknown where not.
+    assert unspent(prices) == 0.0 and unspent(None) is None
+
+
 def test_cost_is_the_servers_figure_first_else_computed_else_unknown() -> None:
     prices = Prices.from_pricing(PRICING)
     assert prices == Prices(0.5, 2.0, 0.05)
@@ -66,9 +154,17 @@ def test_cost_is_the_servers_figure_first_else_computed_else_unknown() -> None:
 
 
 def test_money_reads_plainly() -> None:
-    assert [usd(x) for x in (0.0031, 0.012, 0.05, 0.004, 1.25, 0, 0.00002)] == [
-        "$0.0031", "$0.012", "$0.05", "$0.004", "$1.25", "$0.00", "$0.00002",
+    amounts = (0.0031, 0.012, 0.05, 0.004, 1.25, 0, 0.00002, 0.1, 0.5, 0.099, 1234.5, 1.5e-7)
+    assert [usd(x) for x in amounts] == [
+        "$0.0031", "$0.012", "$0.05", "$0.004", "$1.25", "$0.00", "$0.00002", "$0.10", "$0.50", "$0.099",
+        "$1,234.50", "$0.00000015",  # one token at $0.15 a million: never an exponent
     ]  # fmt: skip
+
+
+def test_what_a_session_spent_is_a_floor_when_some_costs_are_unknown_and_unknown_when_all_are() -> None:
+    assert spent(0.031, False) == "$0.031" and spent(0.0, False) == "$0.00"
+    assert spent(0.031, True) == "at least $0.031" and spent(0.5, True) == "at least $0.50"
+    assert spent(0.0, True) == "cost unknown"
 
 
 def test_the_cap_refusal_says_what_the_request_could_cost_and_what_is_left() -> None:
@@ -76,7 +172,56 @@ def test_the_cap_refusal_says_what_the_request_could_cost_and_what_is_left() -> 
     assert cap.refuse(0.012, 4) == (
         "stopped before model request 4: it could cost up to $0.012 and $0.004 of the $0.05 cap is left"
     )
-    assert cap.refuse(0.004, 4) is None  # exactly what is left may still be spent
+    assert cap.refuse(0.004, 4) is None
+    assert Cap(0.05).refuse(0.05, 1) is None  # exactly what is left may still be spent
+    # More spent than the cap (a request of unknown cost counted at its worst): nothing is left.
+    assert Cap(0.05, spent=0.07).refuse(0.001, 2) == (
+        "stopped before model request 2: it could cost up to $0.001 and $0.00 of the $0.05 cap is left"
+    )
+
+
+# The float edges of `affordable` (found by search): a left a hair under 482 tokens' worst at
+# $0.9/$10, whose estimate is 482 tokens on the nose; and a left of exactly 4,977 tokens' worst
+# at $0.5/$7, whose estimate is a hair under 4,977.
+UNDER_482 = math.nextafter(Prices(0.9, 10.0).worst(869, 482), 0)
+EXACTLY_4977 = Prices(0.5, 7.0).worst(3545, 4977)
+
+
+@example(left=UNDER_482, input_price=0.9, output_price=10.0, input_tokens=869, most=8192, extra=0.0)
+@example(left=EXACTLY_4977, input_price=0.5, output_price=7.0, input_tokens=3545, most=8192, extra=0.0)
+# Not even the input paid; output free, just paid and not; a price near 0; search's price too:
+@example(left=0.0005, input_price=1.0, output_price=10.0, input_tokens=1000, most=100, extra=0.0)
+@example(left=0.001, input_price=1.0, output_price=0.0, input_tokens=1000, most=50, extra=0.0)
+@example(left=0.0009, input_price=1.0, output_price=0.0, input_tokens=1000, most=50, extra=0.0)
+@example(left=0.0, input_price=1.0, output_price=2.2e-309, input_tokens=0, most=8192, extra=0.01)
+@example(left=0.011, input_price=1.0, output_price=10.0, input_tokens=1000, most=8192, extra=0.01)
+@given(
+    left=st.floats(0.0, 1.0),
+    input_price=st.floats(0.0, 50),
+    output_price=st.floats(0.0, 100) | st.floats(1e-320, 1e-300) | st.just(0.0),
+    input_tokens=st.integers(0, 200_000),
+    most=st.integers(0, 50_000),
+    extra=st.sampled_from([0.0, 0.01]),
+)
+def test_the_output_a_cap_allows_is_the_most_the_money_left_pays_and_no_token_more(
+    left: float, input_price: float, output_price: float, input_tokens: int, most: int, extra: float
+) -> None:
+    # `affordable` sets each capped request's max_completion_tokens (docs/models.md, money cap):
+    # at that many tokens the request's worst case is within what is left, one token more is
+    # not (or it is `most`), and 0 when not even the input is paid.
+    prices = Prices(input_price, output_price)
+    allowed = (
+        prices.affordable(left, input_tokens, most, extra)
+        if extra
+        else prices.affordable(left, input_tokens, most)
+    )
+
+    def worst(tokens: int) -> float:
+        return prices.worst(input_tokens, tokens) + extra
+
+    assert 0 <= allowed <= most
+    assert allowed == 0 or worst(allowed) <= left
+    assert allowed == most or worst(allowed + 1) > left
 
 
 def test_model_facts_come_from_the_models_listing() -> None:
@@ -245,11 +390,11 @@ def test_the_spend_on_receipts_never_passes_the_cap(draws, input_price, output_p
     async def run() -> float:
         options = AgentOptions(model="m", facts=facts, session_max_usd=cap, budget=6, max_rounds=8)
         agent = Agent(PlausibleModel(draws, limit), echo_tools(), options)
-        spent = 0.0
+        total = 0.0
         for question in ("a", "b", "c"):
             receipt = await agent.ask(question)
             assert receipt.cost_usd is not None
-            spent += receipt.cost_usd
-        return spent
+            total += receipt.cost_usd
+        return total
 
     assert asyncio.run(run()) <= cap + 1e-12

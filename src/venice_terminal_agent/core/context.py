@@ -5,7 +5,7 @@
   packs into one), and corrects itself with the server's `prompt_tokens`: the request that was
   measured counts as measured, only what was added since is estimated.
 - The wordings people read: `34% of 128k`, the compaction line, the `context_full` refusal.
-- Where a compaction may cut a conversation (`split`): only before a user turn, so an
+- Where a compaction may cut a conversation (`cuts`): only before a user turn, so an
   assistant turn's tool calls and the tool messages answering them always stay together.
 - A conversation's record (what a session keeps): every message as it was, and a marker
   (`{"role": "compaction", …}`) where older rounds were summarised; `replay` gives back the
@@ -118,7 +118,7 @@ def window_line(window: int | None, source: str | None = None) -> str:
     return f"{short(window)} tokens" + (f" ({source})" if source else "")
 
 
-def full_refusal(needed: int, window: int, why: str = "") -> str:
+def full_refusal(needed: int, window: int, why: str) -> str:
     return (
         f"the next request needs about {short(needed)} tokens and the model's window is "
         f"{short(window)}{why}; /compact, /clear, or a model with a larger window"
@@ -139,22 +139,15 @@ def page_limit(window: int | None, page_chars: int) -> int:
     return max(100, min(page_chars, int(window * PAGE_SHARE * BYTES_PER_TOKEN)))
 
 
-def split(messages: Sequence[dict[str, Any]], keep_turns: int = KEEP_TURNS) -> int | None:
-    """Where the part to compact ends: the index of the first message kept whole, the start of
-    the `keep_turns`-th user turn from the end. None when there is nothing before it to
-    compact (besides the system messages at the head)."""
-    return next(iter(cuts(messages, keep_turns)), None)
-
-
-def cuts(messages: Sequence[dict[str, Any]], keep_turns: int = KEEP_TURNS) -> list[int]:
+def cuts(messages: Sequence[dict[str, Any]]) -> list[int]:
     """Every place a compaction may end, the latest first: the starts of user turns after the
-    head, keeping at least `keep_turns` of them whole."""
+    head (the system messages), keeping the last `KEEP_TURNS` user turns whole. Empty when
+    there is nothing before them to compact."""
     head = leading_system(messages)
     starts = [i for i, message in enumerate(messages) if message.get("role") == "user"]
-    if len(starts) < keep_turns:
+    if len(starts) < KEEP_TURNS:
         return []
-    limit = starts[-keep_turns] if keep_turns else len(messages)
-    return sorted((i for i in [*starts, len(messages)] if head < i <= limit), reverse=True)
+    return sorted((i for i in starts if head < i <= starts[-KEEP_TURNS]), reverse=True)
 
 
 def leading_system(messages: Sequence[dict[str, Any]]) -> int:

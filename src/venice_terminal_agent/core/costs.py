@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Mapping
 from decimal import Decimal
@@ -93,23 +94,14 @@ class Prices(Record):
 
     def affordable(self, left: float, input_tokens: int, most: int, extra: float = 0.0) -> int:
         """The most output tokens (up to `most`) `left` USD pays for at `worst` after
-        `input_tokens` and `extra` USD (0: not even the input). `worst` is checked on the
-        answer, both ways, so a float's last digit never lets it pass `left` nor leaves a token
-        `worst` would pay for; a price too small for the division (a server may publish 1e-310)
-        is no crash."""
-
-        def cost(tokens: int) -> float:
-            return self.worst(input_tokens, tokens) + extra
-
-        if self.output <= 0 or cost(most) <= left:
-            return most if cost(most) <= left else 0
-        room = (left - cost(0)) * PER / self.output  # tokens, about: inf for a price near 0
-        tokens = most if room >= most else int(room) if room > 0 else 0
-        while tokens > 0 and cost(tokens) > left:
-            tokens -= 1
-        while tokens < most and cost(tokens + 1) <= left:
-            tokens += 1
-        return tokens
+        `input_tokens` and `extra` USD (0: not even the input). A bisection on `worst` itself
+        (it grows with the tokens), so a float's last digit never lets the answer pass `left`
+        nor leaves a token `worst` would pay for, whatever the prices (a server may publish
+        1e-310 or 0)."""
+        paid = bisect.bisect_right(
+            range(most + 1), left, key=lambda tokens: self.worst(input_tokens, tokens) + extra
+        )
+        return max(0, paid - 1)
 
 
 def unspent(prices: Prices | None) -> float | None:
