@@ -7,6 +7,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from batch_support import calls, fake_venice, paid_server, questions, script
 from cli_support import COMMAND, clean_env
 
@@ -145,3 +147,35 @@ def test_each_question_of_a_batch_is_traced_and_its_spans_add_up_to_its_receipt(
     assert sum(1 for s in spans if s["name"] == "execute_tool charge") == 2 == len(calls(log))
     spent = sum(s["attributes"]["venice_agent.cost.usd"] for s in questions_spans)
     assert abs(spent - sum(r["cost_usd"] for r in receipts.values())) < 1e-12
+
+
+MONEY_OPTIONS = [
+    ("--max-usd", "0", "--max-usd: must be a finite number more than 0, not 0"),
+    ("--max-usd", "-1", "--max-usd: must be a finite number more than 0, not -1"),
+    ("--max-usd", "inf", "--max-usd: must be a finite number more than 0, not inf"),
+    ("--max-usd", "1e400", "--max-usd: must be a finite number more than 0, not inf"),
+    ("--max-usd", "nan", "--max-usd: must be a finite number more than 0, not nan"),
+    ("--call-usd", "-0.01", "--call-usd: must be a finite number, 0 or more, not -0.01"),
+    ("--call-usd", "inf", "--call-usd: must be a finite number, 0 or more, not inf"),
+    ("--call-usd", "nan", "--call-usd: must be a finite number, 0 or more, not nan"),
+]
+
+
+@pytest.mark.parametrize(
+    ("flag", "given", "said"), MONEY_OPTIONS, ids=[f"{f}={g}" for f, g, _ in MONEY_OPTIONS]
+)
+def test_a_batch_money_option_that_is_no_amount_is_refused_before_anything_runs(
+    tmp_path: Path, flag: str, given: str, said: str
+) -> None:
+    """A cap of 0 was once taken for no cap (the request went out with no limit and spent more
+    than the cap), and an infinite one ended in an internal error: each is now one line, status 2,
+    as a bad --max-usd is everywhere else, before the model hears anything."""
+    file = questions(tmp_path, 1)
+    with fake_venice(script(), tmp_path) as fake:
+        done = batch(
+            tmp_path, fake.base_url, str(file), "--no-mcp", "--db", str(tmp_path / "b.sqlite"), flag, given
+        )
+        assert fake.chat_bodies() == []
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [f"venice-agent batch: bad setting: {said}"]
+    assert done.stdout == ""

@@ -141,3 +141,23 @@ def test_a_bad_value_is_named_as_it_was_given_flag_or_variable(tmp_path: Path) -
     assert flag.returncode == variable.returncode == 2
     assert flag.stderr.splitlines() == ["venice-agent: bad setting: --max-usd: must be more than 0, not -1"]
     assert variable.stderr.splitlines() == ["venice-agent: bad setting: MAX_USD: must be more than 0, not -1"]
+
+
+@pytest.mark.parametrize("given", ["inf", "1e400", "nan", "-inf"])
+def test_a_money_cap_that_is_no_finite_number_is_refused_before_any_request(
+    tmp_path: Path, given: str
+) -> None:
+    """An infinite cap (1e400 reads as one) would cap nothing, silently: as any bad cap, it is
+    one line naming the flag or the variable, status 2, and nothing is asked of the model."""
+    with fake_venice([], tmp_path) as fake:
+        flag = run(tmp_path, fake.base_url, "--no-mcp", "--max-usd", given, "hi")
+        session = run(tmp_path, fake.base_url, "--no-mcp", "hi", SESSION_MAX_USD=given)
+        assert fake.chat_bodies() == []
+    assert flag.returncode == session.returncode == 2
+    shown = f"{float(given):g}"
+    assert flag.stderr.splitlines() == [
+        f"venice-agent: bad setting: --max-usd: must be a finite number, not {shown}"
+    ]
+    assert session.stderr.splitlines() == [
+        f"venice-agent: bad setting: SESSION_MAX_USD: must be a finite number, not {given}"
+    ]  # a variable is shown as it was written; the flag was read as a number first

@@ -529,3 +529,23 @@ def test_a_port_already_taken_is_one_line_and_status_2(tmp_path: Path) -> None:
         )
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip() == f"venice-agent: cannot listen on 127.0.0.1:{port}: Address already in use"
+
+
+@pytest.mark.parametrize("given", ["1e400", "-1e400", "-0.5"])
+async def test_a_max_usd_that_is_no_amount_is_refused_and_nothing_is_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    """A client's `"max_usd": 1e400` is infinity once the SDK has read its JSON: a cap that caps
+    nothing, on a server started without one. It is refused as a negative one is, before the
+    model hears anything. The request is read by the SDK's own message model (a JSON client
+    would serialise infinity as null, so none can send it but by writing the number)."""
+    raw = '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": '
+    raw += '{"name": "ask", "arguments": {"question": "hello", "max_usd": ' + given + "}}}"
+    params = mcp.types.JSONRPCRequest.model_validate_json(raw).params
+    assert params is not None
+    with fake_venice([{"text": "never"}], tmp_path) as fake:
+        async with memory_front(tmp_path, fake.base_url, monkeypatch) as server:
+            with pytest.raises(Exception, match="max_usd") as refused:
+                await server.call_tool(params["name"], params["arguments"])
+        assert fake.chat_bodies() == []
+    assert "finite" in str(refused.value) or "greater than or equal to 0" in str(refused.value)

@@ -164,8 +164,9 @@ class Settings(BaseSettings):
     venice_agent_mcp_config: str | None = None  # the MCP servers file when --mcp-config is not given
     venice_agent_verbose: bool = False  # MCP servers' log messages on stderr
     # Money: caps in USD (per question, per REPL session) and the output limit sent with requests.
-    max_usd: float | None = Field(default=None, gt=0)
-    session_max_usd: float | None = Field(default=None, gt=0)
+    # Finite: an infinite cap (`--max-usd 1e400` reads as inf) would cap nothing, silently.
+    max_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    session_max_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_completion_tokens: int | None = Field(default=None, ge=1)
     # Context: the model's window when the server does not say (or less of it), and compaction.
     context_tokens: int | None = Field(default=None, ge=1_000)
@@ -275,6 +276,7 @@ def _reason(item: Any) -> str:
         "bool_parsing": f"must be on or off (also true/false, yes/no, 1/0), not {shown!r}",
         "int_parsing": f"must be a whole number, not {shown!r}",
         "float_parsing": f"must be a number, not {shown!r}",
+        "finite_number": f"must be a finite number, not {shown}",
     }.get(item["type"])
     return plain if plain is not None else str(item["msg"]).removeprefix("Value error, ")
 

@@ -103,7 +103,7 @@ def batch_run(
     ] = None,
     max_usd: Annotated[
         float | None,
-        typer.Option("--max-usd", min=0.0, help="Most USD the whole batch may spend, every worker together."),
+        typer.Option("--max-usd", help="Most USD the whole batch may spend, every worker together."),
     ] = None,
     workers: WorkersOption = 4,
     output: Annotated[
@@ -118,7 +118,6 @@ def batch_run(
         float,
         typer.Option(
             "--call-usd",
-            min=0.0,
             help="USD reserved and charged for each tool call (paid tools) [default: 0].",
         ),
     ] = 0.0,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import sys
 import time
@@ -106,7 +107,8 @@ class Worker:
             )
             agent = runtime.agent(tools, instruction=question.system)
             agent.client = LedgerModel(runtime.client, account, runtime.facts, agent.search_usd)
-            caps = [cap for cap in (question.max_usd, runtime.settings.max_usd, self.options.max_usd) if cap]
+            given = (question.max_usd, runtime.settings.max_usd, self.options.max_usd)
+            caps = [cap for cap in given if cap is not None]
             agent.max_usd = min(caps, default=None)
             if question.max_rounds is not None:
                 agent.max_rounds = question.max_rounds
@@ -142,9 +144,23 @@ def batch_name(options: Options, digest: str) -> str:
     return name
 
 
+def money_problem(options: Options) -> str | None:
+    """What is wrong with the batch's own money options, said as a bad setting is; None if
+    nothing. The ledger counts whole nano-USD, so each is a finite number (an infinite cap would
+    cap nothing), and a cap is more than 0, as every --max-usd is."""
+    cap, price = options.max_usd, options.call_usd
+    if cap is not None and not (math.isfinite(cap) and cap > 0):
+        return f"bad setting: --max-usd: must be a finite number more than 0, not {cap:g}"
+    if not (math.isfinite(price) and price >= 0):
+        return f"bad setting: --call-usd: must be a finite number, 0 or more, not {price:g}"
+    return None
+
+
 def run(source: str, options: Options, flags: Any) -> int:
     """`venice-agent batch FILE`."""
     try:
+        if problem := money_problem(options):
+            raise ConfigError(problem)
         questions, digest = read_questions(source)
         batch_id = batch_name(options, digest)
     except ConfigError as error:

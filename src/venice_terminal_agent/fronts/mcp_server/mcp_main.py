@@ -375,7 +375,8 @@ def build_server(front: Front) -> Any:
             int | None, Field(ge=0, description="Most tool calls (never above the server's).")
         ] = None,
         max_usd: Annotated[
-            float | None, Field(ge=0, description="Most USD (never above the server's).")
+            float | None,
+            Field(ge=0, allow_inf_nan=False, description="Most USD (never above the server's)."),
         ] = None,
         max_rounds: Annotated[
             int | None, Field(ge=1, le=40, description="Most model rounds (never above the server's).")
