@@ -29,10 +29,7 @@ def everything(tmp_path) -> Path:
 
 
 def clean_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("VENICE_", "APIFY_"))}
-    # Nobody answers cursor-position requests in the test terminal: without this, each prompt
-    # of the form waits out prompt_toolkit's 1 s for the answer (17 s for the whole form).
-    return {**env, "PROMPT_TOOLKIT_NO_CPR": "1"}
+    return {k: v for k, v in os.environ.items() if not k.startswith(("VENICE_", "APIFY_"))}
 
 
 def test_the_form_in_a_real_terminal_sends_what_was_typed_and_the_defaults(everything):
