@@ -402,6 +402,196 @@ def test_plain_text_added_to_a_sealed_stream_is_not_shown_as_the_models(tmp_path
     assert "planted.example" not in plain.stdout + plain.stderr
 
 
+def fresh_attestation(e2ee: Any, tee: Any = None) -> tuple[dict[str, Any], str]:
+    """`tee`'s attestation (a fake TEE's) for a fresh nonce of `e2ee`'s, one that passes as it is."""
+    from venice_terminal_agent.testing.tee import FakeTee
+
+    _, nonce = e2ee.attestation_path()
+    _, report = (tee or FakeTee(True)).attestation(e2ee.model, nonce)
+    return report, nonce
+
+
+def tdx_quote(*, size: int = 632, tee_type: int = 0x81, td_attributes: int = 0) -> str:
+    """A quote's hex as Intel lays it out (TDX DCAP quote v4): a 48-byte header (version 4,
+    attestation key type 2, the TEE type, the QE's and PCE's SVNs, Intel's QE vendor id), then
+    the TD report, its 8-byte TD attributes at 120 (bit 0: debug)."""
+    quote = bytearray(size)
+    quote[0:8] = (4).to_bytes(2, "little") + (2).to_bytes(2, "little") + tee_type.to_bytes(4, "little")
+    quote[12:28] = bytes.fromhex("939a7233f79c4ca9940a0db3957f0607")
+    quote[48 + 120 : 48 + 128] = td_attributes.to_bytes(8, "little")
+    return quote[:size].hex()
+
+
+SEPT_VE_DISABLE = 1 << 28  # a TD attribute production enclaves set; not debug
+
+
+def test_a_tdx_quote_of_a_production_enclave_passes() -> None:
+    from venice_terminal_agent.model.private import E2EE
+
+    e2ee = E2EE("e2ee-fake")
+    report, nonce = fresh_attestation(e2ee)
+    report["intel_quote"] = tdx_quote(td_attributes=SEPT_VE_DISABLE)
+    e2ee.accept(json.dumps(report).encode(), report, nonce)
+    assert e2ee.attested
+    assert "the TDX quote is a TDX quote and not in debug mode" in e2ee.report()["verified"]["checked_by_us"]
+
+
+@pytest.mark.parametrize(
+    ("quote", "why"),
+    [
+        ("0xzz", "its TDX quote is not hex"),
+        (tdx_quote(size=631), "its TDX quote is too short to be one"),
+        (tdx_quote(tee_type=0), "its quote is not a TDX quote"),  # an SGX quote
+        (tdx_quote(td_attributes=SEPT_VE_DISABLE | 1), "the enclave runs in debug mode (no confidentiality)"),
+        (
+            tdx_quote(tee_type=0, td_attributes=1),
+            "its quote is not a TDX quote; the enclave runs in debug mode (no confidentiality)",
+        ),
+    ],
+    ids=["not hex", "short", "SGX", "debug", "SGX and debug"],
+)
+def test_a_tdx_quote_that_does_not_pass_is_refused_saying_why(quote: str, why: str) -> None:
+    """README (Private models): the client checks itself that the quote is TDX and not of a
+    debug enclave, whose memory its host can read; the refusal, on the receipt, says which."""
+    from venice_terminal_agent.model.private import E2EE, PrivateError
+
+    e2ee = E2EE("e2ee-fake")
+    report, nonce = fresh_attestation(e2ee)
+    report["intel_quote"] = quote
+    with pytest.raises(PrivateError) as refused:
+        e2ee.accept(json.dumps(report).encode(), report, nonce)
+    assert str(refused.value) == (
+        f"e2ee-fake is end-to-end encrypted and the attestation did not pass: {why}; "
+        "nothing was sent in plaintext"
+    )
+    assert not e2ee.attested and e2ee.report()["failed"] == f"the attestation did not pass: {why}"
+
+
+NVIDIA_CHECKED = {"nonceBinding": {"bound": True}, "tdx": {"valid": True}, "nvidia": {"valid": True}}
+
+
+@pytest.mark.parametrize(
+    ("changed", "why"),
+    [
+        ({"verified": False}, "Venice does not say it is verified"),
+        ({"nonce": None}, "it does not echo our fresh nonce (a replayed attestation?)"),
+        ({"nonce": "ab" * 32}, "it does not echo our fresh nonce (a replayed attestation?)"),
+        ({"model": "e2ee-other"}, "it attests 'e2ee-other', not 'e2ee-fake'"),
+        ({"signing_key": None}, "its signing key is missing or not a secp256k1 public key"),
+        ({"signing_key": "02" + "11" * 32}, "its signing key is missing or not a secp256k1 public key"),
+        ({"server_verification": None}, "it carries no server_verification"),
+        (
+            {"server_verification": {**GOOD_CHECKS, "nonceBinding": {"bound": False}}},
+            "the nonce is not bound to the evidence",
+        ),
+        (
+            {"server_verification": {**NVIDIA_CHECKED, "tdx": {"valid": False}}},
+            "the Intel TDX evidence did not pass",
+        ),
+        (
+            {
+                "server_verification": {**NVIDIA_CHECKED, "nvidia": {"valid": "true"}},
+                "nvidia_payload": "eyJ9",
+            },
+            "the NVIDIA GPU evidence did not pass",
+        ),
+        (
+            {"server_verification": {"nonceBinding": {"bound": True}}},
+            "the Intel TDX evidence did not pass; no hardware evidence was checked",
+        ),
+        (  # the GPU's evidence checked does not stand for the quote's
+            {"server_verification": {"nonceBinding": {"bound": True}, "nvidia": {"valid": True}}},
+            "the Intel TDX evidence did not pass",
+        ),
+        ({"intel_quote": None}, "it carries no Intel TDX quote"),
+        ({"intel_quote": ""}, "it carries no Intel TDX quote"),
+        (
+            {"verified": False, "nonce": None, "intel_quote": None},
+            "Venice does not say it is verified; it does not echo our fresh nonce (a replayed "
+            "attestation?); it carries no Intel TDX quote",
+        ),
+    ],
+    ids=lambda value: json.dumps(value)[:50] if isinstance(value, dict) else None,
+)
+def test_an_attestation_that_does_not_pass_is_refused_saying_why(changed: dict[str, Any], why: str) -> None:
+    """README (Private models): an attestation without our nonce, with another's, of another
+    model, with no valid key, or whose evidence Venice does not report checked is refused,
+    and the refusal (the receipt's `e2ee.failed`) says every reason; nothing is sealed for it."""
+    from venice_terminal_agent.model.private import E2EE, PrivateError
+
+    e2ee = E2EE("e2ee-fake")
+    report, nonce = fresh_attestation(e2ee)
+    report = {name: value for name, value in {**report, **changed}.items() if value is not None}
+    with pytest.raises(PrivateError) as refused:
+        e2ee.accept(json.dumps(report).encode(), report, nonce)
+    assert str(refused.value) == (
+        f"e2ee-fake is end-to-end encrypted and the attestation did not pass: {why}; "
+        "nothing was sent in plaintext"
+    )
+    assert not e2ee.attested and e2ee.report()["encrypted"] is False
+
+
+def test_an_attestation_that_is_not_an_object_is_refused_saying_so() -> None:
+    from venice_terminal_agent.model.private import E2EE, PrivateError
+
+    e2ee = E2EE("e2ee-fake")
+    with pytest.raises(
+        PrivateError, match="and the attestation did not pass: the answer is not a JSON object;"
+    ):
+        e2ee.accept(b"[]", [], e2ee.attestation_path()[1])
+
+
+@pytest.mark.parametrize(
+    ("checks", "payload", "reported"),
+    [
+        (GOOD_CHECKS, None, ["tdx"]),
+        (NVIDIA_CHECKED, "eyJ9", ["nvidia", "tdx"]),
+        ({**GOOD_CHECKS, "nvidia": {"valid": False}}, None, ["tdx"]),  # no GPU evidence was sent
+    ],
+)
+def test_the_receipt_says_what_was_attested_and_what_venice_reports_it_checked(
+    checks: dict[str, Any], payload: str | None, reported: list[str]
+) -> None:
+    """README (Private models, What is verified): `verified` holds the attestation's digest, our
+    nonce, the model, the signing key's digest and address, what this client checked itself,
+    and `reported_by_venice` the hardware evidence Venice says it checked."""
+    import hashlib
+
+    from venice_terminal_agent.model.private import E2EE, NOT_VERIFIED
+    from venice_terminal_agent.testing.tee import FakeTee
+
+    e2ee, tee = E2EE("e2ee-fake"), FakeTee(True)
+    report, nonce = fresh_attestation(e2ee, tee)
+    report["server_verification"] = checks
+    if payload:
+        report["nvidia_payload"] = payload
+    raw = json.dumps(report).encode()
+    e2ee.accept(raw, report, nonce)
+    said = e2ee.report()  # before any question: attested, nothing failed, asked or dropped
+    assert (
+        sorted(said) == ["encrypted", "not_verified_by_us", "off", "verified"] and said["encrypted"] is True
+    )
+    assert said["not_verified_by_us"] == list(NOT_VERIFIED)
+    assert said["off"] == "tools, web search and attachments (Venice does not allow them with E2EE)"
+    verified = said["verified"]
+    assert {name: value for name, value in verified.items() if name != "checked_by_us"} == {
+        "attestation_sha256": hashlib.sha256(raw).hexdigest(),
+        "nonce": nonce,
+        "model": "e2ee-fake",
+        "signing_key_sha256": hashlib.sha256(bytes.fromhex(tee.public_hex)).hexdigest(),
+        "signing_address": report["signing_address"],
+        "tee_provider": "fake-tdx",
+        "reported_by_venice": reported,
+    }
+    assert verified["checked_by_us"] == [
+        "a fresh 32-byte nonce of ours, echoed back (Venice reports it bound to the evidence)",
+        "the attested model is the one asked",
+        "the signing key is a valid secp256k1 key, and every message was sealed for it",
+        "the TDX quote is a TDX quote and not in debug mode",
+        "every piece of the answer was encrypted to this session's key and decrypted (AES-GCM)",
+    ]
+
+
 def answer_piece(content: str) -> dict[str, Any]:
     return {"id": "chat-1", "choices": [{"index": 0, "delta": {"role": "assistant", "content": content}}]}
 
@@ -413,6 +603,9 @@ def answer_piece(content: str) -> dict[str, Any]:
         ("abc", "it is not encrypted (not hex)"),  # hex, but not whole bytes
         ("00" * 92, "it is too short to be encrypted"),  # a byte short of a sealed empty text
         ("00" * 69, "it is too short to be encrypted"),
+        # Long enough, but its first 65 bytes, the sender's key, are no key at all.
+        ("00" * 93, "it is not an uncompressed secp256k1 public key"),
+        ("02" + "00" * 92, "it is not an uncompressed secp256k1 public key"),
     ],
 )
 def test_a_piece_of_the_answer_that_is_not_sealed_is_refused_saying_why(piece: str, why: str) -> None:
@@ -457,11 +650,9 @@ def test_a_piece_sealed_for_us_opens_even_empty_and_one_sealed_for_another_does_
 )
 def test_a_message_that_cannot_be_sealed_is_refused_never_sent_as_it_is(message: dict, role: str) -> None:
     from venice_terminal_agent.model.private import E2EE, PrivateError
-    from venice_terminal_agent.testing.tee import FakeTee
 
-    e2ee, tee = E2EE("e2ee-fake"), FakeTee(True)
-    _, nonce = e2ee.attestation_path()
-    _, report = tee.attestation("e2ee-fake", nonce)
+    e2ee = E2EE("e2ee-fake")
+    report, nonce = fresh_attestation(e2ee)
     e2ee.accept(json.dumps(report).encode(), report, nonce)
     (sealed,) = e2ee.seal([{"role": "user", "content": "fine", "name": "ada", "reasoning_content": "x"}])
     assert sorted(sealed) == ["content", "name", "role"] and sealed["content"] != "fine"
@@ -518,20 +709,25 @@ def test_a_sealed_piece_keeps_the_streams_own_fields_and_names_what_came_in_plai
     assert e2ee.report()["dropped"] == ["note (not end-to-end encrypted)"]
 
 
-@pytest.mark.parametrize("shown", ["bare", "0x"])
-def test_an_attested_key_given_without_its_04_prefix_is_the_same_key(shown: str) -> None:
-    """A secp256k1 public key may come as its 64 bytes of x and y, without the leading 04."""
+@pytest.mark.parametrize("shown", ["bare", "0x", "signing_public_key"])
+def test_an_attested_key_as_venice_may_give_it_is_the_key_messages_are_sealed_for(shown: str) -> None:
+    """A secp256k1 public key may come as its 64 bytes of x and y, without the leading 04,
+    `0x` before them, and under the report's other name for it, `signing_public_key`: the
+    enclave opens what is sealed for it."""
     from venice_terminal_agent.model.private import E2EE
     from venice_terminal_agent.testing.tee import FakeTee
 
     e2ee, tee = E2EE("e2ee-fake"), FakeTee(True)
-    _, nonce = e2ee.attestation_path()
-    _, report = tee.attestation("e2ee-fake", nonce)
+    report, nonce = fresh_attestation(e2ee, tee)
     full = report["signing_key"]
     assert len(full) == 130 and full.startswith("04")
-    report["signing_key"] = ("0x" if shown == "0x" else "") + full[2:]
+    if shown == "signing_public_key":
+        report["signing_public_key"] = report.pop("signing_key")
+    else:
+        report["signing_key"] = ("0x" if shown == "0x" else "") + full[2:]
     e2ee.accept(json.dumps(report).encode(), report, nonce)
-    assert e2ee.attested
+    assert tee.open_messages(e2ee.seal([{"role": "user", "content": QUESTION}])) is None
+    assert tee.plaintexts == [QUESTION]
 
 
 async def test_the_encryption_goes_with_each_request_not_onto_the_shared_client() -> None:

@@ -45,7 +45,7 @@ SEALED = re.compile(r"\A[0-9a-fA-F]+\Z")
 TEXT_FIELDS = ("content", "reasoning_content")  # the answer's text, and its thinking
 # A sealed stream chunk's fields that are the stream's own, not the model's words: kept as sent.
 PLAIN_CHUNK_FIELDS = ("id", "object", "created", "model", "system_fingerprint", "usage", "cost", "choices")
-TDX_TEE_TYPE = 0x81
+TDX_TEE_TYPE = (0x81).to_bytes(4, "little")  # the quote header's 4-byte TEE type field: TDX
 TDX_BODY = 48  # where the TD report starts in a TDX quote
 TDX_MIN_BYTES = 632
 
@@ -164,11 +164,7 @@ class E2EE:
                 "a fresh 32-byte nonce of ours, echoed back (Venice reports it bound to the evidence)",
                 "the attested model is the one asked",
                 "the signing key is a valid secp256k1 key, and every message was sealed for it",
-                *(
-                    ["the TDX quote is a TDX quote and not in debug mode"]
-                    if report.get("intel_quote")
-                    else []
-                ),
+                "the TDX quote is a TDX quote and not in debug mode",  # none passes without one
                 "every piece of the answer was encrypted to this session's key and decrypted (AES-GCM)",
             ],
             "reported_by_venice": sorted(
@@ -307,7 +303,7 @@ def _quote_problems(quote_hex: object) -> list[str]:
     if len(quote_bytes) < TDX_MIN_BYTES:
         return ["its TDX quote is too short to be one"]
     problems = []
-    if int.from_bytes(quote_bytes[4:8], "little") != TDX_TEE_TYPE:
+    if quote_bytes[4:8] != TDX_TEE_TYPE:
         problems.append("its quote is not a TDX quote")
     if quote_bytes[TDX_BODY + 120] & 1:
         problems.append("the enclave runs in debug mode (no confidentiality)")
