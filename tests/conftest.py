@@ -92,6 +92,10 @@ def pytest_configure(config: pytest.Config) -> None:
     home = Path(tempfile.mkdtemp(prefix="venice-agent-tests-home-"))
     config.stash[_HOME_KEY] = home
     os.environ.update(home_environment(home))
+    # Nobody answers cursor-position requests in the suite's pseudo-terminals: without this, a
+    # prompt_toolkit prompt started from the suite's own environment waits out 1 s for the
+    # answer at each prompt (cli_support.clean_env sets it for the commands it runs).
+    os.environ["PROMPT_TOOLKIT_NO_CPR"] = "1"
     _children_run_the_mutant()
 
 

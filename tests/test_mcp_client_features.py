@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from servers.node import bin_path
+from servers.node import EVERYTHING_ENV, bin_path
 from venice_terminal_agent.fronts.terminal.elicit_form import parse
 from venice_terminal_agent.mcp.features import FormField, form_fields, with_defaults
 
@@ -23,7 +23,7 @@ SERVERS = Path(__file__).parent / "servers"
 @pytest.fixture
 def everything(tmp_path) -> Path:
     config = tmp_path / "mcp.json"
-    server = {"command": str(bin_path("mcp-server-everything")), "args": ["stdio"]}
+    server = {"command": str(bin_path("mcp-server-everything")), "args": ["stdio"], "env": EVERYTHING_ENV}
     config.write_text(json.dumps({"mcpServers": {"everything": server}}))
     return config
 

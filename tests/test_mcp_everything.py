@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from servers.net import free_port, serving
-from servers.node import MODULES, bin_path, node22
+from servers.node import EVERYTHING_ENV, MODULES, bin_path, node22
 from venice_terminal_agent import ToolError
 from venice_terminal_agent.mcp.server_config import ServerConfig
 from venice_terminal_agent.mcp.toolbox import McpToolbox
@@ -38,7 +38,9 @@ def everything_script() -> str:
 
 
 def stdio_config() -> ServerConfig:
-    return ServerConfig("everything", command=str(node22()), args=(everything_script(), "stdio"))
+    return ServerConfig(
+        "everything", command=str(node22()), args=(everything_script(), "stdio"), env=EVERYTHING_ENV
+    )
 
 
 async def check_the_reference_tools(box: McpToolbox) -> None:

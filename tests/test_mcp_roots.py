@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 from cli_support import COMMAND, clean_env
-from servers.node import FILESYSTEM_MODULES, bin_path
+from servers.node import EVERYTHING_ENV, FILESYSTEM_MODULES, bin_path
 
 
 def tools_call(folder: Path, servers: dict, tool: str, arguments: dict) -> subprocess.CompletedProcess[str]:
@@ -82,7 +82,9 @@ def test_an_entry_with_no_roots_is_offered_none(tmp_path):
     work, _, _ = folders(tmp_path)
     allowed = content(tools_call(work, {"files": filesystem(roots=[])}, "list_allowed_directories", {}))
     assert allowed == "Allowed directories:\n"  # the file root was not offered: nothing is served
-    everything = {"command": str(bin_path("mcp-server-everything")), "args": ["stdio"], "roots": []}
+    everything = {
+        "command": str(bin_path("mcp-server-everything")), "args": ["stdio"], "roots": [], "env": EVERYTHING_ENV
+    }
     done = tools_call(work, {"everything": everything}, "get-roots-list", {})
     assert (
         done.returncode == 2 and "there is no tool named 'get-roots-list'" in done.stderr

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from servers.node import bin_path
+from servers.node import EVERYTHING_ENV, bin_path
 from venice_terminal_agent import Exit
 from venice_terminal_agent.agent import Agent, AgentOptions
 from venice_terminal_agent.core.consent import Consent, Why
@@ -39,7 +39,7 @@ PRICES = Prices(input=1.0, output=2.0)  # USD per million tokens
 
 def everything(**options) -> ServerConfig:
     return ServerConfig(
-        "everything", command=str(bin_path("mcp-server-everything")), args=("stdio",), **options
+        "everything", command=str(bin_path("mcp-server-everything")), args=("stdio",), env=EVERYTHING_ENV, **options
     )
 
 

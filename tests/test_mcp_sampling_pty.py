@@ -13,7 +13,7 @@ import pexpect
 import pytest
 
 from cli_support import COMMAND, clean_env, fake_venice, run_cli
-from servers.node import bin_path
+from servers.node import EVERYTHING_ENV, bin_path
 
 PRICING = {"pricing": {"input": {"usd": 1}, "output": {"usd": 2}}}  # USD per million tokens
 FORM = [  # (what the form shows, its prompt, what is typed); Enter keeps a default
@@ -39,7 +39,7 @@ def call(name: str, **arguments) -> dict:
 
 def test_a_question_with_sampling_and_elicitation_runs_end_to_end(tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
-    server = {"command": str(bin_path("mcp-server-everything")), "args": ["stdio"]}
+    server = {"command": str(bin_path("mcp-server-everything")), "args": ["stdio"], "env": EVERYTHING_ENV}
     config.write_text(json.dumps({"mcpServers": {"everything": server}}))
     script = {
         "model_spec": PRICING,
@@ -101,7 +101,7 @@ def sampling_script() -> dict:
 
 def everything_config(folder: Path) -> Path:
     config = folder / "mcp.json"
-    server = {"command": str(bin_path("mcp-server-everything")), "args": ["stdio"]}
+    server = {"command": str(bin_path("mcp-server-everything")), "args": ["stdio"], "env": EVERYTHING_ENV}
     config.write_text(json.dumps({"mcpServers": {"everything": server}}))
     return config
 

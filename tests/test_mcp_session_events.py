@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from servers.node import MODULES, bin_path, node22
+from servers.node import EVERYTHING_ENV, MODULES, bin_path, node22
 from venice_terminal_agent import Call, Exit
 from venice_terminal_agent.agent import SYSTEM_PROMPT, Agent, AgentOptions
 from venice_terminal_agent.core.events import ToolProgress, ToolStarted
@@ -64,7 +64,9 @@ async def test_a_tool_removed_mid_question_becomes_a_clean_refusal():
 def everything() -> ServerConfig:
     bin_path("mcp-server-everything")
     script = MODULES / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-    return ServerConfig("everything", command=str(node22()), args=(str(script), "stdio"))
+    return ServerConfig(
+        "everything", command=str(node22()), args=(str(script), "stdio"), env=EVERYTHING_ENV
+    )
 
 
 async def test_server_instructions_join_the_system_prompt_labelled_and_capped():

@@ -7,13 +7,13 @@ import json
 from pathlib import Path
 
 from cli_support import fake_venice
-from servers.node import bin_path
+from servers.node import EVERYTHING_ENV, bin_path
 from test_repl_pty import Terminal
 
 
 def everything_config(folder: Path) -> Path:
     path = folder / "everything.json"
-    server = {"command": str(bin_path("mcp-server-everything")), "args": ["stdio"]}
+    server = {"command": str(bin_path("mcp-server-everything")), "args": ["stdio"], "env": EVERYTHING_ENV}
     path.write_text(json.dumps({"mcpServers": {"everything": server}}))
     return path
 

@@ -22,6 +22,11 @@ MISSING = "npm test servers are not installed: run .ci/run (it installs them int
 REQUIRED = os.environ.get("VENICE_AGENT_TEST_REQUIRE_NPM") == "1"  # set by .ci/run: missing is a failure
 
 
+# server-everything's environment in the tests: it exits when its stdin closes, as a stdio server
+# should (exit_on_eof.cjs says why), so closing it costs no wait.
+EVERYTHING_ENV = {"NODE_OPTIONS": f"--require {Path(__file__).resolve().parent / 'exit_on_eof.cjs'}"}
+
+
 def _missing(what: str) -> None:
     (pytest.fail if REQUIRED else pytest.skip)(f"{MISSING} ({what} missing)")
 
