@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 import json
 from collections.abc import Sequence
 
 import pytest
 
 from venice_terminal_agent import Answer, Call, Exit, Outcome, Receipt, Step, Stop, ToolError, run_loop
-from venice_terminal_agent.core.events import Finished, RoundStarted, ToolFinished, ToolStarted
+from venice_terminal_agent.core.events import (
+    Finished,
+    RoundStarted,
+    ToolFinished,
+    ToolProgress,
+    ToolStarted,
+    tool_progress,
+)
 from venice_terminal_agent.core.pager import Pager
+from venice_terminal_agent.core.receipt import CallOutcome, Proposed
 
 
 class Recorder:
@@ -103,7 +112,7 @@ async def test_budget_is_checked_before_the_call(rec: Recorder) -> None:
     assert receipt.stopped_because is Exit.BUDGET
     assert len(receipt.steps) == 3
     assert len(rec.calls) == 3  # never one call too many
-    assert "budget of 3" in receipt.refusal
+    assert receipt.refusal == "stopped before call 4: the budget of 3 tool calls is spent"
 
 
 async def test_budget_zero_makes_no_call(rec: Recorder) -> None:
@@ -122,7 +131,7 @@ async def test_plan_exhausted_without_answer_stops_on_budget(rec: Recorder) -> N
     receipt = await run_loop([Call("echo", {"text": "x"})], rec.tools(), budget=5)
     assert receipt.stopped_because is Exit.BUDGET
     assert len(receipt.steps) == 1
-    assert "ran out" in receipt.refusal
+    assert receipt.refusal == "the plan ran out without an answer after 1 call"
 
 
 async def test_empty_plan_stops_on_budget() -> None:
@@ -186,6 +195,20 @@ async def test_events_report_each_call_and_the_end(rec: Recorder) -> None:
     assert seen[-1] == Finished(receipt)
 
 
+async def test_a_running_tools_progress_reaches_the_events_as_reported() -> None:
+    # As an MCP server's progress notifications do: the toolbox reports through `tool_progress`.
+    async def index(path: str) -> str:
+        report = tool_progress.get()
+        assert report is not None
+        report(2, 5, "Analyzing content")
+        return "indexed"
+
+    seen: list = []
+    call = Call("index", {"path": "."})
+    await run_loop([call, Answer("ok")], {"index": index}, events=seen.append)
+    assert [e for e in seen if isinstance(e, ToolProgress)] == [ToolProgress(call, 2, 5, "Analyzing content")]
+
+
 async def test_long_results_are_cut_into_pages(rec: Recorder) -> None:
     pager = Pager(page_chars=100)
     receipt = await run_loop([Call("echo", {"text": "x" * 250}), Answer("ok")], rec.tools(), pager=pager)
@@ -240,6 +263,15 @@ async def test_batch_budget_checked_before_each_call(rec: Recorder) -> None:
     receipt = await run_loop(ScriptedPlanner([batch]), rec.tools(), budget=2)
     assert receipt.stopped_because is Exit.BUDGET
     assert len(rec.calls) == 2
+    # The receipt lists the calls the budget left out, each with the reason (docs/loop.md).
+    why = "stopped before call 3: the budget of 2 tool calls is spent"
+    assert receipt.refusal == why
+    assert [(p["arguments"]["text"], p["outcome"], p.get("why")) for p in receipt.to_dict()["proposed"]] == [
+        ("0", "ran", None),
+        ("1", "ran", None),
+        ("2", "not_run", why),
+        ("3", "not_run", why),
+    ]
 
 
 async def test_recovering_planner_sees_errors_and_stops_on_second_failure_in_a_row(rec: Recorder) -> None:
@@ -324,6 +356,65 @@ async def test_max_rounds(rec: Recorder) -> None:
     assert len(rec.calls) == 3
 
 
+class ConcludingPlanner(ScriptedPlanner):
+    """A planner that, like the model's, gets one last round to answer from what it gathered
+    when the run stops on `budget`, `max_rounds` or `repeated_call`: `last` is what it gives."""
+
+    def __init__(self, moves: list, last: object, recovers: bool = True) -> None:
+        super().__init__(moves, recovers)
+        self.last = last
+        self.reasons: list[str] = []
+
+    async def conclude(self, outcomes: Sequence[Outcome], reason: str) -> object:
+        self.reasons.append(reason)
+        return self.last
+
+
+BUDGET_1 = "stopped before call 2: the budget of 1 tool call is spent"
+
+
+async def test_after_a_budget_stop_the_planner_answers_from_what_it_has_marked_partial(rec: Recorder) -> None:
+    seen: list = []
+    planner = ConcludingPlanner(
+        [[Call("echo", {"text": "a"})], [Call("echo", {"text": "b"})]], Answer("a, so far")
+    )
+    receipt = await run_loop(planner, rec.tools(), budget=1, events=seen.append)
+    assert (receipt.stopped_because, receipt.answer, receipt.partial) == (Exit.BUDGET, "a, so far", True)
+    assert receipt.refusal == BUDGET_1  # the receipt still says why it stopped
+    assert planner.reasons == [BUDGET_1]  # and the planner is told, to say so in its answer
+    # The last request is a round like the others: counted, and numbered in turn for the fronts.
+    assert [e.round for e in seen if isinstance(e, RoundStarted)] == [1, 2, 3]
+    assert receipt.rounds == 3
+
+
+async def test_a_last_answer_cut_short_keeps_both_reasons_and_the_calls_it_left_out(rec: Recorder) -> None:
+    left_out = Proposed("echo", {"text": "c"}, CallOutcome.NOT_RUN, "not run: no round was left")
+    cut = Stop(Exit.ANSWERED, "1 proposed call did not run (echo)", answer="a, so", unrun=(left_out,))
+    planner = ConcludingPlanner([[Call("echo", {"text": "a"})], [Call("echo", {"text": "b"})]], cut)
+    receipt = await run_loop(planner, rec.tools(), budget=1)
+    assert (receipt.stopped_because, receipt.answer, receipt.partial) == (Exit.BUDGET, "a, so", True)
+    assert receipt.refusal == f"{BUDGET_1}; 1 proposed call did not run (echo)"
+    assert receipt.proposed[-1] == left_out
+    assert receipt.rounds == 3
+
+
+@pytest.mark.parametrize(
+    ("last", "rounds"),
+    [
+        (None, 2),  # no request was made (the money cap): not a round
+        (Stop(Exit.MODEL_ERROR, "the server failed"), 3),  # the request failed: no answer to keep
+    ],
+)
+async def test_without_a_last_answer_the_run_ends_on_its_own_exit_and_reason(
+    rec: Recorder, last: object, rounds: int
+) -> None:
+    planner = ConcludingPlanner([[Call("echo", {"text": "a"})], [Call("echo", {"text": "b"})]], last)
+    receipt = await run_loop(planner, rec.tools(), budget=1)
+    assert (receipt.stopped_because, receipt.answer, receipt.partial) == (Exit.BUDGET, None, False)
+    assert receipt.refusal == BUDGET_1
+    assert receipt.rounds == rounds
+
+
 async def test_planner_stop_ends_the_run() -> None:
     planner = ScriptedPlanner([Stop(Exit.MODEL_ERROR, "401: the key was rejected")])
     receipt = await run_loop(planner, {}, budget=5)
@@ -350,6 +441,13 @@ async def test_cancellation_mid_tool_ends_with_a_cancelled_receipt() -> None:
 async def test_negative_budget_is_a_usage_error() -> None:
     with pytest.raises(ValueError):
         await run_loop([], {}, budget=-1)
+
+
+async def test_a_plan_step_that_is_neither_a_call_nor_an_answer_is_named_in_the_error(rec: Recorder) -> None:
+    # A plan written by hand in Python: the error says what was found instead of a step.
+    plan = [Call("echo", {"text": "a"}), {"tool": "echo", "arguments": {}}]
+    with pytest.raises(TypeError, match=r"^a plan holds Call and Answer steps, not dict$"):
+        await run_loop(plan, rec.tools(), budget=5)  # type: ignore[list-item]
 
 
 def test_every_exit_has_its_own_documented_status() -> None:
@@ -460,3 +558,23 @@ async def test_a_result_of_any_json_type_just_over_a_page_is_paged(kind: str) ->
     assert "call page(id=2)" in over  # the note says where the rest is
     assert pager.get(2).startswith(text[100:])
     assert fits == results["fits"]  # a whole page is handed back as it came
+
+
+async def test_a_result_is_measured_as_the_model_reads_it_in_characters_not_escapes() -> None:
+    """Non-ASCII text in a list is counted as itself: 60 "é" fit a page of 100 characters (64
+    with the brackets and quotes); counted as `\\u00e9` escapes they would not."""
+    pager = Pager(page_chars=100)
+    receipt = await run_loop([Call("give", {}), Answer("ok")], {"give": lambda: ["é" * 60]}, pager=pager)
+    assert receipt.steps[0].result == ["é" * 60]
+
+
+async def test_a_long_result_holding_a_value_json_cannot_write_is_paged_not_an_error() -> None:
+    """A Python tool may hand back a date (or any object): a long result is still paged, the
+    value written as text, instead of the call failing."""
+    when = datetime.date(2026, 12, 4)
+    pager = Pager(page_chars=100)
+    plan = [Call("log", {}), Answer("ok")]
+    receipt = await run_loop(plan, {"log": lambda: {"day": when, "text": "x" * 200}}, pager=pager)
+    step = receipt.steps[0]
+    assert step.error is None
+    assert step.result.startswith('{"day": "2026-12-04", "text": "xxx')
