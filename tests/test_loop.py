@@ -195,6 +195,17 @@ async def test_events_report_each_call_and_the_end(rec: Recorder) -> None:
     assert seen[-1] == Finished(receipt)
 
 
+async def test_each_finished_call_event_carries_its_result_or_its_error(rec: Recorder) -> None:
+    # What the fronts show of a call as it ends (the terminal's result line, "failed").
+    seen: list = []
+    echo, refuse = Call("echo", {"text": "a"}), Call("refuse", {"reason": "quota"})
+    await run_loop(ScriptedPlanner([[echo, refuse]], recovers=True), rec.tools(), events=seen.append)
+    assert [e for e in seen if isinstance(e, ToolFinished)] == [
+        ToolFinished(echo, "a", None),
+        ToolFinished(refuse, None, "refused: quota"),
+    ]
+
+
 async def test_a_running_tools_progress_reaches_the_events_as_reported() -> None:
     # As an MCP server's progress notifications do: the toolbox reports through `tool_progress`.
     async def index(path: str) -> str:
@@ -298,6 +309,21 @@ async def test_a_success_in_between_starts_the_failure_count_over(rec: Recorder)
     receipt = await run_loop(planner, rec.tools(), budget=5)
     assert receipt.stopped_because is Exit.ANSWERED, receipt.refusal
     assert [s.tool for s in receipt.steps] == ["refuse", "echo", "refuse"]
+
+
+async def test_a_planner_is_told_which_calls_ran_failed_ones_included(rec: Recorder) -> None:
+    # `Outcome.ran`: the call ran and is a step, whether it worked, refused or raised; a call
+    # to no such tool never ran.
+    batch = [Call("echo", {"text": "a"}), Call("refuse", {}), Call("crash", {}), Call("nope", {})]
+    planner = ScriptedPlanner([batch, Answer("seen")], recovers=True)
+    receipt = await run_loop(planner, rec.tools(), budget=5)
+    assert [(o.call.tool, o.ran, o.failed) for o in planner.seen[1]] == [
+        ("echo", True, False),
+        ("refuse", True, True),
+        ("crash", True, True),
+        ("nope", False, True),
+    ]
+    assert [s.tool for s in receipt.steps] == ["echo", "refuse", "crash"]
 
 
 async def test_recovering_planner_recovers_from_one_failure(rec: Recorder) -> None:
@@ -578,3 +604,12 @@ async def test_a_long_result_holding_a_value_json_cannot_write_is_paged_not_an_e
     step = receipt.steps[0]
     assert step.error is None
     assert step.result.startswith('{"day": "2026-12-04", "text": "xxx')
+
+
+async def test_a_refusal_without_a_message_adds_no_words_of_its_own() -> None:
+    def read(path: str) -> str:
+        raise ToolError("")
+
+    moves = [[Call("read", {"path": "a"})], [Call("read", {"path": "b"})]]
+    receipt = await run_loop(ScriptedPlanner(moves, recovers=True), {"read": read}, budget=5)
+    assert receipt.refusal == "read failed twice in a row, in two consecutive rounds: "
