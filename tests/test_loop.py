@@ -146,8 +146,22 @@ async def test_unknown_tool_is_refused_before_it_counts(rec: Recorder) -> None:
     )
     assert receipt.stopped_because is Exit.TOOL_ERROR
     assert [s.tool for s in receipt.steps] == ["echo"]  # the unknown call is not a step
-    assert "search" in receipt.refusal
-    assert "no tool named" in receipt.refusal
+    # It says which tools there are, so the model (or the person) can pick a real one.
+    assert receipt.refusal == "there is no tool named 'search' (tools: add, crash, echo, refuse)"
+
+
+@pytest.mark.parametrize(
+    ("count", "listed"),
+    [
+        (0, "none"),
+        (20, ", ".join(f"t{n:02}" for n in range(20))),
+        (21, ", ".join(f"t{n:02}" for n in range(20)) + " …"),  # the first 20, in order, and more
+    ],
+)
+async def test_an_unknown_tools_refusal_lists_at_most_twenty_tools(count: int, listed: str) -> None:
+    tools = {f"t{n:02}": (lambda: "ok") for n in reversed(range(count))}
+    receipt = await run_loop([Call("search", {})], tools)
+    assert receipt.refusal == f"there is no tool named 'search' (tools: {listed})"
 
 
 async def test_tool_that_refuses_is_the_last_step(rec: Recorder) -> None:
