@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import json
+import time
 from collections.abc import Sequence
 
 import pytest
@@ -76,7 +77,10 @@ async def test_repeated_call_stops_before_the_second_identical_call(rec: Recorde
     assert receipt.stopped_because is Exit.REPEATED_CALL
     assert len(receipt.steps) == 1
     assert len(rec.calls) == 1
-    assert "add" in receipt.refusal
+    assert (
+        receipt.refusal
+        == "stopped before calling add again with the same arguments as the call just before it"
+    )
 
 
 async def test_same_call_not_consecutive_is_not_a_repeat(rec: Recorder) -> None:
@@ -201,6 +205,13 @@ async def test_receipt_to_dict_is_json_ready(rec: Recorder) -> None:
     assert data["steps"] == [{"tool": "add", "arguments": {"a": 1, "b": 2}, "result": 3, "error": None}]
 
 
+async def test_the_receipt_says_how_long_the_run_took(rec: Recorder) -> None:
+    before = time.perf_counter()
+    receipt = await run_loop([Call("echo", {"text": "a"}), Answer("done")], rec.tools())
+    took = time.perf_counter() - before
+    assert receipt.duration is not None and 0 <= receipt.duration <= took
+
+
 async def test_events_report_each_call_and_the_end(rec: Recorder) -> None:
     seen: list = []
     receipt = await run_loop([Call("echo", {"text": "a"}), Answer("done")], rec.tools(), events=seen.append)
@@ -277,9 +288,29 @@ async def test_batch_runs_in_parallel_and_outcomes_come_back_in_order() -> None:
 
 
 async def test_batch_checked_call_by_call_repeat_inside_batch(rec: Recorder) -> None:
-    planner = ScriptedPlanner([[Call("echo", {"text": "a"}), Call("echo", {"text": "a"})], Answer("no")])
-    receipt = await run_loop(planner, rec.tools(), budget=5)
+    batch = [Call("echo", {"text": "a"}), Call("echo", {"text": "a"}), Call("echo", {"text": "b"})]
+    receipt = await run_loop(ScriptedPlanner([batch, Answer("no")]), rec.tools(), budget=5)
     assert receipt.stopped_because is Exit.REPEATED_CALL
+    assert rec.calls == [("echo", {"text": "a"})]
+    # The repeat and the rest of its batch are on the receipt, not run, with the reason.
+    why = "stopped before calling echo again with the same arguments as the call just before it"
+    assert [(p.arguments["text"], p.outcome, p.why) for p in receipt.proposed] == [
+        ("a", CallOutcome.RAN, None),
+        ("a", CallOutcome.NOT_RUN, why),
+        ("b", CallOutcome.NOT_RUN, why),
+    ]
+
+
+async def test_an_unknown_tool_in_a_batch_of_a_fixed_plan_leaves_the_rest_not_run(rec: Recorder) -> None:
+    batch = [Call("echo", {"text": "a"}), Call("nope", {}), Call("echo", {"text": "b"})]
+    receipt = await run_loop(ScriptedPlanner([batch, Answer("no")]), rec.tools(), budget=5)
+    why = "there is no tool named 'nope' (tools: add, crash, echo, refuse)"
+    assert (receipt.stopped_because, receipt.refusal) == (Exit.TOOL_ERROR, why)
+    assert [(p.tool, p.outcome, p.why) for p in receipt.proposed] == [
+        ("echo", CallOutcome.RAN, None),
+        ("nope", CallOutcome.INVALID, None),
+        ("echo", CallOutcome.NOT_RUN, why),
+    ]
     assert rec.calls == [("echo", {"text": "a"})]
 
 
@@ -374,7 +405,35 @@ async def test_declined_call_does_not_run_and_is_reported(rec: Recorder) -> None
     assert [c.tool for c in asked] == ["add", "echo"]
     assert rec.calls == [("echo", {"text": "y"})]
     assert planner.seen[1][0].declined
+    assert planner.seen[1][0].error == "the user declined this call; it did not run"  # what the model reads
     assert [s.tool for s in receipt.steps] == ["echo"]
+    assert [p.outcome for p in receipt.proposed] == [CallOutcome.DECLINED, CallOutcome.RAN]
+
+
+@pytest.mark.parametrize("verdict", [False, CallOutcome.RAN])
+async def test_an_approver_that_does_not_say_yes_never_gets_a_call_run(
+    rec: Recorder, verdict: object
+) -> None:
+    # Only `True` is a yes: an approver answering "ran" (no reason why not) is a no as well.
+    async def approve(call: Call) -> object:
+        return verdict
+
+    receipt = await run_loop([Call("echo", {"text": "x"}), Answer("as if")], rec.tools(), approve=approve)
+    assert (receipt.stopped_because, rec.calls) == (Exit.TOOL_ERROR, [])
+    assert receipt.refusal == "echo did not run: the user declined this call, so the plan stops here"
+    assert [p.outcome for p in receipt.proposed] == [CallOutcome.DECLINED]
+
+
+async def test_a_planner_that_does_not_say_it_recovers_stops_at_the_first_tool_error(rec: Recorder) -> None:
+    class Bare:  # only `next`: the Planner protocol, nothing more
+        def __init__(self) -> None:
+            self.moves = [[Call("refuse", {"reason": "quota"})], Answer("never")]
+
+        async def next(self, outcomes: Sequence[Outcome]) -> object:
+            return self.moves.pop(0)
+
+    receipt = await run_loop(Bare(), rec.tools(), budget=5)
+    assert (receipt.stopped_because, receipt.refusal) == (Exit.TOOL_ERROR, "refuse refused: refused: quota")
 
 
 async def test_a_declined_call_ends_a_fixed_plan_on_tool_error_instead_of_answering(rec: Recorder) -> None:
@@ -394,6 +453,7 @@ async def test_max_rounds(rec: Recorder) -> None:
     assert receipt.stopped_because is Exit.MAX_ROUNDS
     assert receipt.rounds == 3
     assert len(rec.calls) == 3
+    assert receipt.refusal == "no answer after 3 rounds (the round limit is 3)"
 
 
 class ConcludingPlanner(ScriptedPlanner):
@@ -455,11 +515,54 @@ async def test_without_a_last_answer_the_run_ends_on_its_own_exit_and_reason(
     assert receipt.rounds == rounds
 
 
+async def test_the_last_round_is_kept_for_the_partial_answer(rec: Recorder) -> None:
+    # A round limit of 3 with a planner that concludes: 2 rounds of calls, the third answers.
+    planner = ConcludingPlanner([[Call("echo", {"text": str(i)})] for i in range(10)], Answer("so far"))
+    receipt = await run_loop(planner, rec.tools(), budget=50, max_rounds=3)
+    assert (receipt.stopped_because, receipt.answer, receipt.partial) == (Exit.MAX_ROUNDS, "so far", True)
+    assert receipt.refusal == "no answer after 2 rounds (the round limit is 3)"
+    assert (len(rec.calls), receipt.rounds) == (2, 3)
+
+
+async def test_with_one_round_there_is_none_to_keep_and_no_call_runs_unread(rec: Recorder) -> None:
+    # One round: nothing is kept back, and the calls it proposes would have no round to read
+    # their results in, so they do not run (nor spend), and no last request is made.
+    planner = ConcludingPlanner([[Call("echo", {"text": "a"}), Call("add", {"a": 1, "b": 1})]], Answer("x"))
+    receipt = await run_loop(planner, rec.tools(), budget=50, max_rounds=1)
+    why = (
+        "stopped before running 2 proposed calls: the round limit is 1 round, "
+        "so no round is left to read their results"
+    )
+    assert (receipt.stopped_because, receipt.refusal, receipt.answer) == (Exit.MAX_ROUNDS, why, None)
+    assert (rec.calls, planner.reasons, receipt.rounds) == ([], [], 1)
+    assert [(p.tool, p.outcome, p.why) for p in receipt.proposed] == [
+        ("echo", CallOutcome.NOT_RUN, why),
+        ("add", CallOutcome.NOT_RUN, why),
+    ]
+
+
+async def test_a_planner_without_a_last_round_runs_its_calls_in_every_round(rec: Recorder) -> None:
+    # No `conclude`: nothing is kept back, and the calls of the last round run.
+    planner = ScriptedPlanner([[Call("echo", {"text": str(i)})] for i in range(10)], recovers=True)
+    receipt = await run_loop(planner, rec.tools(), budget=50, max_rounds=1)
+    assert (receipt.stopped_because, len(rec.calls), receipt.rounds) == (Exit.MAX_ROUNDS, 1, 1)
+
+
 async def test_planner_stop_ends_the_run() -> None:
     planner = ScriptedPlanner([Stop(Exit.MODEL_ERROR, "401: the key was rejected")])
     receipt = await run_loop(planner, {}, budget=5)
     assert receipt.stopped_because is Exit.MODEL_ERROR
     assert receipt.refusal == "401: the key was rejected"
+    assert (receipt.answer, receipt.partial) == (None, False)
+
+
+async def test_a_planner_stop_with_an_answer_keeps_it_marked_partial_with_the_calls_left_out() -> None:
+    # The answer cut at the model's output limit: kept, partial, and the cut turn's calls listed.
+    left_out = Proposed("echo", {"text": "a"}, CallOutcome.NOT_RUN, "not run: the answer was cut")
+    planner = ScriptedPlanner([Stop(Exit.OUTPUT_LIMIT, "cut at 3 tokens", "Prag", unrun=(left_out,))])
+    receipt = await run_loop(planner, {}, budget=5)
+    assert (receipt.stopped_because, receipt.answer, receipt.partial) == (Exit.OUTPUT_LIMIT, "Prag", True)
+    assert receipt.proposed == (left_out,)
 
 
 async def test_cancellation_mid_tool_ends_with_a_cancelled_receipt() -> None:
@@ -476,10 +579,11 @@ async def test_cancellation_mid_tool_ends_with_a_cancelled_receipt() -> None:
     receipt: Receipt = await task
     assert receipt.stopped_because is Exit.CANCELLED
     assert receipt.steps[0].error == "cancelled while running"
+    assert receipt.refusal == "cancelled before the answer was finished"
 
 
 async def test_negative_budget_is_a_usage_error() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^budget must be >= 0$"):
         await run_loop([], {}, budget=-1)
 
 
