@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
 from venice_terminal_agent import Answer, Call, Exit, Outcome, Receipt, Step, Stop, ToolError, run_loop
+from venice_terminal_agent.core import observe
 from venice_terminal_agent.core.events import (
     Finished,
     RoundStarted,
@@ -591,7 +593,7 @@ async def test_a_plan_step_that_is_neither_a_call_nor_an_answer_is_named_in_the_
     # A plan written by hand in Python: the error says what was found instead of a step.
     plan = [Call("echo", {"text": "a"}), {"tool": "echo", "arguments": {}}]
     with pytest.raises(TypeError, match=r"^a plan holds Call and Answer steps, not dict$"):
-        await run_loop(plan, rec.tools(), budget=5)  # type: ignore[list-item]
+        await run_loop(plan, rec.tools(), budget=5)
 
 
 def test_every_exit_has_its_own_documented_status() -> None:
@@ -731,3 +733,51 @@ async def test_a_refusal_without_a_message_adds_no_words_of_its_own() -> None:
     moves = [[Call("read", {"path": "a"})], [Call("read", {"path": "b"})]]
     receipt = await run_loop(ScriptedPlanner(moves, recovers=True), {"read": read}, budget=5)
     assert receipt.refusal == "read failed twice in a row, in two consecutive rounds: "
+
+
+class Watching:
+    """A watcher (`core.observe.Watcher`, as tracing installs one) that keeps what it is told."""
+
+    def __init__(self) -> None:
+        self.seen: list = []
+
+    @contextlib.contextmanager
+    def question(self, model: str | None, conversation: str | None) -> Iterator[Watching]:
+        yield self
+
+    def sink(self, emit: Callable[[object], None]) -> Callable[[object], None]:
+        def seen(event: object) -> None:
+            self.seen.append(("event", type(event).__name__))
+            emit(event)
+
+        return seen
+
+    def finished(self, receipt: Receipt) -> None:
+        self.seen.append(("question", receipt))
+
+    @contextlib.contextmanager
+    def tool(self, call: Call) -> Iterator[Callable[..., None]]:
+        class Tool:
+            def finished(_, result: object, error: str | None) -> None:
+                self.seen.append(("tool", call.tool, result, error))
+
+        yield Tool()
+
+
+async def test_a_watcher_sees_each_calls_result_or_error_and_the_runs_receipt(rec: Recorder) -> None:
+    watcher = Watching()
+    previous = observe.install(watcher)
+    try:
+        mine: list = []
+        plan = [Call("echo", {"text": "a"}), Call("refuse", {"reason": "quota"})]
+        receipt = await run_loop(plan, rec.tools(), events=mine.append)
+    finally:
+        observe.install(previous)
+    assert [item for item in watcher.seen if item[0] == "tool"] == [
+        ("tool", "echo", "a", None),
+        ("tool", "refuse", None, "refused: quota"),
+    ]
+    assert watcher.seen[-1] == ("question", receipt)
+    # The events go through the watcher on their way to the caller's sink, all of them.
+    assert [name for kind, name, *_ in watcher.seen if kind == "event"] == [type(e).__name__ for e in mine]
+    assert mine[-1] == Finished(receipt)
