@@ -412,6 +412,22 @@ async def test_declined_call_does_not_run_and_is_reported(rec: Recorder) -> None
     assert [p.outcome for p in receipt.proposed] == [CallOutcome.DECLINED, CallOutcome.RAN]
 
 
+async def test_a_declined_call_in_a_batch_of_a_fixed_plan_leaves_the_rest_not_run(rec: Recorder) -> None:
+    async def approve(call: Call) -> bool:
+        return call.tool != "add"
+
+    batch = [Call("echo", {"text": "a"}), Call("add", {"a": 1, "b": 1}), Call("echo", {"text": "b"})]
+    receipt = await run_loop(ScriptedPlanner([batch, Answer("no")]), rec.tools(), approve=approve)
+    why = "add did not run: the user declined this call, so the plan stops here"
+    assert (receipt.stopped_because, receipt.refusal) == (Exit.TOOL_ERROR, why)
+    assert [(p.tool, p.outcome, p.why) for p in receipt.proposed] == [
+        ("echo", CallOutcome.RAN, None),
+        ("add", CallOutcome.DECLINED, None),
+        ("echo", CallOutcome.NOT_RUN, why),
+    ]
+    assert rec.calls == [("echo", {"text": "a"})]
+
+
 @pytest.mark.parametrize("verdict", [False, CallOutcome.RAN])
 async def test_an_approver_that_does_not_say_yes_never_gets_a_call_run(
     rec: Recorder, verdict: object
