@@ -303,19 +303,6 @@ async def test_batch_checked_call_by_call_repeat_inside_batch(rec: Recorder) -> 
     ]
 
 
-async def test_an_unknown_tool_in_a_batch_of_a_fixed_plan_leaves_the_rest_not_run(rec: Recorder) -> None:
-    batch = [Call("echo", {"text": "a"}), Call("nope", {}), Call("echo", {"text": "b"})]
-    receipt = await run_loop(ScriptedPlanner([batch, Answer("no")]), rec.tools(), budget=5)
-    why = "there is no tool named 'nope' (tools: add, crash, echo, refuse)"
-    assert (receipt.stopped_because, receipt.refusal) == (Exit.TOOL_ERROR, why)
-    assert [(p.tool, p.outcome, p.why) for p in receipt.proposed] == [
-        ("echo", CallOutcome.RAN, None),
-        ("nope", CallOutcome.INVALID, None),
-        ("echo", CallOutcome.NOT_RUN, why),
-    ]
-    assert rec.calls == [("echo", {"text": "a"})]
-
-
 async def test_batch_budget_checked_before_each_call(rec: Recorder) -> None:
     batch = [Call("echo", {"text": str(i)}) for i in range(4)]
     receipt = await run_loop(ScriptedPlanner([batch]), rec.tools(), budget=2)
@@ -412,17 +399,26 @@ async def test_declined_call_does_not_run_and_is_reported(rec: Recorder) -> None
     assert [p.outcome for p in receipt.proposed] == [CallOutcome.DECLINED, CallOutcome.RAN]
 
 
-async def test_a_declined_call_in_a_batch_of_a_fixed_plan_leaves_the_rest_not_run(rec: Recorder) -> None:
+@pytest.mark.parametrize(
+    ("middle", "outcome", "why"),
+    [
+        (Call("nope", {}), CallOutcome.INVALID, "there is no tool named 'nope' (tools: add, crash, echo, refuse)"),
+        (Call("add", {"a": 1, "b": 1}), CallOutcome.DECLINED, "add did not run: the user declined this call, so the plan stops here"),
+    ],
+)  # fmt: skip
+async def test_a_call_that_stops_a_fixed_plans_batch_leaves_the_rest_not_run(
+    rec: Recorder, middle: Call, outcome: CallOutcome, why: str
+) -> None:
+    # An unknown tool, or a declined call: the calls after it in the batch are listed not run.
     async def approve(call: Call) -> bool:
         return call.tool != "add"
 
-    batch = [Call("echo", {"text": "a"}), Call("add", {"a": 1, "b": 1}), Call("echo", {"text": "b"})]
+    batch = [Call("echo", {"text": "a"}), middle, Call("echo", {"text": "b"})]
     receipt = await run_loop(ScriptedPlanner([batch, Answer("no")]), rec.tools(), approve=approve)
-    why = "add did not run: the user declined this call, so the plan stops here"
     assert (receipt.stopped_because, receipt.refusal) == (Exit.TOOL_ERROR, why)
     assert [(p.tool, p.outcome, p.why) for p in receipt.proposed] == [
         ("echo", CallOutcome.RAN, None),
-        ("add", CallOutcome.DECLINED, None),
+        (middle.tool, outcome, None),
         ("echo", CallOutcome.NOT_RUN, why),
     ]
     assert rec.calls == [("echo", {"text": "a"})]
