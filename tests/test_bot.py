@@ -73,8 +73,11 @@ async def test_five_calls_then_come_back_in_one_hour_and_nothing_runs(bot: Bot, 
     assert reply.status.endswith("0 left this hour")
 
     refused = await bot.respond("lookup word=one-more", "alice")
-    assert refused.receipt is None
-    assert "come back in 1 hour" in refused.text
+    assert refused.receipt is None and refused.left == 0
+    assert refused.text == (
+        "All 5 tool calls this hour are spent; come back in 1 hour.\n"
+        "not run: no calls left this hour · 0 calls"
+    )
     assert refused.retry_after == pytest.approx(3600)
     assert counter.runs == [f"w{n}" for n in range(5)]  # the sixth never ran
 
@@ -277,8 +280,16 @@ async def test_a_window_of_another_length_says_so(clock: Clock, counter: Counter
     async with Bot(counter.tools(), clock=clock, calls_per_window=1, window=600) as bot:
         first = await bot.respond("lookup word=a", "c")
         assert first.status == "stopped: answered · 1 call · 0 left in this 10 minutes window"
-        assert "come back in 10 minutes" in (await bot.respond("lookup word=b", "c")).text
+        refused = await bot.respond("lookup word=b", "c")
+        assert refused.text.startswith(
+            "The 1 tool call in this 10 minutes window is spent; come back in 10 minutes."
+        )
         assert "a chat may make 1 tool call every 10 minutes" in (await bot.respond("help", "c")).text
+
+
+async def test_help_says_the_budget_per_hour(bot: Bot) -> None:
+    reply = await bot.respond("help", "alice")
+    assert "a chat may make 5 tool calls an hour (the last line" in reply.text
 
 
 async def test_a_repeat_says_how_the_run_behind_the_previous_answer_ended(bot: Bot) -> None:
@@ -316,3 +327,60 @@ async def test_without_files_the_bot_reads_no_local_file(tmp_path: Path) -> None
         assert "read_file" not in [spec.name for spec in bot.toolbox("c").specs()]
     assert reply.receipt is not None and reply.receipt.stopped_because is Exit.TOOL_ERROR
     assert "private" not in reply.text
+
+
+@pytest.mark.parametrize(("text", "chat"), [(None, "c"), ("hi", 7), (b"hi", "c")])
+async def test_respond_refuses_anything_but_two_strings_saying_so(
+    bot: Bot, text: object, chat: object
+) -> None:
+    with pytest.raises(TypeError, match=r"^respond\(text, chat\) takes two strings$"):
+        await bot.respond(text, chat)  # type: ignore[arg-type]
+    assert await bot.calls_left("c") == 5
+
+
+async def test_a_repeat_shows_the_previous_answer_as_it_was_shown(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n\n")  # the answer ends in blank lines: shown without them
+    async with Bot(root=tmp_path) as bot:
+        first = await bot.respond("read_file path=a.txt", "c")
+        again = await bot.respond("read_file path=a.txt", "c")
+    assert first.text == "alpha\nstopped: answered · 1 call · 4 left this hour"
+    assert (
+        again.text
+        == "alpha\nsame message as before: previous answer (stopped: answered), no call · 4 left this hour"
+    )
+
+
+async def test_a_reply_s_run_id_is_the_run_its_exchange_names(bot: Bot) -> None:
+    reply = await bot.respond("lookup word=apple", "alice")
+    again = await bot.respond("lookup word=apple", "alice")
+    history = await bot.history("alice")
+    assert reply.run_id is not None and [h["run"] for h in history] == [reply.run_id, None]
+    assert again.run_id is None
+
+
+async def test_a_command_reply_streams_its_tool_events(bot: Bot) -> None:
+    seen: list[str] = []
+    await bot.respond("lookup word=apple", "alice", events=lambda event: seen.append(type(event).__name__))
+    assert "ToolStarted" in seen and "ToolFinished" in seen
+
+
+SECRET = "sk-live-0123456789abcdef"
+
+
+class Crashes:
+    async def ask(self, question: str, *, events=None, budget: int | None = None) -> Receipt:
+        raise RuntimeError("the agent broke")
+
+
+@pytest.mark.parametrize("agent", [None, Crashes()], ids=["answered", "failed"])
+async def test_a_secret_in_a_message_is_masked_in_what_the_store_keeps(
+    counter: Counter, agent: Crashes | None
+) -> None:
+    async with Bot(counter.tools(), secrets=[SECRET], agent=agent) as bot:
+        try:
+            reply = await bot.respond(f"lookup word={SECRET}", "alice")
+            assert SECRET not in reply.text
+        except RuntimeError:
+            assert agent is not None
+        history = await bot.history("alice")
+    assert [h["text"] for h in history] == ["lookup word=***"]

@@ -13,15 +13,13 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import httpx2
 import pytest
 
 from cli_support import COMMAND, clean_env, fake_venice, mcp_config
-from serve_support import chat_store, redis_server, served
+from serve_support import redis_server, served
 from test_serve import JSON, SSE, events_of
-from venice_terminal_agent import Bot, Call, run_loop
 from venice_terminal_agent.store.sqlite import Store
 
 
@@ -85,42 +83,6 @@ async def test_a_tool_result_with_a_lone_surrogate_is_repaired_too(tmp_path: Pat
         streamed = await http.post("/v1/chats/t/messages", json={"text": "list_files path=. "}, headers=SSE)
         assert [name for name, _ in events_of(streamed.text)][-1] == "reply"
         assert (await http.get("/v1/chats/t")).json()["calls_left"] == 3
-
-
-class BreaksAfterOneCall:
-    """An agent whose planner crashes (a bug of ours) after one tool call really ran."""
-
-    def __init__(self) -> None:
-        self.ran: list[str] = []
-
-    async def ask(self, question: str, *, events: Any = None, budget: int | None = None) -> Any:
-        ran = self.ran
-
-        class Planner:
-            async def next(self, outcomes: list[Any]) -> Any:
-                if not outcomes:
-                    return Call("note", {"text": question})
-                raise RuntimeError("the planner broke")
-
-        def note(text: str) -> str:
-            ran.append(text)
-            return "noted"
-
-        return await run_loop(Planner(), {"note": note}, budget or 0, events=events)
-
-
-@pytest.mark.parametrize("kind", ["sqlite", "redis"])
-async def test_a_reply_that_crashes_settles_at_the_calls_that_ran(tmp_path: Path, kind: str) -> None:
-    agent = BreaksAfterOneCall()
-    async with chat_store(kind, tmp_path) as store, Bot(store=store, agent=agent) as bot:
-        with pytest.raises(RuntimeError, match="the planner broke"):
-            await bot.respond("take a note", "c")
-        assert agent.ran == ["take a note"]
-        assert await bot.calls_left("c") == 4  # one call ran: the other four of the reservation are free
-        assert [(e["kind"], e["reply"]) for e in await bot.history("c")] == [("error", "(the run failed)")]
-        with pytest.raises(RuntimeError):
-            await bot.respond("take a note", "c")  # a failed reply is never given again as a repeat
-        assert await bot.calls_left("c") == 3
 
 
 async def test_a_reply_stopped_by_its_timeout_spends_only_the_call_that_ran(tmp_path: Path) -> None:

@@ -8,15 +8,17 @@ import time
 from collections import Counter
 from contextlib import AsyncExitStack
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
 
 from cli_support import clean_env, fake_venice, mcp_config
 from serve_support import redis_server, served
+from venice_terminal_agent import Call, run_loop
 from venice_terminal_agent.bot.bot import Bot
 from venice_terminal_agent.store import open_store
-from venice_terminal_agent.store.protocol import StoreUnavailable
+from venice_terminal_agent.store.protocol import ChatDump, StoreUnavailable
 from venice_terminal_agent.store.redis_store import RedisStore
 
 SSE = {"Accept": "text/event-stream"}
@@ -58,12 +60,66 @@ async def test_a_reservation_of_a_dead_process_is_freed_after_its_hold_and_count
         late = await store.begin_reply("c", "other", now=159.0, limit=5, window=3600, wanted=None)
         assert late.wait == pytest.approx(3541.0)
         assert await store.calls_used("c", now=159.0, window=3600) == 5
-        assert await store.calls_used("c", now=160.5, window=3600) == 0
-        freed = await store.begin_reply("c", "other", now=161.0, limit=5, window=3600, wanted=2)
+        assert await store.calls_used("c", now=160.0, window=3600) == 0  # the hold's end: free, as below
+        freed = await store.begin_reply("c", "other", now=160.0, limit=5, window=3600, wanted=2)
         assert freed.reserved == 2 and freed.left == 5
         # A run that did settle after its hold ran out counts what it spent, once.
         await store.settle("c", held, 5, now=170.0)  # it spent all five
         assert await store.calls_used("c", now=171.0, window=3600) == 7
+
+
+async def test_a_chat_copied_into_redis_keeps_its_calls_and_new_ids_never_reuse_the_copied_ones(
+    tmp_path: Path,
+) -> None:
+    """`store copy` numbers the copied exchanges and ledger rows from the counter new ones use:
+    a reservation numbered like a copied row would take it along when it is settled."""
+    copied = ChatDump("c", "earlier", "done", created=10.0, updated=20.0)
+    copied.messages = [{"at": 20.0, "text": "earlier", "reply": "done", "kind": "run"}]
+    copied.ledger = [(20.0, 2)]
+    clock = [100.0]
+    (tmp_path / "a.txt").write_text("alpha")
+    async with redis_server(tmp_path / "redis") as redis, RedisStore(redis.url) as store:
+        await store.import_chats([copied])
+        async with Bot(store=store, root=tmp_path, clock=lambda: clock[0]) as bot:
+            assert await bot.calls_left("c") == 3
+            again = await bot.respond("earlier", "c")  # no run behind it was copied: no exit to name
+            assert again.text == "done\nsame message as before: previous answer, no call · 3 left this hour"
+            for text in ("read_file path=a.txt", "list_files path=."):
+                await bot.respond(text, "c")
+                clock[0] += 1
+            assert await bot.calls_left("c") == 1  # the two copied calls, and the two made here
+            ids = [exchange["id"] for exchange in await bot.history("c")]
+    assert len(ids) == 4 and ids == sorted(set(ids))
+
+
+async def test_a_reply_that_fails_while_redis_is_down_is_settled_at_its_calls_once_it_is_back(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "redis"
+    async with redis_server(folder) as redis:
+
+        class StopsRedisThenBreaks:
+            """One call runs, then Redis stops and the planner crashes: the reply cannot settle."""
+
+            async def ask(self, question: str, *, events: Any = None, budget: int | None = None) -> Any:
+                class Planner:
+                    async def next(self, outcomes: list[Any]) -> Any:
+                        if not outcomes:
+                            return Call("note", {"text": question})
+                        redis.process.terminate()
+                        await redis.process.wait()
+                        raise RuntimeError("the planner broke")
+
+                return await run_loop(Planner(), {"note": lambda text: "noted"}, budget or 0, events=events)
+
+        async with Bot(store=RedisStore(redis.url), agent=StopsRedisThenBreaks()) as bot:
+            with pytest.raises(RuntimeError, match="the planner broke"):
+                await bot.respond("take a note", "c")
+            with pytest.raises(StoreUnavailable):
+                await bot.calls_left("c")  # still down: refused like any request, the settling kept
+            async with redis_server(folder, port=redis.port):
+                assert await bot.calls_left("c") == 4  # the reservation of 5 settled at the 1 call that ran
+                assert await bot.calls_left("c") == 4
 
 
 @pytest.mark.slow  # the load run behind test_the_bot_on_redis_keeps_the_same_promises

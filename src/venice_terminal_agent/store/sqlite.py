@@ -138,7 +138,7 @@ class Store:
         def work(db: sqlite3.Connection) -> int | None:
             run_id = None if receipt is None else _insert_run(db, now, "bot", chat, text, receipt)
             if ticket is not None:
-                _settle(db, ticket, 0 if receipt is None else receipt.calls, now, run_id)
+                _settle(db, ticket, 0 if receipt is None else receipt.calls, now)
             db.execute(
                 "INSERT INTO conversations (chat, last_message, last_reply, created, updated)"
                 " VALUES (?1, ?2, ?3, ?4, ?4) ON CONFLICT (chat) DO UPDATE SET"
@@ -157,7 +157,7 @@ class Store:
         """Settle the reservation of a reply that failed at `spent`, recording nothing else
         (the same again changes nothing, so it is safe after a `finish_reply` that may have
         been written)."""
-        await self._worker.write(lambda db: _settle(db, ticket, spent, now, None))
+        await self._worker.write(lambda db: _settle(db, ticket, spent, now))
 
     async def calls_used(self, chat: str, *, now: float, window: float) -> int:
         def work(db: sqlite3.Connection) -> int:
@@ -303,13 +303,12 @@ def _insert_run(
     return int(cursor.lastrowid or 0)
 
 
-def _settle(db: sqlite3.Connection, ticket: Ticket, spent: int, now: float, run_id: int | None) -> None:
+def _settle(db: sqlite3.Connection, ticket: Ticket, spent: int, now: float) -> None:
     if ticket.reservation is None:
         return
     if spent:
         db.execute(
-            "UPDATE ledger SET calls = ?, at = max(at, ?), run = coalesce(?, run) WHERE id = ?",
-            (spent, now, run_id, ticket.reservation),
+            "UPDATE ledger SET calls = ?, at = max(at, ?) WHERE id = ?", (spent, now, ticket.reservation)
         )
     else:
         db.execute("DELETE FROM ledger WHERE id = ?", (ticket.reservation,))
