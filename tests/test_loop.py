@@ -738,13 +738,18 @@ async def test_a_long_result_holding_a_value_json_cannot_write_is_paged_not_an_e
     assert step.result.startswith('{"day": "2026-12-04", "text": "xxx')
 
 
-async def test_a_refusal_without_a_message_adds_no_words_of_its_own() -> None:
+@pytest.mark.parametrize("recovers", [True, False])
+async def test_a_refusal_without_a_message_says_the_tool_gave_no_reason(recovers: bool) -> None:
     def read(path: str) -> str:
         raise ToolError("")
 
     moves = [[Call("read", {"path": "a"})], [Call("read", {"path": "b"})]]
-    receipt = await run_loop(ScriptedPlanner(moves, recovers=True), {"read": read}, budget=5)
-    assert receipt.refusal == "read failed twice in a row, in two consecutive rounds: "
+    receipt = await run_loop(ScriptedPlanner(moves, recovers=recovers), {"read": read}, budget=5)
+    assert receipt.refusal == (
+        "read failed twice in a row, in two consecutive rounds: it gave no reason"
+        if recovers
+        else "read refused: it gave no reason"
+    )
 
 
 class Watching:

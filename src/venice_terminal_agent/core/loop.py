@@ -385,9 +385,10 @@ class _Run(Record, frozen=False):
         worked: set[str] = set()
         for outcome in outcomes:
             if outcome.failed:
+                why = outcome.error or "it gave no reason"  # a ToolError("") ends no sentence on ": "
                 if not recovers:
-                    return f"{outcome.call.tool} refused: {outcome.error}"
-                failed[outcome.call.tool] = outcome.error or ""
+                    return f"{outcome.call.tool} refused: {why}"
+                failed[outcome.call.tool] = why
             elif outcome.ran:
                 worked.add(outcome.call.tool)
         failing = {tool: error for tool, error in failed.items() if tool not in worked}
