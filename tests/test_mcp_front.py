@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -14,6 +15,7 @@ import anyio
 import mcp.types
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from cli_support import COMMAND, clean_env, fake_venice, http_front, mcp_config
 
@@ -46,7 +48,11 @@ async def front(
         env=env,
         cwd=str(folder),
     )
-    async with Client(params, mode=mode, read_timeout_seconds=60, **options) as client:  # type: ignore[arg-type]
+    # The server's stderr goes to this test's stderr, read now: `stdio_client`'s default is the
+    # `sys.stderr` of the moment mcp was imported, which under mutmut is an earlier pytest
+    # session's capture, closed since (the clean run after its stats pass failed on it).
+    transport = stdio_client(params, errlog=sys.stderr)
+    async with Client(transport, mode=mode, read_timeout_seconds=60, **options) as client:  # type: ignore[arg-type]
         yield client
 
 
