@@ -145,3 +145,24 @@ def test_a_readme_plan_run_outside_a_clone_says_where_the_examples_are(tmp_path:
         "are in a clone of the repository; venice-agent demo --tour runs the tour shipped with the command)\n"
     )
     assert "demo --tour" not in venice_agent("run", "mine.json", cwd=tmp_path).stderr
+
+
+def test_under_yes_a_paid_call_in_a_plan_runs_and_the_json_keeps_stdout_to_itself(tmp_path: Path) -> None:
+    """`--yes` approves the plan's paid call without asking; without it (the test above) nobody
+    is asked. The terminal's words go to stderr, so stdout is the receipt alone."""
+    from cli_support import mcp_config
+
+    plan = json.dumps([{"tool": "charge", "arguments": {"amount": 5}}, {"answer": "charged"}])
+    done = subprocess.run(
+        [COMMAND, "run", "-", "--json", "--yes", "--mcp-config", str(mcp_config(tmp_path))],
+        input=plan,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+        start_new_session=True,  # no controlling terminal: only --yes can approve
+    )
+    receipt = json.loads(done.stdout)
+    assert done.returncode == 0 and receipt["stopped_because"] == "answered", done.stderr
+    assert [step["result"] for step in receipt["steps"]] == ['{"result": "charged 5"}']
