@@ -10,7 +10,8 @@ import pytest
 
 from venice_terminal_agent.core.receipt import Call, CallOutcome
 from venice_terminal_agent.core.toolbox import ToolSpec
-from venice_terminal_agent.core.wording import NO_TERMINAL_CONSENT
+from venice_terminal_agent.core.consent import Why
+from venice_terminal_agent.core.wording import NO_TERMINAL_CONSENT, NO_TERMINAL_SAMPLING
 from venice_terminal_agent.fronts.terminal.approver import TerminalApprover
 from venice_terminal_agent.fronts.terminal.render import make_console
 
@@ -118,3 +119,30 @@ async def test_prompts_come_one_at_a_time() -> None:
     release.set()
     assert await both == [True, True]
     assert most == 1
+
+
+SAMPLING = Call("sampling", {"request": "name a colour", "max_tokens": 40})
+
+
+@pytest.mark.parametrize(
+    ("spec", "who"), [(ToolSpec("sampling", server="everything"), "everything"), (None, "a server")]
+)
+async def test_without_a_terminal_a_sampling_request_is_declined_naming_the_server(
+    spec: ToolSpec | None, who: str
+) -> None:
+    approve, ask, out = approver(interactive=False)
+    assert await approve(SAMPLING, spec, Why.SAMPLING) is CallOutcome.NO_ONE_TO_ASK
+    assert ask.questions == []
+    assert f"declined {who}'s sampling request: {NO_TERMINAL_SAMPLING}" in out.getvalue()
+
+
+async def test_on_a_colour_terminal_a_refusal_without_a_terminal_to_ask_on_is_yellow() -> None:
+    from rich.console import Console
+
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, color_system="standard", width=200)
+    approve = TerminalApprover(console, interactive=False)
+    await approve(SAMPLING, None, Why.SAMPLING)
+    await approve(CALL, SPEC)
+    refusals = [line for line in out.getvalue().splitlines() if line.strip()]
+    assert len(refusals) == 2 and all(line.startswith("\x1b[33m") for line in refusals), refusals
