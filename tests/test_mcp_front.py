@@ -121,7 +121,9 @@ async def test_a_paid_call_is_approved_by_the_clients_person_through_elicitation
     with fake_venice([call("charge", amount=5), {"text": "Charged."}], tmp_path) as fake:
         async with front(tmp_path, fake.base_url, elicitation_callback=elicit) as client:
             result = await client.call_tool("ask", {"question": "charge me 5"})
-    assert len(asked) == 1 and asked[0].startswith('Run charge({"amount": 5}) on shop?')
+    assert asked == [
+        'Run charge({"amount": 5}) on shop? (it is not known to be free: it may spend money or change things) yes/no'
+    ]
     step = result.structured_content["receipt"]["steps"][0]
     assert "charged 5" in step["result"]
 
@@ -133,8 +135,21 @@ async def test_a_paid_call_is_declined_when_the_client_cannot_be_asked(tmp_path:
         bodies = fake.chat_bodies()
     tool_message = next(m for m in bodies[1]["messages"] if m["role"] == "tool")
     assert "there was no one to ask" in tool_message["content"] and "charged" not in tool_message["content"]
-    assert any("cannot be asked" in note for note in result.structured_content["notes"])
+    assert (
+        "this MCP client cannot be asked (no elicitation), so charge was declined; start the server "
+        "with --yes to run paid tools"
+    ) in result.structured_content["notes"]
     assert "cannot be asked" in text_of(result)
+
+
+async def test_a_paid_call_the_clients_person_declines_does_not_run_and_the_notes_say_so(tmp_path: Path) -> None:
+    asked: list[str] = []
+    with fake_venice([call("charge", amount=5), {"text": "Not charged."}], tmp_path) as fake:
+        async with front(tmp_path, fake.base_url, elicitation_callback=answering(False, asked)) as client:
+            result = await client.call_tool("ask", {"question": "charge me 5"})
+    assert len(asked) == 1
+    assert outcomes(result) == ["declined"] and result.structured_content["receipt"]["steps"] == []
+    assert "the client's person declined charge" in result.structured_content["notes"]
 
 
 async def test_yes_runs_paid_calls_for_a_client_that_cannot_be_asked(tmp_path: Path) -> None:
