@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from venice_terminal_agent.core.consent import Why
 from venice_terminal_agent.core.receipt import Call, CallOutcome
 from venice_terminal_agent.core.toolbox import ToolSpec
-from venice_terminal_agent.core.consent import Why
 from venice_terminal_agent.core.wording import NO_TERMINAL_CONSENT, NO_TERMINAL_SAMPLING
 from venice_terminal_agent.fronts.terminal.approver import TerminalApprover
 from venice_terminal_agent.fronts.terminal.render import make_console

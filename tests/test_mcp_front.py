@@ -142,7 +142,7 @@ async def test_a_paid_call_is_declined_when_the_client_cannot_be_asked(tmp_path:
     assert "cannot be asked" in text_of(result)
 
 
-async def test_a_paid_call_the_clients_person_declines_does_not_run_and_the_notes_say_so(tmp_path: Path) -> None:
+async def test_a_paid_call_the_clients_person_declines_does_not_run_and_is_noted(tmp_path: Path) -> None:
     asked: list[str] = []
     with fake_venice([call("charge", amount=5), {"text": "Not charged."}], tmp_path) as fake:
         async with front(tmp_path, fake.base_url, elicitation_callback=answering(False, asked)) as client:
