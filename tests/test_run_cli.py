@@ -113,20 +113,26 @@ def test_the_call_a_plan_stopped_at_is_on_the_receipt_but_not_a_step(plan: str, 
     assert outcomes == ["ran"] * len(receipt["steps"]) + [last]
 
 
-def test_a_paid_call_in_a_plan_with_no_one_to_ask_stops_it_and_says_so(tmp_path: Path) -> None:
+def paid_plan_without_a_terminal(folder: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    """`venice-agent run` of a plan whose first step is the paid `charge`, with no controlling
+    terminal (nobody can be asked), its receipt as JSON."""
     from cli_support import mcp_config
 
     plan = json.dumps([{"tool": "charge", "arguments": {"amount": 5}}, {"answer": "charged"}])
-    done = subprocess.run(
-        [COMMAND, "run", "-", "--json", "--mcp-config", str(mcp_config(tmp_path))],
+    return subprocess.run(
+        [COMMAND, "run", "-", "--json", *flags, "--mcp-config", str(mcp_config(folder))],
         input=plan,
         capture_output=True,
         text=True,
-        cwd=tmp_path,
+        cwd=folder,
         timeout=60,
         check=False,
-        start_new_session=True,  # no controlling terminal: nobody can be asked
+        start_new_session=True,
     )
+
+
+def test_a_paid_call_in_a_plan_with_no_one_to_ask_stops_it_and_says_so(tmp_path: Path) -> None:
+    done = paid_plan_without_a_terminal(tmp_path)
     receipt = json.loads(done.stdout)
     assert done.returncode == 5 and receipt["stopped_because"] == "tool_error", done.stderr
     assert receipt["refusal"] == (
@@ -150,19 +156,7 @@ def test_a_readme_plan_run_outside_a_clone_says_where_the_examples_are(tmp_path:
 def test_under_yes_a_paid_call_in_a_plan_runs_and_the_json_keeps_stdout_to_itself(tmp_path: Path) -> None:
     """`--yes` approves the plan's paid call without asking; without it (the test above) nobody
     is asked. The terminal's words go to stderr, so stdout is the receipt alone."""
-    from cli_support import mcp_config
-
-    plan = json.dumps([{"tool": "charge", "arguments": {"amount": 5}}, {"answer": "charged"}])
-    done = subprocess.run(
-        [COMMAND, "run", "-", "--json", "--yes", "--mcp-config", str(mcp_config(tmp_path))],
-        input=plan,
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=60,
-        check=False,
-        start_new_session=True,  # no controlling terminal: only --yes can approve
-    )
+    done = paid_plan_without_a_terminal(tmp_path, "--yes")
     receipt = json.loads(done.stdout)
     assert done.returncode == 0 and receipt["stopped_because"] == "answered", done.stderr
     assert [step["result"] for step in receipt["steps"]] == ['{"result": "charged 5"}']
