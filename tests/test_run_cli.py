@@ -160,3 +160,27 @@ def test_under_yes_a_paid_call_in_a_plan_runs_and_the_json_keeps_stdout_to_itsel
     receipt = json.loads(done.stdout)
     assert done.returncode == 0 and receipt["stopped_because"] == "answered", done.stderr
     assert [step["result"] for step in receipt["steps"]] == ['{"result": "charged 5"}']
+
+
+def test_in_a_terminal_a_plans_paid_call_asks_and_a_yes_runs_it(tmp_path: Path) -> None:
+    """With a terminal, `run` asks before the paid call (on stderr, default no); y runs it."""
+    import pexpect
+
+    from cli_support import mcp_config
+
+    (tmp_path / "plan.json").write_text(
+        json.dumps([{"tool": "charge", "arguments": {"amount": 5}}, {"answer": "charged"}]), encoding="utf-8"
+    )
+    child = pexpect.spawn(
+        COMMAND,
+        ["run", "plan.json", "--mcp-config", str(mcp_config(tmp_path))],
+        cwd=str(tmp_path),
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(40, 200),
+    )
+    child.expect_exact('Run charge({"amount": 5})? [y/N]')
+    child.sendline("y")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0 and "charged 5" in (child.before or "")
