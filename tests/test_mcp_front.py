@@ -4,6 +4,7 @@ the real command (stdio and Streamable HTTP), the fake model server and the paid
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -570,3 +571,22 @@ async def test_a_max_usd_that_is_no_amount_is_refused_and_nothing_is_asked(
                 await server.call_tool(params["name"], params["arguments"])
         assert fake.chat_bodies() == []
     assert "finite" in str(refused.value) or "greater than or equal to 0" in str(refused.value)
+
+
+async def test_the_client_s_person_sees_as_much_of_a_long_call_as_the_terminal_shows(tmp_path: Path) -> None:
+    """Every front asks about a call with its first 240 characters (fronts/text.py, CONSENT_PREVIEW),
+    more than the 200 a call line shows: the MCP front once asked with the call line's 200."""
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: mcp.types.ElicitRequestParams) -> mcp.types.ElicitResult:
+        asked.append(params.message)
+        return mcp.types.ElicitResult(action="decline")
+
+    arguments = {"amount": 5, "note": "n" * 300}
+    with fake_venice([call("charge", **arguments), {"text": "Not charged."}], tmp_path) as fake:
+        async with front(tmp_path, fake.base_url, elicitation_callback=elicit) as client:
+            await client.call_tool("ask", {"question": "charge me 5"})
+    shown = json.dumps(arguments)[:239] + "…"
+    assert asked == [
+        f"Run charge({shown}) on shop? (it is not known to be free: it may spend money or change things) yes/no"
+    ]

@@ -47,11 +47,22 @@ def server_place(status: ServerStatus) -> str:
 
 
 ARGS_PREVIEW = 200  # a call's arguments as it starts; the consent question shows more
+CONSENT_PREVIEW = 240  # the call a person is asked about, on every front: a little more of it
+PAID_REASON = "it is not known to be free: it may spend money or change things"
+LOCAL_DATA_REASON = "it may send local file contents off this machine"
 
 
 def call_text(name: str, arguments: object, limit: int = ARGS_PREVIEW) -> str:
     """`name(args)`: one tool call on one line, safe for a terminal."""
     return f"{safe(name)}({preview(arguments, limit)})"
+
+
+def consent_question(tool: str, arguments: object, server: str | None, local_data: bool) -> str:
+    """`Run name(args) on server? (why it asks)`: what the MCP front and ACP ask a person before
+    a call (the terminal lays the same parts out on two lines)."""
+    where = f" on {safe(server)}" if server else ""
+    reason = LOCAL_DATA_REASON if local_data else PAID_REASON
+    return f"Run {call_text(tool, arguments, CONSENT_PREVIEW)}{where}? ({reason})"
 
 
 def tool_line(name: str, arguments: object) -> str:

@@ -73,7 +73,7 @@ from ...core.events import (
 )
 from ...core.receipt import Call, CallOutcome, Exit, Receipt
 from ..saved_sessions import ENABLE
-from ..text import call_text, preview
+from ..text import call_text, consent_question, preview
 from .replay import RESULT_PREVIEW, replay, tool_kind
 
 # Our exits as ACP stop reasons: a refusal carries our refusal text in the message before it.
@@ -345,19 +345,15 @@ class EditorAgent:
             if why is Why.SAMPLING or self.client is None:
                 return CallOutcome.NO_ONE_TO_ASK  # a server's prompt to the model needs a terminal
             await self._flush()  # the tool call is shown before it is asked about
-            where = f" on {spec.server}" if spec is not None and spec.server else ""
-            reason = (
-                "it may send local file contents off this machine"
-                if why is Why.LOCAL_DATA
-                else "it is not known to be free: it may spend money or change things"
-            )
             options = [
                 PermissionOption(option_id=ALLOW, name="Allow once", kind="allow_once"),
                 PermissionOption(option_id=REJECT, name="Reject", kind="reject_once"),
             ]
             asked = ToolCallUpdate(
                 tool_call_id=self._call_id(conversation, call),
-                title=f"Run {call_text(call.tool, call.arguments)}{where}? ({reason})",
+                title=consent_question(
+                    call.tool, call.arguments, getattr(spec, "server", None), why is Why.LOCAL_DATA
+                ),
                 raw_input=call.arguments,
                 status="pending",
             )

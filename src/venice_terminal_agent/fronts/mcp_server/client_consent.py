@@ -21,7 +21,7 @@ from ...core.consent import Why
 from ...core.receipt import Call, CallOutcome
 from ...core.toolbox import ToolSpec
 from ..person import Nobody
-from ..text import ARGS_PREVIEW, call_text, safe
+from ..text import consent_question, safe
 
 if TYPE_CHECKING:
     from ...core.consent import Approver
@@ -84,13 +84,8 @@ class ClientApprover:
         if capabilities is None or capabilities.elicitation is None:
             current.notes.append(NOBODY.format(tool=name))
             return CallOutcome.NO_ONE_TO_ASK  # the model is told so, not that someone said no
-        where = f" on {safe(spec.server)}" if spec is not None and spec.server else ""
-        reason = (
-            "it may send local file contents off this machine"
-            if why is Why.LOCAL_DATA
-            else ("it is not known to be free: it may spend money or change things")
-        )
-        message = f"Run {call_text(call.tool, call.arguments, ARGS_PREVIEW)}{where}? ({reason}) yes/no"
+        server = spec.server if spec is not None else None
+        message = f"{consent_question(call.tool, call.arguments, server, why is Why.LOCAL_DATA)} yes/no"
         if current.question is not None and input_required(current.ctx.protocol_version):
             return await current.question.ask_client(message, name)
         try:

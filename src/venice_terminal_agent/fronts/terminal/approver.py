@@ -20,7 +20,7 @@ from ...core.consent import Grant, Why
 from ...core.receipt import Call, CallOutcome
 from ...core.toolbox import ToolSpec
 from ...core.wording import NO_TERMINAL_CONSENT, NO_TERMINAL_LOCAL, NO_TERMINAL_SAMPLING
-from ..text import call_text, preview, safe
+from ..text import CONSENT_PREVIEW, call_text, preview, safe
 from .plain_console import say
 
 if TYPE_CHECKING:
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from ...core.consent import Consent
     from ...core.toolbox import Toolbox
 
-ARGS_PREVIEW = 240  # the call a person is asked about: a little more of it
 FOR_SESSION = "(a = yes to it for this session) "  # offered where a session goes on (the REPL)
 LOCAL_DATA = "may send local file contents off this machine"
 SAMPLING_PREVIEW = 400
@@ -109,7 +108,7 @@ class TerminalApprover:
             say(self.console, f"skipped {name}: {reason}", "yellow", soft_wrap=True)
             return CallOutcome.NO_ONE_TO_ASK
         async with self._one_at_a_time:
-            shown = call_text(call.tool, call.arguments, ARGS_PREVIEW)
+            shown = call_text(call.tool, call.arguments, CONSENT_PREVIEW)
             if local:
                 question = f"{shown} {LOCAL_DATA}. Run it? [y/N] "
             else:
