@@ -15,8 +15,13 @@ EMPTY_RESPONSE = "(empty response)"
 # A call that needs a yes when nobody can be asked (cron, CI, a pipe without /dev/tty): the
 # same words for a paid tool as for any other, so the manual can quote them.
 NO_TERMINAL = "there is no terminal to ask on"
+# Why a call is asked about, on every front (fronts/text.py's consent question, the terminal's).
+PAID = "is not known to be free: it may spend money or change things"
+LOCAL_DATA = "may send local file contents off this machine"
+PAID_REASON = f"it {PAID}"
+LOCAL_DATA_REASON = f"it {LOCAL_DATA}"
 NO_TERMINAL_CONSENT = f"it needs your consent, and {NO_TERMINAL} (or use --yes)"
-NO_TERMINAL_LOCAL = f"it may send local file contents off this machine, and {NO_TERMINAL} (or use --yes)"
+NO_TERMINAL_LOCAL = f"{LOCAL_DATA_REASON}, and {NO_TERMINAL} (or use --yes)"
 NO_TERMINAL_SAMPLING = f"it needs your yes, and {NO_TERMINAL}"
 
 

@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.wording import LOCAL_DATA_REASON, PAID_REASON
+
 if TYPE_CHECKING:
     from ..core.toolbox import Toolbox, ToolSpec
     from ..mcp.session import ServerStatus
@@ -48,8 +50,6 @@ def server_place(status: ServerStatus) -> str:
 
 ARGS_PREVIEW = 200  # a call's arguments as it starts; the consent question shows more
 CONSENT_PREVIEW = 240  # the call a person is asked about, on every front: a little more of it
-PAID_REASON = "it is not known to be free: it may spend money or change things"
-LOCAL_DATA_REASON = "it may send local file contents off this machine"
 
 
 def call_text(name: str, arguments: object, limit: int = ARGS_PREVIEW) -> str:

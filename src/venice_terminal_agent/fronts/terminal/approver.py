@@ -19,7 +19,7 @@ from typing import IO, TYPE_CHECKING, TextIO, cast
 from ...core.consent import Grant, Why
 from ...core.receipt import Call, CallOutcome
 from ...core.toolbox import ToolSpec
-from ...core.wording import NO_TERMINAL_CONSENT, NO_TERMINAL_LOCAL, NO_TERMINAL_SAMPLING
+from ...core.wording import LOCAL_DATA, NO_TERMINAL_CONSENT, NO_TERMINAL_LOCAL, NO_TERMINAL_SAMPLING, PAID
 from ..text import CONSENT_PREVIEW, call_text, preview, safe
 from .plain_console import say
 
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from ...core.toolbox import Toolbox
 
 FOR_SESSION = "(a = yes to it for this session) "  # offered where a session goes on (the REPL)
-LOCAL_DATA = "may send local file contents off this machine"
 SAMPLING_PREVIEW = 400
 
 AskLine = Callable[[str], Awaitable[str]]
@@ -115,7 +114,7 @@ class TerminalApprover:
                 where = f" on {safe(spec.server)}" if spec is not None and spec.server else ""
                 say(
                     self.console,
-                    f"{name}{where} is not known to be free: it may spend money or change things.",
+                    f"{name}{where} {PAID}.",
                     "yellow",
                 )
                 question = f"Run {shown}? [y/N] "
