@@ -272,3 +272,20 @@ async def test_without_a_terminal_a_local_data_call_is_refused_saying_why() -> N
     assert await approve(Call("fetch", {}), None, Why.LOCAL_DATA) is CallOutcome.NO_ONE_TO_ASK
     assert ask.questions == []
     assert f"skipped fetch: {NO_TERMINAL_LOCAL}" in out.getvalue()
+
+
+async def test_on_a_colour_terminal_what_a_question_is_about_is_yellow() -> None:
+    """The line that says why a call or a server's sampling request is asked about stands out
+    in yellow above its question; the preview and the question are plain."""
+    from rich.console import Console
+
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, color_system="standard", width=200)
+    approve = TerminalApprover(console, interactive=True, ask_line=Answers("n", "n"))
+    await approve(SAMPLING, None, Why.SAMPLING)
+    await approve(CALL, SPEC)
+    lines = [line for line in out.getvalue().splitlines() if line.strip()]
+    yellow = [line for line in lines if line.startswith("\x1b[33m")]
+    assert len(yellow) == 2, lines
+    assert "asks the model" in yellow[0] and "is not known to be free" in yellow[1]
+    assert lines[1].startswith("  name a colour")
