@@ -289,3 +289,28 @@ async def test_on_a_colour_terminal_what_a_question_is_about_is_yellow() -> None
     assert len(yellow) == 2, lines
     assert "asks the model" in yellow[0] and "is not known to be free" in yellow[1]
     assert lines[1].startswith("  name a colour")
+
+
+async def test_on_a_colour_terminal_a_no_and_a_yes_for_the_session_are_dim() -> None:
+    """What follows an answer (declined, or a yes for the rest of the session) is said quietly."""
+    from rich.console import Console
+
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, color_system="standard", width=200)
+    approve = TerminalApprover(console, interactive=True, ask_line=Answers("n", "a"), for_session=True)
+    assert await approve(CALL, SPEC) is False
+    assert await approve(Call("other", {}), None) is Grant.SESSION
+    dim = [line for line in out.getvalue().splitlines() if line.startswith("\x1b[2m")]
+    assert len(dim) == 2 and "declined call-actor" in dim[0], out.getvalue()
+    assert "yes to other for the rest of this session" in dim[1]
+
+
+async def test_a_refusal_without_a_terminal_to_ask_on_is_one_line_on_a_narrow_terminal() -> None:
+    """The refusal is the line docs/asking.md quotes for grep: never wrapped, whatever the width."""
+    from rich.console import Console
+
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, color_system=None, width=40)
+    approve = TerminalApprover(console, interactive=False)
+    await approve(CALL, SPEC)
+    assert out.getvalue() == f"skipped call-actor: {NO_TERMINAL_CONSENT}\n"
