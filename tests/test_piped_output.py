@@ -82,7 +82,7 @@ def test_a_call_the_person_declines_is_on_the_receipt_and_the_model_is_told_they
 ) -> None:
     script = [call("charge", amount=5), {"text": "Not charged."}]
     with fake_venice(script, tmp_path) as fake:
-        config = shlex.quote(str(mcp_config(tmp_path)))
+        config = shlex.quote(str(mcp_config(tmp_path, time_server=False)))  # charge is the shop's
         child = shell(
             tmp_path, fake.base_url, f"{COMMAND} --mcp-config {config} 'charge 5' >out.txt 2>err.txt"
         )
