@@ -152,3 +152,26 @@ def test_a_server_name_that_cannot_be_written_as_text_is_asked_about_on_the_term
         "Charged 5.",
         "stopped: answered · 1 call · 2 rounds · 30 tokens · cost unknown",
     ]
+
+
+def test_under_an_ascii_locale_the_question_is_shown_whole_and_the_run_ends_well(tmp_path: Path) -> None:
+    """LC_ALL=C with Python's UTF-8 mode off makes the locale's encoding ASCII. The question on
+    the terminal itself is still written as UTF-8 (what the terminal shows), so the accented
+    argument reads as it is; the redirected output writes `?` for what ASCII cannot hold. It
+    once ended the answered, paid-for run in an internal error on the receipt's `·`."""
+    script = [call("charge", amount=5, note="café"), {"text": "Charged 5 €."}]
+    with fake_venice(script, tmp_path) as fake:
+        config = shlex.quote(str(mcp_config(tmp_path, time_server=False)))
+        line = f"LC_ALL=C PYTHONUTF8=0 {COMMAND} --mcp-config {config} 'charge 5' >out.txt 2>err.txt"
+        child = shell(tmp_path, fake.base_url, line)
+        child.expect_exact("[y/N]")
+        assert 'Run charge({"amount": 5, "note": "café"})?' in child.before
+        child.sendline("y")
+        child.expect(pexpect.EOF)
+        child.close()
+    assert child.exitstatus == 0, (tmp_path / "err.txt").read_text()
+    assert (tmp_path / "out.txt").read_text(encoding="ascii").splitlines() == [
+        "Charged 5 ?.",
+        "stopped: answered ? 1 call ? 2 rounds ? 30 tokens ? cost unknown",
+    ]
+    assert '  ? {"result": "charged 5"}' in (tmp_path / "err.txt").read_text(encoding="ascii")

@@ -15,8 +15,14 @@ Python's warnings (a library's deprecation, say) are notes for that library's us
 developers of this program: a person sees what matters of them in our words (the fixes go to
 the causes), and none of them as Python prints them, with a site-packages path. `-W` or
 PYTHONWARNINGS shows them again.
+
+What we print holds characters an ASCII or Latin-1 locale cannot write (the receipt's `·`, a
+call's `→`, a model's answer). Python's UTF-8 mode covers the C locale on its own, but not an
+ISO-8859 locale or `PYTHONUTF8=0`: there, stdout and stderr write a `?` for such a character
+instead of ending the run in an internal error after its money was spent.
 """
 
+import codecs
 import gc
 import sys
 import warnings
@@ -26,6 +32,8 @@ def main() -> None:
     gc.disable()
     if not sys.warnoptions:
         warnings.simplefilter("ignore")
+    for stream in (sys.stdout, sys.stderr):
+        writes_what_it_can(stream)
     try:
         from .app import main as venice_agent
 
@@ -33,3 +41,15 @@ def main() -> None:
     finally:
         if not gc.isenabled():  # never turned back on: the runtime was not opened
             gc.freeze()
+
+
+def writes_what_it_can(stream: object) -> None:
+    """A standard stream whose encoding is not UTF-8 writes `?` for what it cannot encode."""
+    encoding = getattr(stream, "encoding", None)
+    try:
+        utf8 = encoding is not None and codecs.lookup(encoding).name == "utf-8"
+    except LookupError:
+        utf8 = False
+    reconfigure = getattr(stream, "reconfigure", None)
+    if not utf8 and reconfigure is not None:
+        reconfigure(errors="replace")
