@@ -4,8 +4,14 @@
 trust this server anyway); `ansi` returns terminal escape sequences, as a hostile page would.
 """
 
-from mcp.server import MCPServer
-from mcp.types import TextContent
+import gc
+
+gc.disable()  # while the SDK loads, then frozen: less CPU a start (servers/time_server.py says why)
+from mcp.server import MCPServer  # noqa: E402
+from mcp.types import TextContent  # noqa: E402
+
+gc.freeze()
+gc.enable()
 
 server = MCPServer("shop")
 

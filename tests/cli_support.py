@@ -20,6 +20,7 @@ TESTS = Path(__file__).resolve().parent
 PYTHON = sys.executable
 COMMAND = str(Path(PYTHON).parent / "venice-agent")
 PAID_SERVER = TESTS / "cli_paid_server.py"
+TIME_SERVER = TESTS / "servers" / "time_server.py"
 
 
 class FakeServer:
@@ -72,7 +73,7 @@ def mcp_config(folder: Path, *, time_server: bool = True, paid_server: bool = Tr
     if time_server:
         servers["time"] = {
             "command": PYTHON,
-            "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"],
+            "args": [str(TIME_SERVER), "--local-timezone", "UTC"],  # mcp-server-time, for less CPU
             "trusted": True,  # its read-only hints count: get_current_time runs without asking
         }
     if paid_server:

@@ -97,7 +97,7 @@ def test_a_stdio_server_is_started_before_the_terminal_and_sdk_libraries_load(tm
             "--mcp-config", str(config), "What is the capital of France?",
             env=clean_env(tmp_path, fake.base_url), cwd=tmp_path, at_first_spawn=True,
         )  # fmt: skip
-    assert any("mcp_server_time" in name for name in modules), modules  # the server came first
+    assert any("time_server.py" in name for name in modules), modules  # mcp-server-time came first
     assert "pydantic_settings" in modules  # its settings were read
     assert modules.isdisjoint({"rich", "httpx2", "mcp", "openai"}), modules & {"rich", "httpx2", "mcp"}
 

@@ -15,13 +15,17 @@ from cli_support import COMMAND, clean_env, fake_venice, in_read_only_folder, mc
 
 
 def ask(
-    tmp_path: Path, script: Any, *args: str, servers: bool = True, **env: str
+    tmp_path: Path, script: Any, *args: str, servers: bool | str = True, **env: str
 ) -> tuple[subprocess.CompletedProcess[str], list]:
-    """A one-shot question with mcp-server-time and the paid `shop` as its MCP servers, or with
-    `servers=False` an empty server list: for what the built-in tools and the model decide
-    alone, where starting the two (a second or two of CPU each) would check nothing more."""
+    """A one-shot question with mcp-server-time and the paid `shop` as its MCP servers; with
+    `servers="time"` or `servers="shop"` that one alone, for a test that calls only its tools;
+    with `servers=False` an empty server list: for what the built-in tools and the model decide
+    alone. Each server left out is one Python process and its MCP SDK import (most of a CPU
+    second) that would check nothing more."""
     tmp_path.mkdir(exist_ok=True)
-    config = mcp_config(tmp_path, time_server=servers, paid_server=servers)
+    config = mcp_config(
+        tmp_path, time_server=servers in (True, "time"), paid_server=servers in (True, "shop")
+    )
     with fake_venice(script, tmp_path) as fake:
         done = subprocess.run(
             [COMMAND, "--mcp-config", str(config), *args],
@@ -47,7 +51,7 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
 
 def test_json_prints_the_receipt_alone_on_stdout(tmp_path: Path) -> None:
     script = [call("get_current_time", timezone="UTC"), {"text": "It is noon [UTC]."}]
-    done, _ = ask(tmp_path, script, "--json", "what time is it?")
+    done, _ = ask(tmp_path, script, "--json", "what time is it?", servers="time")
     assert done.returncode == 0, done.stderr
     receipt = json.loads(done.stdout)  # nothing else on stdout
     assert receipt["stopped_because"] == "answered"
@@ -112,7 +116,7 @@ def test_the_cost_cap_refuses_before_the_first_request_and_a_cap_needs_prices(tm
 
 def test_without_a_terminal_paid_tools_are_refused_and_the_model_is_told(tmp_path: Path) -> None:
     script = [call("charge", amount=5), {"text": "I could not charge."}]
-    done, bodies = ask(tmp_path, script, "charge me")
+    done, bodies = ask(tmp_path, script, "charge me", servers="shop")
     assert done.returncode == 0, done.stderr
     assert (
         "skipped charge: it needs your consent, and there is no terminal to ask on (or use --yes)"
@@ -163,19 +167,19 @@ def test_calls_that_did_not_run_do_not_count_against_the_budget(tmp_path: Path) 
 
 def test_yes_runs_paid_tools_without_asking(tmp_path: Path) -> None:
     script = [call("charge", amount=5), {"text": "Charged."}]
-    done, _bodies = ask(tmp_path, script, "--yes", "--json", "charge me")
+    done, _bodies = ask(tmp_path, script, "--yes", "--json", "charge me", servers="shop")
     assert done.returncode == 0, done.stderr
     assert "charged 5" in json.loads(done.stdout)["steps"][0]["result"]
 
 
 def test_auto_approve_from_the_environment_counts_when_the_flag_is_absent(tmp_path: Path) -> None:
     script = [call("charge", amount=2), {"text": "Charged."}]
-    done, _ = ask(tmp_path, script, "--json", "charge me", AUTO_APPROVE_TOOLS="1")
+    done, _ = ask(tmp_path, script, "--json", "charge me", servers="shop", AUTO_APPROVE_TOOLS="1")
     assert "charged 2" in json.loads(done.stdout)["steps"][0]["result"]
 
 
 def test_an_escape_sequence_in_a_tool_result_does_not_reach_the_output_raw(tmp_path: Path) -> None:
-    done, bodies = ask(tmp_path, [call("ansi"), {"text": "ok \x1b[5m"}], "--yes", "show it")
+    done, bodies = ask(tmp_path, [call("ansi"), {"text": "ok \x1b[5m"}], "--yes", "show it", servers="shop")
     assert done.returncode == 0, done.stderr
     shown = done.stdout + done.stderr  # the tool line is on stderr, the answer on stdout
     assert "\x1b" not in shown and "\x07" not in shown
@@ -212,7 +216,7 @@ def test_a_model_server_that_rejects_the_key_is_one_line_and_status_2(tmp_path: 
 def test_questions_piped_to_the_repl_are_answered_in_turn(tmp_path: Path) -> None:
     with fake_venice([{"text": "One [a]."}, {"text": "Two."}], tmp_path) as fake:
         done = subprocess.run(
-            [COMMAND, "--mcp-config", str(mcp_config(tmp_path))],
+            [COMMAND, "--mcp-config", str(mcp_config(tmp_path, time_server=False))],
             input="first\n\n/tools\nsecond\n",
             capture_output=True,
             text=True,
@@ -234,7 +238,7 @@ def test_questions_piped_to_the_repl_are_answered_in_turn(tmp_path: Path) -> Non
 def test_a_piped_repl_keeps_a_call_nobody_could_approve_on_its_receipt(tmp_path: Path) -> None:
     with fake_venice([call("charge", amount=5), {"text": "Not charged."}], tmp_path) as fake:
         done = subprocess.run(
-            [COMMAND, "--mcp-config", str(mcp_config(tmp_path))],
+            [COMMAND, "--mcp-config", str(mcp_config(tmp_path, time_server=False))],
             input="charge me\n/receipt\n",
             capture_output=True,
             text=True,
@@ -374,14 +378,18 @@ def test_after_a_file_is_read_a_read_only_mcp_tool_asks_and_without_a_terminal_i
         call("get_current_time", timezone="Europe/Paris"),
         {"text": "I could not check the time."},
     ]
-    done, bodies = ask(tmp_path, script, "--root", str(tmp_path / "box"), "what is in my notes?")
+    done, bodies = ask(
+        tmp_path, script, "--root", str(tmp_path / "box"), "what is in my notes?", servers="time"
+    )
     assert done.returncode == 0, done.stderr
     assert f"files  read_file and list_files see {tmp_path / 'box'}" in done.stderr  # the banner
     refused = "skipped get_current_time: it may send local file contents off this machine, and there is no terminal to ask on (or use --yes)"
     assert done.stderr.count("skipped get_current_time") == 1 and refused in done.stderr
     tool_messages = [m["content"] for m in bodies[3]["messages"] if m["role"] == "tool"]
     assert "meet at noon" in tool_messages[1] and "there was no one to ask" in tool_messages[2]
-    done, _ = ask(tmp_path, script, "--root", str(tmp_path / "box"), "--yes", "--json", "notes?")
+    done, _ = ask(
+        tmp_path, script, "--root", str(tmp_path / "box"), "--yes", "--json", "notes?", servers="time"
+    )
     assert [s["error"] for s in json.loads(done.stdout)["steps"]] == [None, None, None]
 
 
@@ -473,7 +481,13 @@ def test_with_one_round_a_proposed_call_does_not_run_since_no_round_could_read_i
     tmp_path: Path,
 ) -> None:
     done, bodies = ask(
-        tmp_path, [call("get_current_time", timezone="UTC")], "--json", "--max-rounds", "1", "time?"
+        tmp_path,
+        [call("get_current_time", timezone="UTC")],
+        "--json",
+        "--max-rounds",
+        "1",
+        "time?",
+        servers="time",
     )
     receipt = json.loads(done.stdout)
     assert done.returncode == 6 and receipt["stopped_because"] == "max_rounds", done.stderr

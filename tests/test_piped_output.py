@@ -4,6 +4,7 @@ redirected, against the fake model server and a real stdio MCP server with paid 
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from pathlib import Path
@@ -81,7 +82,7 @@ def test_a_call_the_person_declines_is_on_the_receipt_and_the_model_is_told_they
 ) -> None:
     script = [call("charge", amount=5), {"text": "Not charged."}]
     with fake_venice(script, tmp_path) as fake:
-        config = shlex.quote(str(mcp_config(tmp_path)))
+        config = shlex.quote(str(mcp_config(tmp_path, time_server=False)))  # charge is the shop's
         child = shell(
             tmp_path, fake.base_url, f"{COMMAND} --mcp-config {config} 'charge 5' >out.txt 2>err.txt"
         )
@@ -96,3 +97,58 @@ def test_a_call_the_person_declines_is_on_the_receipt_and_the_model_is_told_they
     )
     told = next(m for m in bodies[1]["messages"] if m["role"] == "tool")["content"]
     assert told == '{"error": "the user declined this call; it did not run"}'
+
+
+def test_with_all_three_streams_redirected_the_question_is_still_answered_on_the_terminal(
+    tmp_path: Path,
+) -> None:
+    """`cat notes | venice-agent "…" >out 2>err`: stdin holds the notes, not the person's keys,
+    and neither output is the terminal, so the consent question is asked and read on the terminal
+    itself (/dev/tty), never from the pipe, whose end would read as a no. The piped notes are
+    local data, and the question says so."""
+    script = [call("charge", amount=5), {"text": "Charged 5."}]
+    with fake_venice(script, tmp_path) as fake:
+        config = shlex.quote(str(mcp_config(tmp_path)))
+        child = shell(
+            tmp_path,
+            fake.base_url,
+            f"printf 'my notes' | {COMMAND} --mcp-config {config} 'charge 5' >out.txt 2>err.txt",
+        )
+        child.expect_exact("[y/N]")
+        assert 'charge({"amount": 5}) may send local file contents off this machine. Run it?' in child.before
+        child.sendline("y")
+        child.expect(pexpect.EOF)
+        child.close()
+    assert child.exitstatus == 0, (tmp_path / "err.txt").read_text()
+    assert (tmp_path / "out.txt").read_text().splitlines() == [  # it ran: a no would say "1 declined"
+        "Charged 5.",
+        "stopped: answered · 1 call · 2 rounds · 30 tokens · cost unknown",
+    ]
+
+
+def test_a_server_name_that_cannot_be_written_as_text_is_asked_about_on_the_terminal_all_the_same(
+    tmp_path: Path,
+) -> None:
+    """mcp.json may name a server with a lone surrogate (JSON's "\\ud800"), which no encoding
+    writes: asked on the terminal itself (output redirected), the question shows a stand-in for
+    it instead of failing. (A model's text cannot carry one: the stream repairs it first.)"""
+    config = mcp_config(tmp_path, time_server=False)
+    servers = json.loads(config.read_text())["mcpServers"]
+    config.write_text(json.dumps({"mcpServers": {"sh\ud800op": servers["shop"]}}))
+    script = [call("charge", amount=5), {"text": "Charged 5."}]
+    with fake_venice(script, tmp_path) as fake:
+        child = shell(
+            tmp_path,
+            fake.base_url,
+            f"{COMMAND} --mcp-config {shlex.quote(str(config))} 'charge 5' >out.txt 2>err.txt",
+        )
+        child.expect_exact("[y/N]")
+        assert "charge on sh?op is not known to be free" in child.before
+        child.sendline("y")
+        child.expect(pexpect.EOF)
+        child.close()
+    assert child.exitstatus == 0, (tmp_path / "err.txt").read_text()
+    assert (tmp_path / "out.txt").read_text().splitlines() == [  # it ran: a no would say "1 declined"
+        "Charged 5.",
+        "stopped: answered · 1 call · 2 rounds · 30 tokens · cost unknown",
+    ]

@@ -65,8 +65,14 @@ class Terminal:
 
 def no_servers(tmp_path: Path) -> Path:
     """An empty MCP server list, for a REPL test about the conversation or the prompt alone:
-    mcp-server-time and shop cost a second or two of CPU each to start."""
+    mcp-server-time and shop cost most of a CPU second each to start (Python and the MCP SDK)."""
     return mcp_config(tmp_path, time_server=False, paid_server=False)
+
+
+def shop_only(tmp_path: Path) -> Path:
+    """The paid `shop` alone, for a test that calls only its tools (or needs one MCP server
+    running, not which): mcp-server-time would cost most of a CPU second and check nothing more."""
+    return mcp_config(tmp_path, time_server=False)
 
 
 def test_streamed_reply_with_brackets_prints_literally_and_tools_lists_consent_marks(tmp_path: Path) -> None:
@@ -87,7 +93,7 @@ def test_streamed_reply_with_brackets_prints_literally_and_tools_lists_consent_m
 def test_one_paid_tool_approved_and_another_declined(tmp_path: Path) -> None:
     script = [call("charge", amount=5), call("refund", amount=3), {"text": "Charged 5, refund declined."}]
     with fake_venice(script, tmp_path) as fake:
-        term = Terminal(tmp_path, fake)
+        term = Terminal(tmp_path, fake, config=shop_only(tmp_path))
         term.ask("charge then refund")
         assert 'Run charge({"amount": 5})?' in term.expect("[y/N]")
         term.child.sendline("y")
@@ -114,7 +120,7 @@ def test_a_yes_for_the_session_runs_that_tool_again_without_asking_and_the_recei
         {"text": "Charged 7."},
     ]
     with fake_venice(script, tmp_path) as fake:
-        term = Terminal(tmp_path, fake)
+        term = Terminal(tmp_path, fake, config=shop_only(tmp_path))
         term.ask("charge 5")
         asked = term.expect("(a = yes to it for this session)")
         assert 'Run charge({"amount": 5})? [y/N]' in asked
@@ -131,7 +137,7 @@ def test_a_yes_for_the_session_runs_that_tool_again_without_asking_and_the_recei
 
 def test_ctrl_c_at_the_consent_prompt_means_no(tmp_path: Path) -> None:
     with fake_venice([call("charge", amount=9), {"text": "Not charged."}], tmp_path) as fake:
-        term = Terminal(tmp_path, fake)
+        term = Terminal(tmp_path, fake, config=shop_only(tmp_path))
         term.ask("charge")
         term.expect("[y/N]")
         term.child.sendcontrol("c")
@@ -147,7 +153,7 @@ def test_ctrl_c_after_a_consent_question_still_cancels_the_question(tmp_path: Pa
     # Ctrl+C must cancel the question again, not be swallowed until the reply ends.
     script = [call("charge", amount=9), {"text": "Charged, and now a long", "hang": True}]
     with fake_venice(script, tmp_path) as fake:
-        term = Terminal(tmp_path, fake, "charge it")
+        term = Terminal(tmp_path, fake, "charge it", config=shop_only(tmp_path))
         term.expect("[y/N]")
         term.child.sendline("y")
         term.expect("Charged, and now a long")
@@ -166,7 +172,7 @@ def test_a_question_cancelled_by_ctrl_c_is_not_saved_and_a_resume_never_sends_it
         {"text": "Resumed answer."},
     ]
     with fake_venice(script, tmp_path) as fake:
-        term = Terminal(tmp_path, fake, VENICE_AGENT_SESSIONS="1")
+        term = Terminal(tmp_path, fake, config=no_servers(tmp_path), VENICE_AGENT_SESSIONS="1")
         term.ask("kept question")
         term.expect("stopped: answered")
         term.ask("cancelled question")
@@ -177,7 +183,9 @@ def test_a_question_cancelled_by_ctrl_c_is_not_saved_and_a_resume_never_sends_it
         assert term.finish() == 0
         kept = [json.loads(text) for text in stored(tmp_path)]
         assert [m.get("content") for m in kept if m["role"] != "system"] == ["kept question", "Kept answer."]
-        resumed = Terminal(tmp_path, fake, "-c", "and then?", VENICE_AGENT_SESSIONS="1")
+        resumed = Terminal(
+            tmp_path, fake, "-c", "and then?", config=no_servers(tmp_path), VENICE_AGENT_SESSIONS="1"
+        )
         resumed.expect("Resumed answer.")
         assert resumed.finish() == 0
         assert fake.chat_bodies()[-1]["messages"] == [*kept, {"role": "user", "content": "and then?"}]
@@ -190,7 +198,7 @@ def test_ctrl_c_mid_stream_cancels_and_the_next_question_starts_from_a_clean_his
         {"text": "Fresh answer."},
     ]
     with fake_venice(script, tmp_path) as fake:
-        term = Terminal(tmp_path, fake)
+        term = Terminal(tmp_path, fake, config=shop_only(tmp_path))
         term.ask("first question")
         term.expect("A long answer that never ends")
         term.child.sendcontrol("c")
@@ -244,7 +252,7 @@ def test_prompt_history_is_written_only_with_save_history(tmp_path: Path, save: 
 
 def test_an_escape_sequence_from_a_tool_does_not_reach_the_terminal_raw(tmp_path: Path) -> None:
     with fake_venice([call("ansi"), {"text": "done"}], tmp_path) as fake:
-        term = Terminal(tmp_path, fake, "--yes")
+        term = Terminal(tmp_path, fake, "--yes", config=shop_only(tmp_path))
         term.ask("show the page")
         term.expect("stopped: answered")
         screen = term.child.before
@@ -260,7 +268,7 @@ def test_a_spinner_shows_while_the_model_or_a_slow_tool_keeps_us_waiting(tmp_pat
         {"text": "Finally."},
     ]
     with fake_venice(script, tmp_path) as fake:
-        term = Terminal(tmp_path, fake, "--yes")
+        term = Terminal(tmp_path, fake, "--yes", config=shop_only(tmp_path))
         term.ask("take your time")
         term.expect("thinking…")  # the server waits a second before its first byte
         term.expect('→ wait({"seconds": 1})')
@@ -272,7 +280,7 @@ def test_a_spinner_shows_while_the_model_or_a_slow_tool_keeps_us_waiting(tmp_pat
 
 def test_ctrl_c_during_a_one_shot_question_exits_130_with_the_cancelled_receipt(tmp_path: Path) -> None:
     with fake_venice([{"text": "Never finishing", "hang": True}], tmp_path) as fake:
-        term = Terminal(tmp_path, fake, "a question")
+        term = Terminal(tmp_path, fake, "a question", config=shop_only(tmp_path))
         term.expect("Never finishing")
         term.child.sendcontrol("c")
         said = term.expect("stopped: cancelled · 0 calls · 1 round")
@@ -309,9 +317,9 @@ def test_json_output_is_not_for_the_repl(tmp_path: Path) -> None:
         assert term.finish() == 2
 
 
-def gated_config(tmp_path: Path) -> tuple[Path, Path]:
-    """An MCP config with the shop, and a server that starts when the test opens the returned
-    FIFO for writing."""
+def gated_config(tmp_path: Path, *, shop: bool = True) -> tuple[Path, Path]:
+    """An MCP config with a server that starts when the test opens the returned FIFO for
+    writing, and the shop (unless `shop=False`: a test that calls none of its tools)."""
     gate = tmp_path / "gate"
     os.mkfifo(gate)
     config = tmp_path / "gated.json"
@@ -319,8 +327,8 @@ def gated_config(tmp_path: Path) -> tuple[Path, Path]:
         "command": sys.executable,
         "args": [str(Path(__file__).parent / "servers" / "gated.py"), str(gate)],
     }
-    shop = {"command": sys.executable, "args": [str(PAID_SERVER)]}
-    config.write_text(json.dumps({"mcpServers": {"gated": server, "shop": shop}}))
+    servers = {"gated": server, "shop": {"command": sys.executable, "args": [str(PAID_SERVER)]}}
+    config.write_text(json.dumps({"mcpServers": servers if shop else {"gated": server}}))
     return config, gate
 
 
@@ -338,7 +346,7 @@ def type_ahead(term: Terminal, gate: Path, keys: str) -> None:
 
 
 def test_text_typed_while_the_repl_starts_is_shown_once_as_the_prompts_input(tmp_path: Path) -> None:
-    config, gate = gated_config(tmp_path)
+    config, gate = gated_config(tmp_path, shop=False)
     with fake_venice([{"text": "Noon."}], tmp_path) as fake:
         term = Terminal(tmp_path, fake, config=config)
         type_ahead(term, gate, "what time is it")
@@ -367,7 +375,7 @@ def test_a_yes_typed_ahead_of_a_consent_question_is_its_answer_shown_once(tmp_pa
 
 
 def test_text_typed_while_chat_starts_is_shown_once_as_the_prompts_input(tmp_path: Path) -> None:
-    config, gate = gated_config(tmp_path)
+    config, gate = gated_config(tmp_path, shop=False)
     with fake_venice([{"text": "Hello to you."}], tmp_path) as fake:
         term = Terminal(tmp_path, fake, config=config, command=("chat",), VENICE_MODEL="fake-model")
         type_ahead(term, gate, "hello bot")

@@ -115,12 +115,12 @@ def test_the_call_a_plan_stopped_at_is_on_the_receipt_but_not_a_step(plan: str, 
 
 def paid_plan_without_a_terminal(folder: Path, *flags: str) -> subprocess.CompletedProcess[str]:
     """`venice-agent run` of a plan whose first step is the paid `charge`, with no controlling
-    terminal (nobody can be asked), its receipt as JSON."""
+    terminal (nobody can be asked), its receipt as JSON. The shop alone is its MCP server."""
     from cli_support import mcp_config
 
     plan = json.dumps([{"tool": "charge", "arguments": {"amount": 5}}, {"answer": "charged"}])
     return subprocess.run(
-        [COMMAND, "run", "-", "--json", *flags, "--mcp-config", str(mcp_config(folder))],
+        [COMMAND, "run", "-", "--json", *flags, "--mcp-config", str(mcp_config(folder, time_server=False))],
         input=plan,
         capture_output=True,
         text=True,
@@ -173,7 +173,7 @@ def test_in_a_terminal_a_plans_paid_call_asks_and_a_yes_runs_it(tmp_path: Path) 
     )
     child = pexpect.spawn(
         COMMAND,
-        ["run", "plan.json", "--mcp-config", str(mcp_config(tmp_path))],
+        ["run", "plan.json", "--mcp-config", str(mcp_config(tmp_path, time_server=False))],
         cwd=str(tmp_path),
         encoding="utf-8",
         timeout=60,

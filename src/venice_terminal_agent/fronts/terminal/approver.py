@@ -152,7 +152,8 @@ class TerminalApprover:
                 f"{server} asks the model (up to {limit} tokens, on this question's account):",
                 "yellow",
             )
-            say(self.console, f"  {preview(request.arguments.get('request', ''), SAMPLING_PREVIEW)}")
+            asked = request.arguments["request"]  # always there: `SamplingRequest.shown` made it
+            say(self.console, f"  {preview(asked, SAMPLING_PREVIEW)}")
             return await self._yes("Send it to the model? [y/N] ", f"declined {server}'s sampling request")
 
 
