@@ -453,7 +453,7 @@ def test_doctor_says_what_the_mcp_front_would_expose(tmp_path: Path) -> None:
 
 
 def test_the_money_cap_is_the_servers_or_lower_whatever_the_client_asks() -> None:
-    from venice_terminal_agent.fronts.mcp_server.mcp_main import Caps, lowered
+    from venice_terminal_agent.fronts.mcp_server.ask_tool import Caps, lowered
 
     server = Caps(budget=10, max_rounds=12, max_usd=0.5)
     assert lowered(server, None, None, 2.0) == (

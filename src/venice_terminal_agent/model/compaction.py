@@ -8,8 +8,8 @@ user turn (`core.context.cuts`), so no tool call is parted from its answer. A co
 fails leaves the messages as they were and says why.
 
 What it asks of the planner is `Summarising`: the working conversation, the gauge, the
-question's tally and events, the money cap's verdict, and the summary request itself, made on
-the question's account. Where the conversation was compacted is kept as record markers
+question's tally and events, its `Ledger` (the money cap's verdict, ledger.py), and the summary
+request itself, made on the question's account. Where the conversation was compacted is kept as record markers
 (`context.marker`) and, for the receipt, as a `Compaction`.
 """
 
@@ -23,6 +23,7 @@ from ..core.context import Compaction, Gauge, compacted_line, cuts, leading_syst
 from ..core.errors import ModelError
 from ..core.events import EventSink, Notice, RoundStarted
 from ..core.receipt import Tally
+from .ledger import Ledger
 from .stream import Completion
 
 SUMMARISE = (
@@ -44,10 +45,7 @@ class Summarising(Protocol):
     gauge: Gauge
     tally: Tally | None  # the question's rounds: a compaction is one of them
     events: EventSink | None
-
-    def check_cap(
-        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], asked: int | None = None
-    ) -> str | None: ...
+    ledger: Ledger  # the question's money: the cap's verdict on the summary request
 
     async def summarise(self, request: Sequence[dict[str, Any]]) -> Completion: ...
 
@@ -100,7 +98,7 @@ class Compactor:
                 return "there are no earlier rounds to compact"
             return "even the oldest round is too long to summarise in one request"
         cut = found
-        refusal = self.planner.check_cap(request, ())
+        refusal = self.planner.ledger.check_cap(request, ())
         if refusal is not None:
             return refusal
         try:

@@ -5,14 +5,12 @@ previous assistant turn's tool calls (one `tool` message per call, in order: res
 errors as `{"error": ...}` so the model can recover, a call without a yes said as it was:
 declined, or nobody to ask), then asks the model once. The assistant message goes into the conversation exactly as received.
 
-Money: every response's usage is added up whole and costed (the server's figure, else the
-prices from `/models`); with a cap, each request's worst cost is checked before it is made
-(`cost_cap`), and unless MAX_COMPLETION_TOKENS is set each request asks for no more output than
-the money left can pay for (the arithmetic is `spending.py`'s). A server that names the model's output maximum
-when a limit is above it is asked once more with it (`complete`). A cost that cannot be known
-stays unknown (a server with no prices, a response with no usage, a request that failed after
-reaching the model or was cancelled), never $0.00, and counts against the cap as its worst case.
-An answer cut at the output limit (`length`) ends `output_limit`, partial. When the loop stops
+Money: each request is counted and costed on the question's `Ledger` (ledger.py: what was spent,
+what stayed unknown and its worst case, the cap's arithmetic), which says before each request
+whether it may be made under the cap (`cost_cap`), the output limit it is sent with and the most
+it can cost. A server that names the model's output maximum when a limit is above it is asked
+once more with it (`complete`). An answer cut at the output limit (`length`) ends
+`output_limit`, partial. When the loop stops
 on `budget`, `max_rounds` or `repeated_call`, `conclude` makes one last request without tools
 so the person gets a partial answer from what was gathered and paid for.
 
@@ -31,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core import observe
 from ..core.context import Compaction, Gauge, full_refusal, request_bytes
-from ..core.costs import Cap, add_usage, cached_tokens, measured, unspent
+from ..core.costs import Cap, cached_tokens
 from ..core.errors import ContextFullError, ModelError, OutputMaximumError, PrivateError, Refused
 from ..core.events import Event, EventSink, Notice, ignore
 from ..core.loop import Move, Outcome, Stop
@@ -39,9 +37,9 @@ from ..core.receipt import Answer, Call, CallOutcome, Exit, Proposed, Tally, rea
 from ..core.toolbox import ToolSpec
 from ..core.wording import plural
 from .compaction import Compactor
+from .ledger import Ledger
 from .models import ModelFacts, balance
 from .report import Report
-from .spending import Spending, input_bound
 from .stream import Completion
 
 if TYPE_CHECKING:  # cryptography: only for a model used encrypted
@@ -120,7 +118,6 @@ class LLMPlanner:
         self.parsed: Any = None
         # Request fields of the question's own (web search, reasoning), checked before (options.py).
         self.options = options or {}
-        self.search_usd = search_usd  # the most a request's web search can add to its cost
         self.thinking: list[str] = []  # each response's thinking, apart from the answers
         self.sources: dict[str, dict[str, str]] = {}  # web search results by URL, in order
         # Asked before each model request: new specs when the tools changed meanwhile, else None.
@@ -130,18 +127,9 @@ class LLMPlanner:
         self.model = model
         self.temperature = temperature
         self.events = events
-        self.facts = facts or ModelFacts()
-        self.cap = cap
-        self.max_completion_tokens = max_completion_tokens  # sent with each request when set
+        # What the requests spent and may spend (ledger.py).
+        self.ledger = Ledger(model, facts or ModelFacts(), cap, max_completion_tokens, search_usd)
         self.sent: int | None = None  # the output limit sent with the last request
-        self.usage: dict[str, Any] = {}
-        self.known_cost = 0.0  # USD of the requests whose cost is known
-        self.cost_unknown = False  # a request's cost could not be known
-        self.priced = False  # a request's cost was known (the server's figure, or the prices)
-        self.unknown_worst = 0.0  # the most those requests of unknown cost could have cost
-        self.unmeasured = 0  # responses that came without token counts
-        self.unstreamed = 0  # responses asked for without streaming (a server that cannot stream them)
-        self.requests = 0
         self.notes: list[str] = []  # how replies came, for the receipt (once each)
         self.served_by: str | None = None  # the model the server says answered
         self.headers: dict[str, str] = {}  # Venice's balance and deprecation headers, latest
@@ -160,35 +148,27 @@ class LLMPlanner:
     def balance(self) -> dict[str, str] | None:
         return balance(self.headers)
 
-    @property
-    def cost(self) -> float | None:
-        """USD this question spent; None once one request's cost is unknown, and while none
-        was costed on a server that publishes no prices (a question refused before its first
-        request there is `cost unknown`, as the server's every cost is)."""
-        if self.cost_unknown:
-            return None
-        return self.known_cost if self.priced else unspent(self.facts.prices)
-
     def report(self) -> Report:
         """What this planner's requests came to, for the receipt and the session."""
+        ledger = self.ledger
         return Report(
-            requests=self.requests,
+            requests=ledger.requests,
             model=self.served_by or self.model,
-            usage=self.usage,
-            cost_usd=self.cost,
+            usage=ledger.usage,
+            cost_usd=ledger.cost,
             balance=self.balance,
             context_tokens=self.context_tokens,
-            cached_tokens=cached_tokens(self.usage, self.unmeasured),
+            cached_tokens=cached_tokens(ledger.usage, ledger.unmeasured),
             compacted=self.compaction.to_dict(),
             parsed=self.parsed,
-            unmeasured=self.unmeasured,
-            unstreamed=self.unstreamed,
+            unmeasured=ledger.unmeasured,
+            unstreamed=ledger.unstreamed,
             notes=tuple(self.notes),
             thinking="\n\n".join(self.thinking) if self.thinking else None,
             sources=tuple(self.sources.values()),
-            facts=self.facts,
-            known_cost=self.known_cost,
-            unknown_worst=self.unknown_worst,
+            facts=ledger.facts,
+            known_cost=ledger.known_cost,
+            unknown_worst=ledger.unknown_worst,
             headers=dict(self.headers),
             added=tuple(self.added),
             markers=tuple(self.markers),
@@ -267,11 +247,11 @@ class LLMPlanner:
             self.context_tokens = needed
             return Stop(Exit.CONTEXT_FULL, full_refusal(needed, self.gauge.window or 0, why))
         # Under a cap, what is sent is measured once for the check, the limit and the worst cost.
-        bound = self.bound(messages, tools)
-        refusal = self.check_cap(messages, tools, bound=bound)
+        bound = self.ledger.bound(messages, tools)
+        refusal = self.ledger.check_cap(messages, tools, bound=bound)
         if refusal is not None:
             return Stop(Exit.COST_CAP, refusal)
-        limit, worst = self.terms(messages, tools, bound=bound)
+        limit, worst = self.ledger.terms(messages, tools, bound=bound)
         options: dict[str, Any] = {"temperature": self.temperature, "events": self.heard}
         options.update(self.cache_option())
         if self.response_format is not None:
@@ -329,7 +309,7 @@ class LLMPlanner:
     async def summarise(self, request: Sequence[dict[str, Any]]) -> Completion:
         """A compaction's summary request, without tools and nothing streamed, counted and
         costed like the others; `ModelError` when it fails."""
-        limit, worst = self.terms(request, ())
+        limit, worst = self.ledger.terms(request, ())
         request_made = self.complete(request, (), limit, temperature=self.temperature, **self.cache_option())
         return await self.costed(worst, request_made, "summary", limit, request)
 
@@ -342,7 +322,7 @@ class LLMPlanner:
     ) -> Completion:
         """One request of at most `limit` output tokens (none sent when None). A server that
         refuses the limit as above the model's maximum and names it (Venice's 400) is asked
-        once more with that maximum, which can only cost less; the planner's facts keep it, so
+        once more with that maximum, which can only cost less; the ledger's facts keep it, so
         the session's later requests send it at once. Nothing was generated by the refused
         request: it is neither a request nor a cost of its own."""
         self.sent = limit
@@ -357,7 +337,7 @@ class LLMPlanner:
         except OutputMaximumError as error:
             if error.maximum >= limit:
                 raise
-            self.facts = self.facts.replace(max_completion_tokens=error.maximum)
+            self.ledger.facts = self.ledger.facts.replace(max_completion_tokens=error.maximum)
             self.sent = limit = error.maximum
         return await self.client.complete(self.model, messages, tools, max_completion_tokens=limit, **options)
 
@@ -374,18 +354,19 @@ class LLMPlanner:
         `purpose` says which) made on this question's account: counted, and costed at its
         price, or at most `worst` when it fails after the model may have begun (`unpaid`).
         Every request the receipt counts passes here, watched as it is counted (`observe`)."""
-        self.requests += 1
+        ledger = self.ledger
+        ledger.requests += 1
         with observe.request(self.model, purpose, limit, messages, tools) as watch:
             try:
                 turn = await request
             except ModelError as error:
-                watch.failed(error, self.unpaid(worst, error))
+                watch.failed(error, ledger.unpaid(worst, error))
                 raise
             except asyncio.CancelledError as error:
-                watch.failed(error, self.unpaid(worst, None))
+                watch.failed(error, ledger.unpaid(worst, None))
                 raise
             cost = self.account(turn, worst)
-            watch.answered(turn, cost, {"cap.usd_left": self.cap.left} if self.cap is not None else {})
+            watch.answered(turn, cost, {"cap.usd_left": ledger.cap.left} if ledger.cap is not None else {})
         return turn
 
     def cut(self, turn: Completion, limit: int | None) -> Stop:
@@ -394,7 +375,7 @@ class LLMPlanner:
         stays in the turn (its arguments `{}` when they were cut), answered `not run` (so the
         model hears of it when the conversation goes on), is named in the refusal and is on the
         receipt (`not_run`, why)."""
-        refusal = self.cut_reason(turn, limit)
+        refusal = self.ledger.cut_reason(turn, limit)
         calls = [to_call(tool_call) for tool_call in turn.tool_calls]
         for tool_call, call in zip(turn.tool_calls, calls, strict=True):
             if call.malformed is not None:
@@ -406,21 +387,10 @@ class LLMPlanner:
             refusal += f"; {not_run_line(calls)}"
         return Stop(Exit.OUTPUT_LIMIT, refusal, turn.text, unrun(calls, CUT_CALL))
 
-    def cut_reason(self, turn: Completion, limit: int | None) -> str:
-        """Why the answer is partial (`Spending.cut_reason`): `limit` is the one sent."""
-        used = turn.usage.get("completion_tokens")
-        return self.spending.cut_reason(self.cap, limit, used if isinstance(used, int) else None)
-
     def account(self, turn: Completion, worst: float | None = None) -> float | None:
-        """Add the response's usage and cost to the question's (a search that brought results
-        costs its price when the server sent no cost of its own), its thinking and sources;
-        `worst`: the most it could cost. Its cost (None: unknown)."""
-        self.usage = add_usage(self.usage, turn.usage)
-        if not measured(turn.usage):
-            self.unmeasured += 1
-        if not turn.streamed:
-            self.unstreamed += 1
-        cost = self.spending.cost(turn.usage, searched=bool(turn.citations))
+        """Add the response's usage and cost to the question's (`Ledger.charge`; `worst`: the
+        most it could cost), its thinking, sources, model and headers. Its cost (None: unknown)."""
+        cost = self.ledger.charge(turn, worst)
         if turn.thinking:
             self.thinking.append(turn.thinking)
         for found in turn.citations:
@@ -428,75 +398,9 @@ class LLMPlanner:
                 self.sources[found["url"]] = {
                     key: str(found[key]) for key in ("title", "url", "date") if found.get(key)
                 }
-        self.spend(cost, worst)
         self.served_by = turn.model or self.served_by
         self.headers.update(turn.headers)
         return cost
-
-    def unpaid(self, worst: float | None, error: ModelError | None) -> float | None:
-        """A request that got no answer: free, and no tokens, when the server refused it outright
-        (an HTTP error status: nothing was generated; the cost is said only where prices are
-        known); cost and tokens unknown otherwise (it may have been cut, or cancelled, after
-        the model began)."""
-        refused = error is not None and error.status is not None
-        if not refused:
-            self.unmeasured += 1  # the model may have begun: its tokens are not known either
-        cost = unspent(self.facts.prices) if refused else None
-        self.spend(cost, worst)
-        return cost
-
-    def spend(self, cost: float | None, worst: float | None) -> None:
-        if cost is None:
-            self.cost_unknown = True
-            self.unknown_worst += worst or 0.0
-        else:
-            self.known_cost += cost
-            self.priced = True
-        if self.cap is not None:  # an unknown cost counts as the most it could have been
-            self.cap.spent += cost if cost is not None else worst or 0.0
-
-    @property
-    def spending(self) -> Spending:
-        """The money rules of this question's requests (`spending.py`), from the model's facts as
-        they are now (a server may name the model's output maximum during the question)."""
-        facts = self.facts
-        return Spending(
-            facts.prices, facts.max_completion_tokens, self.max_completion_tokens, self.search_usd
-        )
-
-    def bound(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> int:
-        """The request's `input_bound`, measured under a money cap only (nothing else reads it)."""
-        return input_bound(messages, tools) if self.cap is not None else 0
-
-    def check_cap(
-        self,
-        messages: Sequence[dict[str, Any]],
-        tools: Sequence[dict[str, Any]],
-        asked: int | None = None,
-        *,
-        bound: int | None = None,
-    ) -> str | None:
-        """Why the next request (of at most `asked` output tokens) must not be made under the
-        money cap, or None (`Spending.refusal`). `bound`: its input bound, when measured."""
-        if self.cap is None:
-            return None
-        bound = self.bound(messages, tools) if bound is None else bound
-        return self.spending.refusal(self.cap, bound, asked, request=self.requests + 1, model=self.model)
-
-    def terms(
-        self,
-        messages: Sequence[dict[str, Any]],
-        tools: Sequence[dict[str, Any]],
-        asked: int | None = None,
-        *,
-        bound: int | None = None,
-    ) -> tuple[int | None, float | None]:
-        """The output limit sent with the next request (None: none) and the most it can cost
-        (None without a cap: nothing else needs it), as `Spending` reckons them."""
-        spending = self.spending
-        bound = self.bound(messages, tools) if bound is None else bound
-        limit = spending.request_limit(self.cap, bound, asked)
-        return limit, spending.worst(bound, limit) if self.cap is not None else None
 
     async def sample(
         self,
@@ -508,7 +412,7 @@ class LLMPlanner:
         """A server's sampling request (`mcp/sampling_model.py`), made on this question's account: counted,
         costed and capped like the planner's own requests; only the server's `tools`, nothing
         streamed to the person, and the conversation is not touched. `ModelError` when it fails."""
-        limit, worst = self.terms(messages, tools, max_tokens)
+        limit, worst = self.ledger.terms(messages, tools, max_tokens)
         request = self.complete(messages, tools, limit, temperature=temperature)
         return await self.costed(worst, request, "sampling", limit, messages, tools)
 
@@ -516,7 +420,7 @@ class LLMPlanner:
         self, messages: Sequence[dict[str, Any]], max_tokens: int, tools: Sequence[dict[str, Any]] = ()
     ) -> str | None:
         """Why a sampling request must not be made under the money cap, or None."""
-        return self.check_cap(messages, tools, max_tokens)
+        return self.ledger.check_cap(messages, tools, max_tokens)
 
     def answer_calls(self, outcomes: Sequence[Outcome]) -> None:
         """One `tool` message for each call of the last assistant turn, in its order."""

@@ -1,8 +1,8 @@
 """What one model request may spend under a money cap: the arithmetic, pure, in one place.
 
-Before each request the planner measures what it sends once (`input_bound`) and asks a
-`Spending` (the model's prices and output limit, MAX_COMPLETION_TOKENS, the most a web search
-adds) three things, with what is left of the `Cap`:
+Before each request the planner's ledger (ledger.py) measures what is sent once (`input_bound`)
+and asks a `Spending` (the model's prices and output limit, MAX_COMPLETION_TOKENS, the most a web
+search adds) three things, with what is left of the `Cap`:
 - `refusal`: why the request must not be made (the question ends `cost_cap`), or None;
 - `request_limit`: the output limit to send with it (under a cap without MAX_COMPLETION_TOKENS,
   what the money left can pay for after the worst-case input: `capped`);
@@ -34,7 +34,7 @@ def input_bound(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, An
 
 
 class Spending(Record):
-    """The money rules of one model's requests (the planner makes one from its facts)."""
+    """The money rules of one model's requests (a question's `Ledger` makes one from its facts)."""
 
     prices: Prices | None  # USD per million tokens; None: the server publishes none
     model_limit: int | None = None  # the model's output maximum (/models, or the one a server named)

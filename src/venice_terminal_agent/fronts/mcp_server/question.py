@@ -5,7 +5,7 @@ the run (`Pause`) and the round's `tools/call` returns an input-required result 
 client's retry carries the answer (`answer`), and the run goes on in that retry's round
 (`drive`). A retry that never comes is a no after the deadline (`expire`). `Timers` holds the
 deadline, the clock it waits on (a test gives its own) and the waits running, which the server
-cancels when it stops. The front (`mcp_main.Front`) keeps the questions by id and runs each."""
+cancels when it stops. The front (`ask_tool.Front`) keeps the questions by id and runs each."""
 
 from __future__ import annotations
 
