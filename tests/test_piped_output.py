@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -175,3 +176,17 @@ def test_under_an_ascii_locale_the_question_is_shown_whole_and_the_run_ends_well
         "stopped: answered ? 1 call ? 2 rounds ? 30 tokens ? cost unknown",
     ]
     assert '  ? {"result": "charged 5"}' in (tmp_path / "err.txt").read_text(encoding="ascii")
+
+
+def test_under_an_ascii_locale_a_json_receipt_keeps_every_character_escaped(tmp_path: Path) -> None:
+    """--json where stdout cannot write UTF-8: the receipt's text is escaped (`\\u20ac`), so the
+    JSON a program reads back holds the answer whole, not a `?` for each character."""
+    with fake_venice([{"text": "5 € café"}], tmp_path) as fake:
+        done = subprocess.run(
+            [COMMAND, "--no-mcp", "--json", "price?"],
+            cwd=tmp_path, env={**clean_env(tmp_path, fake.base_url), "LC_ALL": "C", "PYTHONUTF8": "0"},
+            capture_output=True, stdin=subprocess.DEVNULL, timeout=60,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert b"\\u20ac" in done.stdout and done.stdout.isascii()
+    assert json.loads(done.stdout)["answer"] == "5 € café"

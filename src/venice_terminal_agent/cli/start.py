@@ -22,7 +22,6 @@ ISO-8859 locale or `PYTHONUTF8=0`: there, stdout and stderr write a `?` for such
 instead of ending the run in an internal error after its money was spent.
 """
 
-import codecs
 import gc
 import sys
 import warnings
@@ -45,11 +44,8 @@ def main() -> None:
 
 def writes_what_it_can(stream: object) -> None:
     """A standard stream whose encoding is not UTF-8 writes `?` for what it cannot encode."""
-    encoding = getattr(stream, "encoding", None)
-    try:
-        utf8 = encoding is not None and codecs.lookup(encoding).name == "utf-8"
-    except LookupError:
-        utf8 = False
+    from ..fronts.text import writes_utf8
+
     reconfigure = getattr(stream, "reconfigure", None)
-    if not utf8 and reconfigure is not None:
+    if reconfigure is not None and not writes_utf8(stream):
         reconfigure(errors="replace")

@@ -10,6 +10,7 @@ imports Rich (issue 21), and a style writes nothing there.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any, cast
 
@@ -29,7 +30,7 @@ from ...core.events import (
 from ...core.receipt import Exit, Receipt
 from ...core.toolbox import ToolSpec
 from ...core.wording import EMPTY_RESPONSE
-from ..text import CONSENT_KEY, call_text, preview, safe, tool_rows
+from ..text import CONSENT_KEY, call_text, preview, safe, tool_rows, writes_utf8
 from .plain_console import PlainConsole, plain_target, say
 
 if TYPE_CHECKING:
@@ -294,4 +295,6 @@ def tools_table(console: Console, tools: Sequence[ToolSpec]) -> None:
 
 
 def receipt_json(receipt: Receipt) -> str:
-    return json.dumps(receipt.to_dict(), ensure_ascii=False, indent=2)
+    """The receipt as --json prints it: its text as is, or escaped (`\\u00b7`) where stdout
+    cannot write UTF-8, so that no character of it is lost to a `?`."""
+    return json.dumps(receipt.to_dict(), ensure_ascii=not writes_utf8(sys.stdout), indent=2)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -75,7 +74,9 @@ def run_plan(
             return outcome
         receipt = outcome
     if json_output:
-        typer.echo(json.dumps(receipt.to_dict(), ensure_ascii=False, indent=2))
+        from .render import receipt_json
+
+        typer.echo(receipt_json(receipt))
     else:
         _show_end(receipt)
     return receipt.exit_status
