@@ -58,6 +58,25 @@ def test_consent_is_asked_on_the_terminal_when_both_output_streams_are_redirecte
     assert len(tools) > 80 and tools.endswith("(9 in all)")
 
 
+def test_with_only_stdout_redirected_the_question_stays_out_of_the_answer_file(tmp_path: Path) -> None:
+    """`venice-agent "…" > answer.txt` at a terminal: the question goes to the terminal (stderr),
+    and the file holds the answer and the receipt line, never the question."""
+    script = [call("charge", amount=5), {"text": "Charged 5."}]
+    with fake_venice(script, tmp_path) as fake:
+        config = shlex.quote(str(mcp_config(tmp_path, time_server=False)))
+        child = shell(tmp_path, fake.base_url, f"{COMMAND} --mcp-config {config} 'charge 5' >out.txt")
+        child.expect_exact("[y/N]")
+        assert 'Run charge({"amount": 5})?' in child.before
+        child.sendline("y")
+        child.expect(pexpect.EOF)
+        child.close()
+    assert child.exitstatus == 0
+    assert (tmp_path / "out.txt").read_text().splitlines() == [
+        "Charged 5.",
+        "stopped: answered · 1 call · 2 rounds · 30 tokens · cost unknown",
+    ]
+
+
 def test_on_a_narrow_terminal_long_lines_wrap_under_their_text_not_at_column_0(tmp_path: Path) -> None:
     with fake_venice([{"text": "Hi."}], tmp_path) as fake:
         child = pexpect.spawn(
