@@ -13,10 +13,12 @@ import pytest
 from venice_terminal_agent import Exit, ToolError
 from venice_terminal_agent.agent import Agent, AgentOptions
 from venice_terminal_agent.core.consent import Consent
+from venice_terminal_agent.core.costs import Prices
 from venice_terminal_agent.core.defaults import MAX_ROUNDS
 from venice_terminal_agent.core.events import ConsentAsked, ConsentGiven, Finished, TextDelta
 from venice_terminal_agent.core.toolbox import CombinedToolbox, FunctionToolbox
 from venice_terminal_agent.model import RetryPolicy, VeniceClient
+from venice_terminal_agent.model.models import ModelFacts
 from venice_terminal_agent.model.planner import NOT_RUN
 from venice_terminal_agent.testing import MockVenice
 from venice_terminal_agent.testing.checks import problem
@@ -346,6 +348,23 @@ async def test_clear_keeps_only_the_system_prompt() -> None:
 def test_max_rounds_is_checked() -> None:
     with pytest.raises(ValueError, match="between 1 and 40"):
         Agent(object(), toolbox(), AgentOptions(model="m", max_rounds=41))
+
+
+@pytest.mark.parametrize("cap", ["max_usd", "session_max_usd"])
+@pytest.mark.parametrize(
+    ("usd", "shown"), [(float("inf"), "inf"), (float("nan"), "nan"), (0.0, "0.0"), (-1.0, "-1.0")]
+)
+def test_a_money_cap_that_caps_nothing_or_everything_is_refused_as_the_settings_refuse_it(
+    cap: str, usd: float, shown: str
+) -> None:
+    """The Python API's caps as the command line's: `max_usd=inf` once answered uncapped, and
+    nan, 0 or a negative cap stopped every question before its first request ("$NaN cap")."""
+    with pytest.raises(ValueError, match=rf"^{cap} must be a finite number more than 0, not {shown}$"):
+        Agent(object(), toolbox(), AgentOptions(model="m", **{cap: usd}))
+    priced = ModelFacts(prices=Prices(input=1.0, output=2.0))
+    assert (
+        getattr(Agent(object(), toolbox(), AgentOptions(model="m", facts=priced, **{cap: 1e-9})), cap) == 1e-9
+    )
 
 
 async def test_a_tool_the_catalogue_does_not_describe_asks_before_it_runs() -> None:

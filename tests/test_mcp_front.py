@@ -590,3 +590,55 @@ async def test_the_client_s_person_sees_as_much_of_a_long_call_as_the_terminal_s
     assert asked == [
         f"Run charge({shown}) on shop? (it is not known to be free: it may spend money or change things) yes/no"
     ]
+
+
+async def test_after_a_file_is_read_a_free_tool_that_leaves_the_machine_asks_saying_why(
+    tmp_path: Path,
+) -> None:
+    """Local data in the conversation: even the trusted, read-only time server's tool asks first,
+    and the question says it may send the file's contents away, not that it may cost money."""
+    (tmp_path / "notes.txt").write_text("the launch code is 0000\n")
+    asked: list[str] = []
+    script = [
+        call("read_file", path="notes.txt"),
+        call("get_current_time", timezone="UTC"),
+        {"text": "Not sent."},
+    ]
+    with fake_venice(script, tmp_path) as fake:
+        async with front(tmp_path, fake.base_url, elicitation_callback=answering(False, asked)) as client:
+            result = await client.call_tool("ask", {"question": "read my notes, then the time"})
+    assert asked == [
+        'Run get_current_time({"timezone": "UTC"}) on time? (it may send local file contents off this machine) yes/no'
+    ]
+    assert outcomes(result) == ["ran", "declined"]
+    assert "the client's person declined get_current_time" in result.structured_content["notes"]
+
+
+async def test_a_client_the_sdk_finds_no_back_channel_to_is_not_asked_and_the_result_says_why() -> None:
+    """The SDK raises `NoBackChannelError` when a request cannot reach the client (a JSON-only
+    HTTP reply, a request already answered): that call is declined as no one to ask, and the
+    result's notes say which protocol and which tool, not an internal error."""
+    from mcp.shared.exceptions import NoBackChannelError
+
+    from venice_terminal_agent.core.receipt import Call, CallOutcome
+    from venice_terminal_agent.core.toolbox import ToolSpec
+    from venice_terminal_agent.fronts.mcp_server.client_consent import Asking, ClientApprover, asking
+
+    class NoBackChannel:  # the request context as the SDK hands it, with no way back to the client
+        client_capabilities = mcp.types.ClientCapabilities(elicitation=mcp.types.ElicitationCapability())
+        protocol_version = "2025-11-25"
+
+        async def elicit(self, message: str, schema: Any) -> Any:
+            raise NoBackChannelError("elicitation/create")
+
+    current = Asking(NoBackChannel())
+    token = asking.set(current)
+    try:
+        verdict = await ClientApprover()(Call("ch\x1barge", {}), ToolSpec("ch\x1barge", server="shop"))
+    finally:
+        asking.reset(token)
+    assert verdict is CallOutcome.NO_ONE_TO_ASK
+    assert current.notes == [
+        "this client's connection (MCP 2025-11-25) gives the server no way to ask it mid-call, so ch\\x1barge "
+        "was declined; start the server with --yes to run paid tools"
+    ]

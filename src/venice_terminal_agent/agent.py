@@ -12,6 +12,7 @@ question are served on that question's account (`mcp/sampling_model.py`).
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -150,12 +151,17 @@ class AgentOptions(Record):
 class Agent:
     def __init__(self, client: ChatModel, tools: Toolbox, options: AgentOptions) -> None:
         """A conversation on `client`'s model with `tools`, run as `options` say
-        (`ValueError` for a number out of range, `ConfigError` for a setting no question can
-        start with: a money cap without prices, attachments to an encrypted model)."""
+        (`ValueError` for a number out of range, money caps among them, `ConfigError` for a
+        setting no question can start with: a money cap without prices, attachments to an
+        encrypted model)."""
         if options.max_rounds not in MAX_ROUNDS_RANGE:
             raise ValueError("max_rounds must be between 1 and 40")
         if options.budget < 0:
             raise ValueError("budget must be >= 0")
+        for cap in ("max_usd", "session_max_usd"):  # as the settings say: inf or nan would cap nothing
+            usd = getattr(options, cap)
+            if usd is not None and not (math.isfinite(usd) and usd > 0):
+                raise ValueError(f"{cap} must be a finite number more than 0, not {usd}")
         self.facts = options.facts or ModelFacts()
         max_completion_tokens = options.max_completion_tokens
         if max_completion_tokens is not None and self.facts.max_completion_tokens is not None:

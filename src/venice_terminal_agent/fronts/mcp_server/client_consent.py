@@ -28,9 +28,11 @@ if TYPE_CHECKING:
 
 NOBODY = "this MCP client cannot be asked (no elicitation), so {tool} was declined; start the server with --yes to run paid tools"
 CONSENT = "consent"  # the key of the one input request a paused question carries
+# The SDK's `NoBackChannelError`: this request's connection cannot carry a question back to the
+# client (an HTTP reply that is one JSON body, or a request already answered).
 NO_BACK_CHANNEL = (
-    "this client speaks MCP {version}, where a server cannot ask mid-call, so {tool} was declined; "
-    "start the server with --yes to run paid tools"
+    "this client's connection (MCP {version}) gives the server no way to ask it mid-call, so {tool} "
+    "was declined; start the server with --yes to run paid tools"
 )
 
 
@@ -68,7 +70,7 @@ class Approve(BaseModel):
 
 class ClientApprover:
     """A `consent.Approver` that asks the MCP client's person (elicitation, form mode). Nobody
-    to ask (no elicitation, or the 2026-07-28 protocol with no back channel) is a no, said in
+    to ask (no elicitation, or a connection with no way back to the client) is a no, said in
     the result."""
 
     async def __call__(
