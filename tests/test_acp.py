@@ -1,7 +1,9 @@
 """`venice-agent acp`: the real command as a process, driven by the ACP SDK's client side as an
 editor would, against the fake model server and real stdio MCP servers (a paid one of ours,
-mcp-server-time): a permission granted, one rejected, a cancel that rolls the question back,
-a usage update that matches the receipt, and the editor unable to answer; with sessions on,
+mcp-server-time): a permission granted, one rejected, what a permission request shows and
+offers (after the call it asks about), a cancel that rolls the question back, a usage update
+that matches the receipt, the editor unable to answer (no one to ask), and a server's sampling
+request that never reaches the editor; with sessions on,
 a conversation saved in the terminal is loaded (replayed, then continued) in the editor and
 the other way round."""
 
