@@ -72,7 +72,8 @@ def durable(folder: Path, base_url: str, file: Path, config: Path, workers: int)
 async def plain(folder: Path, base_url: str, lines: list[str], config: Path, workers: int) -> float:
     """The same questions in this process, without DBOS: seconds they took."""
     os.environ.update(clean_env(folder, base_url, VENICE_MODEL="fake-model"))
-    from venice_terminal_agent.fronts.runtime import Flags, load, open_runtime
+    from venice_terminal_agent.fronts.runtime import open_runtime
+    from venice_terminal_agent.fronts.settings_load import Flags, load
 
     settings, servers = load(Flags(mcp_config=config, yes=True, no_files=True))
     async with open_runtime(settings, servers, person=False) as runtime:

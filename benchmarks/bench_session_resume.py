@@ -72,8 +72,8 @@ async def main(questions: int) -> int:
     from venice_terminal_agent.agent import Agent, AgentOptions
     from venice_terminal_agent.config import load_settings
     from venice_terminal_agent.core.toolbox import FunctionToolbox
-    from venice_terminal_agent.fronts.runtime import Flags
     from venice_terminal_agent.fronts.saved_sessions import attach, open_session, sessions_path
+    from venice_terminal_agent.fronts.settings_load import Flags
     from venice_terminal_agent.model import VeniceClient
     from venice_terminal_agent.store.sessions import Save, SessionStore
 

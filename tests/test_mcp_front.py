@@ -311,7 +311,7 @@ async def memory_front(
     """`venice-agent mcp`'s server in this process (for the SDK's in-memory client), on the
     same settings and MCP servers as the command; `timing` (deadline, sleep) goes to `Front`."""
     from venice_terminal_agent.fronts.mcp_server.mcp_main import FrontOptions, open_front
-    from venice_terminal_agent.fronts.runtime import Flags, load
+    from venice_terminal_agent.fronts.settings_load import Flags, load
 
     for name, value in clean_env(folder, base_url, VENICE_MODEL="fake-model").items():
         monkeypatch.setenv(name, value)

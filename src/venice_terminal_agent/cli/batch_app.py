@@ -190,7 +190,7 @@ def _flags(
     root: Path | None,
     no_files: bool,
 ) -> Any:
-    from ..fronts.runtime import Flags
+    from ..fronts.settings_load import Flags
 
     return Flags(
         model=model,

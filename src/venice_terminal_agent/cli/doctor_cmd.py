@@ -57,7 +57,7 @@ def doctor_main(flags: Any, *, json_output: bool, probe: bool = False) -> int:
 async def run_checks(flags: Any, *, probe: bool = False) -> list[Check]:
     from ..config import VENICE_KEY_HELP
     from ..core.errors import ConfigError
-    from ..fronts.runtime import load
+    from ..fronts.settings_load import load
     from ..mcp.servers_file import default_config_path
 
     checks = [_settings_files(flags, default_config_path())]

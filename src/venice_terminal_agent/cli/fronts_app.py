@@ -73,7 +73,7 @@ def acp(
     Exit status: 0 the editor closed the connection, {USAGE_ERROR_STATUS} a usage error.
     """
     from ..fronts.acp.acp_main import acp_main
-    from ..fronts.runtime import Flags
+    from ..fronts.settings_load import Flags
 
     flags = Flags(
         model=model,

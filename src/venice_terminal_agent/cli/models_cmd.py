@@ -44,7 +44,7 @@ class Filters:
 
 
 def models_main(base_url: str | None, filters: Filters, *, json_output: bool) -> int:
-    from ..fronts.runtime import Flags, settings_from
+    from ..fronts.settings_load import Flags, settings_from
 
     try:
         settings = settings_from(Flags(base_url=base_url))

@@ -42,7 +42,7 @@ class McpFlags:
 
 def _servers(flags: McpFlags) -> tuple[Any, list[Any]]:
     """Settings and server configs; `ConfigError` said by the caller."""
-    from ..fronts.runtime import Flags, load
+    from ..fronts.settings_load import Flags, load
 
     return load(
         Flags(transport=flags.transport, tools=flags.tools, mcp_config=flags.mcp_config, yes=flags.yes)

@@ -22,7 +22,7 @@ from ..core.receipt import Receipt
 if TYPE_CHECKING:
     from ..config import Settings
     from ..store.sessions import Session, SessionStore
-    from .runtime import Flags
+    from .settings_load import Flags
 
 ENABLE = "venice-agent config set sessions on (or VENICE_AGENT_SESSIONS=1, or --save for one run)"
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ...core.errors import ConfigError, VeniceAgentError
 from ..failures import fail, path_problem
-from ..runtime import Flags, load
+from ..settings_load import Flags, load
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -196,8 +196,8 @@ class EditorSessions:
 
     def attach(self, agent: Any, base: Any, session_id: str, cwd: str, stored: Any) -> Any:
         """`agent` going on from `stored` (None: a new session) and saved after each question."""
-        from ..runtime import Flags
         from ..saved_sessions import Opened, attach
+        from ..settings_load import Flags
 
         opened = stored if stored is not None else Opened(self.store, session_id)
         saving, notes = attach(

@@ -252,7 +252,8 @@ def _main(batch_id: str, lines: list[dict[str, Any]], options: Options, flags: A
 
 async def _work(batch_id: str, lines: list[dict[str, Any]], options: Options, flags: Any, source: str) -> int:
     from ..person import NOBODY
-    from ..runtime import load, open_runtime
+    from ..runtime import open_runtime
+    from ..settings_load import load
 
     url = database_url(options.db)
     settings, servers = load(flags)

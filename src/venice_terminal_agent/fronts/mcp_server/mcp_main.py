@@ -32,7 +32,8 @@ from ...core.errors import ConfigError, StoreError, VeniceAgentError
 from ...core.events import Event, RoundStarted, ToolFinished, ToolStarted
 from ..failures import fail, path_problem
 from ..listening import is_loopback
-from ..runtime import Flags, Opening, load, open_runtime
+from ..runtime import Opening, open_runtime
+from ..settings_load import Flags, load
 from ..text import ARGS_PREVIEW, call_text, safe
 from .client_consent import ClientPerson, asking
 from .question import NOT_WAITING, Question, Timers

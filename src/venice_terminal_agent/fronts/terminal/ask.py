@@ -14,7 +14,7 @@ from ...config import Settings
 from ...core.errors import ConfigError, VeniceAgentError
 from ...core.receipt import EXIT_STATUS, USAGE_ERROR_STATUS, Exit
 from ..failures import fail, path_problem
-from ..runtime import Flags, load, read_instruction, settings_from
+from ..settings_load import Flags, load, read_instruction, settings_from
 from .console_io import cancellable, cancelled_receipt, quiet_type_ahead
 
 if TYPE_CHECKING:

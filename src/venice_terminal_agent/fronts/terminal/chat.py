@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ...core.defaults import CALLS_PER_WINDOW
 from ...core.errors import VeniceAgentError
 from ..failures import fail, path_problem
-from ..runtime import Flags, settings_from
+from ..settings_load import Flags, settings_from
 from ..text import files_line, safe, tool_line
 from .console_io import ReadLine, cancellable, quiet_type_ahead
 

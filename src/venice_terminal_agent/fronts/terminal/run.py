@@ -124,7 +124,7 @@ def run_with_mcp(
 ) -> Receipt | int:
     """`venice-agent run PLAN --mcp-config FILE`: the plan on built-in and MCP tools together."""
     from ...core.errors import ConfigError
-    from ..runtime import Flags, load
+    from ..settings_load import Flags, load
 
     try:
         settings, servers = load(Flags(mcp_config=mcp_config, yes=yes))
