@@ -1,7 +1,9 @@
 """`venice-agent acp`: the real command as a process, driven by the ACP SDK's client side as an
 editor would, against the fake model server and real stdio MCP servers (a paid one of ours,
-mcp-server-time): a permission granted, one rejected, a cancel that rolls the question back,
-a usage update that matches the receipt, and the editor unable to answer; with sessions on,
+mcp-server-time): a permission granted, one rejected, what a permission request shows and
+offers (after the call it asks about), a cancel that rolls the question back, a usage update
+that matches the receipt, the editor unable to answer (no one to ask), and a server's sampling
+request that never reaches the editor; with sessions on,
 a conversation saved in the terminal is loaded (replayed, then continued) in the editor and
 the other way round."""
 
@@ -21,6 +23,7 @@ from acp.stdio import spawn_agent_process
 
 from cli_support import COMMAND, FakeServer, clean_env, fake_venice, mcp_config, run_cli
 from test_sessions_cli import ids, sessions_file, stored
+from venice_terminal_agent.core.wording import PAID_REASON
 
 pytestmark = pytest.mark.asyncio
 
@@ -39,11 +42,15 @@ class Editor:
         self.answer = answer
         self.updates: list[Any] = []
         self.asked: list[Any] = []
+        self.offered: list[Any] = []  # each permission request's options
+        self.shown_when_asked: list[list[Any]] = []  # the updates the editor had when it was asked
         self.changed = asyncio.Event()
         self.started: Any = None  # the initialize response
 
     async def request_permission(self, options: Any, session_id: str, tool_call: Any, **_: Any) -> Any:
         self.asked.append(tool_call)
+        self.offered.append(options)
+        self.shown_when_asked.append(list(self.updates))
         return await self.answer(options)
 
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
@@ -148,6 +155,59 @@ async def test_a_rejected_or_dismissed_permission_is_a_no(tmp_path: Path, answer
     assert "declined" in tool_messages[0]["content"]
     failed = [u for u in editor.updates if u.session_update == "tool_call_update" and u.status == "failed"]
     assert failed and "declined charge" in failed[0].content[0].content.text
+
+
+async def test_the_permission_request_asks_about_the_call_shown_with_allow_once_or_reject(
+    tmp_path: Path,
+) -> None:
+    with fake_venice([call("charge", amount=5), {"text": "Charged 5."}], tmp_path) as fake:
+        async with editor_on(tmp_path, fake, allow) as (editor, conn):
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("charge 5")])
+    (asked,) = editor.asked
+    assert asked.title == f'Run charge({{"amount": 5}}) on shop? ({PAID_REASON})'  # what, where, why
+    assert asked.raw_input == {"amount": 5} and asked.status == "pending"
+    (shown,) = editor.shown_when_asked  # the call is on screen, under the id asked about, first
+    assert [u.tool_call_id for u in shown if u.session_update == "tool_call"] == [asked.tool_call_id]
+    (options,) = editor.offered
+    assert [(option.name, option.kind) for option in options] == [
+        ("Allow once", "allow_once"),
+        ("Reject", "reject_once"),
+    ]
+
+
+async def test_an_editor_that_cannot_answer_is_no_one_to_ask(tmp_path: Path) -> None:
+    async def broken(options: Any) -> Any:
+        raise RuntimeError("the permission dialog failed")
+
+    with fake_venice([call("charge", amount=3), {"text": "Not charged."}], tmp_path) as fake:
+        async with editor_on(tmp_path, fake, broken) as (editor, conn):
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            done = await conn.prompt(session_id=session.session_id, prompt=[text_block("charge 3")])
+        tool_messages = [m for m in fake.chat_bodies()[1]["messages"] if m["role"] == "tool"]
+    assert len(editor.asked) == 1
+    assert done.field_meta["venice-agent/receipt"]["steps"] == []  # it never ran
+    assert "no one to ask" in tool_messages[0]["content"]  # not "declined": nobody answered
+
+
+async def test_a_servers_sampling_request_is_never_put_to_the_editor(tmp_path: Path) -> None:
+    from acp.schema import McpServerStdio
+
+    from cli_support import PYTHON
+
+    trip = McpServerStdio(
+        name="trip", command=PYTHON, args=[str(Path(__file__).parent / "servers" / "trip_server.py")], env=[]
+    )
+    with fake_venice([call("forecast", city="Oslo"), {"text": "No forecast."}], tmp_path) as fake:
+        async with editor_on(tmp_path, fake, allow, "--no-mcp") as (editor, conn):
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[trip])
+            done = await conn.prompt(session_id=session.session_id, prompt=[text_block("weather?")])
+        bodies = fake.chat_bodies()
+    (asked,) = editor.asked  # the editor's server's tool asks; its sampling request does not
+    assert asked.title.startswith('Run forecast({"city": "Oslo"}) on trip?')
+    (step,) = done.field_meta["venice-agent/receipt"]["steps"]
+    assert step["tool"] == "forecast" and "sampling" in step["error"]  # the server was told no
+    assert len(bodies) == 2  # the question's two requests: the server's prompt never reached the model
 
 
 async def test_yes_approves_without_asking_the_editor(tmp_path: Path) -> None:

@@ -58,7 +58,7 @@ from acp.schema import (
 )
 
 from ...core import observe
-from ...core.consent import Why
+from ...core.consent import Approver, Why
 from ...core.errors import StoreError, VeniceAgentError
 from ...core.events import (
     ConsentAsked,
@@ -72,6 +72,7 @@ from ...core.events import (
     ToolStarted,
 )
 from ...core.receipt import Call, CallOutcome, Exit, Receipt
+from ...core.toolbox import ToolSpec
 from ..saved_sessions import ENABLE
 from ..text import call_text, consent_question, preview
 from .replay import RESULT_PREVIEW, replay, tool_kind
@@ -340,9 +341,11 @@ class EditorAgent:
         )
 
     # -- consent ---------------------------------------------------------------------------
-    def _approver(self, session_id: str, conversation: Conversation) -> Callable[..., Any]:
-        async def approve(call: Call, spec: Any = None, why: Why = Why.PAID) -> bool | CallOutcome:
-            if why is Why.SAMPLING or self.client is None:
+    def _approver(self, session_id: str, conversation: Conversation) -> Approver:
+        # It runs only inside a `session/prompt`, a request on the connection `on_connect` gave:
+        # `self.client` is always set by then.
+        async def approve(call: Call, spec: ToolSpec, why: Why) -> bool | CallOutcome:
+            if why is Why.SAMPLING:
                 return CallOutcome.NO_ONE_TO_ASK  # a server's prompt to the model needs a terminal
             await self._flush()  # the tool call is shown before it is asked about
             options = [
@@ -351,9 +354,7 @@ class EditorAgent:
             ]
             asked = ToolCallUpdate(
                 tool_call_id=self._call_id(conversation, call),
-                title=consent_question(
-                    call.tool, call.arguments, getattr(spec, "server", None), why is Why.LOCAL_DATA
-                ),
+                title=consent_question(call.tool, call.arguments, spec.server, why is Why.LOCAL_DATA),
                 raw_input=call.arguments,
                 status="pending",
             )
@@ -363,7 +364,7 @@ class EditorAgent:
                 )
             except Exception:  # an editor that cannot answer: nobody could be asked
                 return CallOutcome.NO_ONE_TO_ASK
-            outcome = getattr(answer, "outcome", None)
+            outcome = answer.outcome  # validated by the SDK: an AllowedOutcome or a DeniedOutcome
             return isinstance(outcome, AllowedOutcome) and outcome.option_id == ALLOW
 
         return approve
