@@ -100,7 +100,10 @@ async def editor_on(
             *args,
             env=env,
             cwd=tmp_path,
-            transport_kwargs={"stderr": log.fileno()},
+            # The SDK terminates an agent that has not exited 2 s after its stdin closed; under
+            # load one that had just exited raised ProcessLookupError at teardown. It exits on
+            # its own (a question's end), so it is given the time to.
+            transport_kwargs={"stderr": log.fileno(), "shutdown_timeout": 30.0},
         ) as (conn, _process):
             editor.started = await conn.initialize(protocol_version=PROTOCOL_VERSION)
             assert editor.started.agent_info.name == "venice-agent"
