@@ -138,7 +138,8 @@ async def test_acp_traces_each_prompt_and_continues_the_editors_trace_from_meta(
                 "--no-mcp",
                 env=env,
                 cwd=tmp_path,
-                transport_kwargs={"stderr": log.fileno()},
+                # as in test_acp.py: time to exit on its own (and export its spans) once stdin closes
+                transport_kwargs={"stderr": log.fileno(), "shutdown_timeout": 30.0},
             ) as (conn, _process):
                 await conn.initialize(protocol_version=PROTOCOL_VERSION)
                 session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
