@@ -34,23 +34,41 @@ def shell(tmp_path: Path, base_url: str, line: str) -> pexpect.spawn:
     )
 
 
-def test_consent_is_asked_on_the_terminal_when_both_output_streams_are_redirected(tmp_path: Path) -> None:
-    script = [call("charge", amount=5), {"text": "Charged 5."}]
+CHARGE = [call("charge", amount=5), {"text": "Charged 5."}]
+# What out.txt holds once the charge ran (a no would say "1 call proposed: 0 ran, 1 declined").
+RAN = ["Charged 5.", "stopped: answered · 1 call · 2 rounds · 30 tokens · cost unknown"]
+
+
+def yes_on_the_terminal(
+    tmp_path: Path, line: str, script: list[Any] = CHARGE, config: Path | None = None
+) -> str:
+    """Run the shell `line` at a terminal, `{agent}` in it standing for the agent with the shop
+    server (or `config`'s servers); answer its consent question y. Returns the screen up to the
+    question; the command must end with status 0."""
+    config = config or mcp_config(tmp_path, time_server=False)
     with fake_venice(script, tmp_path) as fake:
-        config = shlex.quote(str(mcp_config(tmp_path)))
-        child = shell(
-            tmp_path, fake.base_url, f"{COMMAND} --mcp-config {config} 'charge 5' >out.txt 2>err.txt"
-        )
+        agent = f"{COMMAND} --mcp-config {shlex.quote(str(config))}"
+        child = shell(tmp_path, fake.base_url, line.format(agent=agent))
         child.expect_exact("[y/N]")
-        assert 'Run charge({"amount": 5})?' in child.before
+        asked = child.before
         child.sendline("y")
         child.expect(pexpect.EOF)
         child.close()
-    assert child.exitstatus == 0, (tmp_path / "err.txt").read_text()
-    assert (tmp_path / "out.txt").read_text().splitlines() == [
-        "Charged 5.",
-        "stopped: answered · 1 call · 2 rounds · 30 tokens · cost unknown",
-    ]
+    errors = tmp_path / "err.txt"
+    assert child.exitstatus == 0, errors.read_text() if errors.exists() else child.before
+    return asked
+
+
+def out_lines(tmp_path: Path, encoding: str = "utf-8") -> list[str]:
+    return (tmp_path / "out.txt").read_text(encoding=encoding).splitlines()
+
+
+def test_consent_is_asked_on_the_terminal_when_both_output_streams_are_redirected(tmp_path: Path) -> None:
+    asked = yes_on_the_terminal(
+        tmp_path, "{agent} 'charge 5' >out.txt 2>err.txt", config=mcp_config(tmp_path)
+    )
+    assert 'Run charge({"amount": 5})?' in asked
+    assert out_lines(tmp_path) == RAN
     errors = (tmp_path / "err.txt").read_text().splitlines()
     assert '  ✓ {"result": "charged 5"}' in errors  # the tool line, with its result
     # Piped, nothing is wrapped at 80 columns: the banner's long tools line stays one line.
@@ -61,20 +79,8 @@ def test_consent_is_asked_on_the_terminal_when_both_output_streams_are_redirecte
 def test_with_only_stdout_redirected_the_question_stays_out_of_the_answer_file(tmp_path: Path) -> None:
     """`venice-agent "…" > answer.txt` at a terminal: the question goes to the terminal (stderr),
     and the file holds the answer and the receipt line, never the question."""
-    script = [call("charge", amount=5), {"text": "Charged 5."}]
-    with fake_venice(script, tmp_path) as fake:
-        config = shlex.quote(str(mcp_config(tmp_path, time_server=False)))
-        child = shell(tmp_path, fake.base_url, f"{COMMAND} --mcp-config {config} 'charge 5' >out.txt")
-        child.expect_exact("[y/N]")
-        assert 'Run charge({"amount": 5})?' in child.before
-        child.sendline("y")
-        child.expect(pexpect.EOF)
-        child.close()
-    assert child.exitstatus == 0
-    assert (tmp_path / "out.txt").read_text().splitlines() == [
-        "Charged 5.",
-        "stopped: answered · 1 call · 2 rounds · 30 tokens · cost unknown",
-    ]
+    assert 'Run charge({"amount": 5})?' in yes_on_the_terminal(tmp_path, "{agent} 'charge 5' >out.txt")
+    assert out_lines(tmp_path) == RAN
 
 
 def test_on_a_narrow_terminal_long_lines_wrap_under_their_text_not_at_column_0(tmp_path: Path) -> None:
@@ -126,24 +132,9 @@ def test_with_all_three_streams_redirected_the_question_is_still_answered_on_the
     and neither output is the terminal, so the consent question is asked and read on the terminal
     itself (/dev/tty), never from the pipe, whose end would read as a no. The piped notes are
     local data, and the question says so."""
-    script = [call("charge", amount=5), {"text": "Charged 5."}]
-    with fake_venice(script, tmp_path) as fake:
-        config = shlex.quote(str(mcp_config(tmp_path)))
-        child = shell(
-            tmp_path,
-            fake.base_url,
-            f"printf 'my notes' | {COMMAND} --mcp-config {config} 'charge 5' >out.txt 2>err.txt",
-        )
-        child.expect_exact("[y/N]")
-        assert 'charge({"amount": 5}) may send local file contents off this machine. Run it?' in child.before
-        child.sendline("y")
-        child.expect(pexpect.EOF)
-        child.close()
-    assert child.exitstatus == 0, (tmp_path / "err.txt").read_text()
-    assert (tmp_path / "out.txt").read_text().splitlines() == [  # it ran: a no would say "1 declined"
-        "Charged 5.",
-        "stopped: answered · 1 call · 2 rounds · 30 tokens · cost unknown",
-    ]
+    asked = yes_on_the_terminal(tmp_path, "printf 'my notes' | {agent} 'charge 5' >out.txt 2>err.txt")
+    assert 'charge({"amount": 5}) may send local file contents off this machine. Run it?' in asked
+    assert out_lines(tmp_path) == RAN
 
 
 def test_a_server_name_that_cannot_be_written_as_text_is_asked_about_on_the_terminal_all_the_same(
@@ -155,23 +146,9 @@ def test_a_server_name_that_cannot_be_written_as_text_is_asked_about_on_the_term
     config = mcp_config(tmp_path, time_server=False)
     servers = json.loads(config.read_text())["mcpServers"]
     config.write_text(json.dumps({"mcpServers": {"sh\ud800op": servers["shop"]}}))
-    script = [call("charge", amount=5), {"text": "Charged 5."}]
-    with fake_venice(script, tmp_path) as fake:
-        child = shell(
-            tmp_path,
-            fake.base_url,
-            f"{COMMAND} --mcp-config {shlex.quote(str(config))} 'charge 5' >out.txt 2>err.txt",
-        )
-        child.expect_exact("[y/N]")
-        assert "charge on sh?op is not known to be free" in child.before
-        child.sendline("y")
-        child.expect(pexpect.EOF)
-        child.close()
-    assert child.exitstatus == 0, (tmp_path / "err.txt").read_text()
-    assert (tmp_path / "out.txt").read_text().splitlines() == [  # it ran: a no would say "1 declined"
-        "Charged 5.",
-        "stopped: answered · 1 call · 2 rounds · 30 tokens · cost unknown",
-    ]
+    asked = yes_on_the_terminal(tmp_path, "{agent} 'charge 5' >out.txt 2>err.txt", config=config)
+    assert "charge on sh?op is not known to be free" in asked
+    assert out_lines(tmp_path) == RAN
 
 
 def test_under_an_ascii_locale_the_question_is_shown_whole_and_the_run_ends_well(tmp_path: Path) -> None:
@@ -180,17 +157,9 @@ def test_under_an_ascii_locale_the_question_is_shown_whole_and_the_run_ends_well
     argument reads as it is; the redirected output writes `?` for what ASCII cannot hold. It
     once ended the answered, paid-for run in an internal error on the receipt's `·`."""
     script = [call("charge", amount=5, note="café"), {"text": "Charged 5 €."}]
-    with fake_venice(script, tmp_path) as fake:
-        config = shlex.quote(str(mcp_config(tmp_path, time_server=False)))
-        line = f"LC_ALL=C PYTHONUTF8=0 {COMMAND} --mcp-config {config} 'charge 5' >out.txt 2>err.txt"
-        child = shell(tmp_path, fake.base_url, line)
-        child.expect_exact("[y/N]")
-        assert 'Run charge({"amount": 5, "note": "café"})?' in child.before
-        child.sendline("y")
-        child.expect(pexpect.EOF)
-        child.close()
-    assert child.exitstatus == 0, (tmp_path / "err.txt").read_text()
-    assert (tmp_path / "out.txt").read_text(encoding="ascii").splitlines() == [
+    line = "LC_ALL=C PYTHONUTF8=0 {agent} 'charge 5' >out.txt 2>err.txt"
+    assert 'Run charge({"amount": 5, "note": "café"})?' in yes_on_the_terminal(tmp_path, line, script)
+    assert out_lines(tmp_path, "ascii") == [
         "Charged 5 ?.",
         "stopped: answered ? 1 call ? 2 rounds ? 30 tokens ? cost unknown",
     ]
