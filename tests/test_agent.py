@@ -552,3 +552,14 @@ async def test_a_request_refused_outside_the_loop_ends_on_the_exit_it_names(exit
     receipt = await agent.ask("hi")
     assert receipt.stopped_because is exit and receipt.refusal == f"not sent: {exit}"
     assert roles(agent.history) == ["system"]
+
+
+async def test_a_lone_surrogate_in_what_is_sent_goes_as_a_replacement_character_not_a_crash() -> None:
+    """UTF-8 cannot carry half of a surrogate pair (a program's text cut in the middle of an
+    emoji, an argument decoded under a non-UTF-8 locale): the request sends U+FFFD in its
+    place instead of failing to encode, and the question is answered."""
+    async with agent_on([{"text": "hello"}], system_prompt="Be terse \ud83d.") as (fake, agent):
+        receipt = await agent.ask("hi \udcc3")
+    assert receipt.stopped_because is Exit.ANSWERED
+    sent = [message["content"] for message in fake.chat_requests[0]["messages"]]
+    assert sent == ["Be terse \ufffd.", "hi \ufffd"]

@@ -178,3 +178,20 @@ def test_under_an_ascii_locale_a_json_receipt_keeps_every_character_escaped(tmp_
     assert done.returncode == 0, done.stderr
     assert b"\\u20ac" in done.stdout and done.stdout.isascii()
     assert json.loads(done.stdout)["answer"] == "5 € café"
+
+
+def test_under_an_ascii_locale_a_question_typed_with_accents_reaches_the_model_as_typed(
+    tmp_path: Path,
+) -> None:
+    """Python decodes argv under LC_ALL=C (UTF-8 mode off) with surrogate escapes, which no
+    request can carry: `venice-agent "café?"` ended in an internal error before anything was
+    sent. The terminal typed UTF-8, so the model is asked "café?"."""
+    with fake_venice([{"text": "Oui."}], tmp_path) as fake:
+        done = subprocess.run(
+            [COMMAND, "--no-mcp", "café?"],
+            cwd=tmp_path, env={**clean_env(tmp_path, fake.base_url), "LC_ALL": "C", "PYTHONUTF8": "0"},
+            capture_output=True, stdin=subprocess.DEVNULL, timeout=60,
+        )  # fmt: skip
+        asked = fake.chat_bodies()[0]["messages"][-1]["content"]
+    assert done.returncode == 0, done.stderr
+    assert asked == "café?"

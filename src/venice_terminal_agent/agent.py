@@ -27,6 +27,7 @@ from .core.loop import run_loop
 from .core.pager import Pager
 from .core.receipt import Call, CallOutcome, Exit, Receipt, Tally
 from .core.record import Record
+from .core.scrub import well_formed
 from .core.toolbox import Toolbox, ToolSpec
 from .model.models import ModelFacts, deprecation
 from .model.planner import ChatModel, LLMPlanner
@@ -204,7 +205,10 @@ class Agent:
         self.budget = options.budget
         self.max_tool_result_chars = options.max_tool_result_chars
         self.temperature = options.temperature
-        self.system_prompt = options.system_prompt
+        # Text that enters the conversation is made well formed there, as the loop does for tool
+        # results and the stream for the model's: half of a surrogate pair (a program's text cut
+        # inside an emoji) cannot be encoded, and sizing, sending or saving would fail on it.
+        self.system_prompt = well_formed(options.system_prompt)
         # Long results are cut into pages of this size; give the same pager to the `page` tool.
         self.pager = options.pager if options.pager is not None else Pager(options.max_tool_result_chars)
         self.context_window, self.context_source = choose_window(
@@ -215,7 +219,7 @@ class Agent:
         self.compact_on = options.compact
         self.pager.page_chars = page_limit(self.context_window, self.pager.page_chars)
         self.cache_key = new_cache_key()  # per conversation: where the server keeps its prefix
-        self.history: list[dict[str, Any]] = [{"role": "system", "content": options.system_prompt}]
+        self.history: list[dict[str, Any]] = [{"role": "system", "content": self.system_prompt}]
         # What a session keeps: every message as it was, and where rounds were compacted
         # (`context.replay(record)` is the history).
         self.record: list[dict[str, Any]] = list(self.history)
@@ -327,6 +331,7 @@ class Agent:
         other end leaves it as it was (rollback). `local_data`: the question carries local data
         itself (text piped to it), so every tool that leaves the machine asks first."""
         emit = events or ignore
+        question = well_formed(question)  # as the system prompt is (above)
         if self.private_refusal:
             return self.refuse_privately(emit)
         pages = self.pager.next_id  # pages cut from here on belong to this question

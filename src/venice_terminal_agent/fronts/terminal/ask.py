@@ -39,8 +39,9 @@ E2EE_LINE = (
 
 def ask_main(question: str | None, flags: Flags) -> int:
     """The whole command; returns the process exit status."""
-    from .console_io import piped_material, read_stdin
+    from .console_io import as_typed, piped_material, read_stdin
 
+    question = as_typed(question) if question is not None else None
     if question == "-":  # the whole of stdin is the question
         question = read_stdin().strip()
         if not question.strip():
@@ -77,7 +78,9 @@ def ask_main(question: str | None, flags: Flags) -> int:
         return _start(settings, flags, question, servers, extras)
 
 
-def _start(settings: Settings, flags: Flags, question: str | None, servers: list[ServerConfig], extras: Any) -> int:
+def _start(
+    settings: Settings, flags: Flags, question: str | None, servers: list[ServerConfig], extras: Any
+) -> int:
     started: list[StdioServer] = []
     if servers:
         from ..head_start import head_start
