@@ -185,13 +185,14 @@ def test_under_an_ascii_locale_a_question_typed_with_accents_reaches_the_model_a
 ) -> None:
     """Python decodes argv under LC_ALL=C (UTF-8 mode off) with surrogate escapes, which no
     request can carry: `venice-agent "café?"` ended in an internal error before anything was
-    sent. The terminal typed UTF-8, so the model is asked "café?"."""
+    sent. The terminal typed UTF-8, so the model is asked "café?", and `-s` is read as typed too."""
     with fake_venice([{"text": "Oui."}], tmp_path) as fake:
         done = subprocess.run(
-            [COMMAND, "--no-mcp", "café?"],
+            [COMMAND, "--no-mcp", "-s", "Réponds en français.", "café?"],
             cwd=tmp_path, env={**clean_env(tmp_path, fake.base_url), "LC_ALL": "C", "PYTHONUTF8": "0"},
             capture_output=True, stdin=subprocess.DEVNULL, timeout=60,
         )  # fmt: skip
-        asked = fake.chat_bodies()[0]["messages"][-1]["content"]
+        messages = fake.chat_bodies()[0]["messages"]
     assert done.returncode == 0, done.stderr
-    assert asked == "café?"
+    assert messages[-1]["content"] == "café?"
+    assert "Réponds en français." in messages[0]["content"]

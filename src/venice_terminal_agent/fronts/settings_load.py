@@ -76,7 +76,9 @@ def read_instruction(given: str | None) -> str | None:
     an instruction that is empty."""
     if given is None:
         return None
-    text = given
+    from .text import as_typed
+
+    text = as_typed(given)  # a file's name stays as the system gave it: it opens by those bytes
     if given.startswith("@"):
         from ..core.files import read_text
 

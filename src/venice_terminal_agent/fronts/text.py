@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -17,6 +18,16 @@ if TYPE_CHECKING:
 # C0 controls except tab and newline, DEL, and C1 controls: an escape sequence from a model or
 # a tool could move the cursor, retitle the window or hide text. They are shown, not obeyed.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def as_typed(argument: str) -> str:
+    """A command-line argument as the person typed it. Under a locale that is not UTF-8 (LC_ALL=C
+    with `PYTHONUTF8=0`), Python decodes argv's bytes with surrogate escapes (`café` becomes
+    `caf\\udcc3\\udca9`), which no request can carry: those bytes are read as UTF-8, what
+    terminals send (U+FFFD for any that are not)."""
+    if not any("\udc80" <= char <= "\udcff" for char in argument):
+        return argument
+    return os.fsencode(argument).decode("utf-8", "replace")
 
 
 def writes_utf8(stream: object) -> bool:

@@ -39,7 +39,8 @@ E2EE_LINE = (
 
 def ask_main(question: str | None, flags: Flags) -> int:
     """The whole command; returns the process exit status."""
-    from .console_io import as_typed, piped_material, read_stdin
+    from ..text import as_typed
+    from .console_io import piped_material, read_stdin
 
     question = as_typed(question) if question is not None else None
     if question == "-":  # the whole of stdin is the question

@@ -71,16 +71,6 @@ def piped_material() -> str | None:
     return read_stdin()
 
 
-def as_typed(argument: str) -> str:
-    """A command-line argument as the person typed it. Under a locale that is not UTF-8 (LC_ALL=C
-    with `PYTHONUTF8=0`), Python decodes argv's bytes with surrogate escapes (`café` becomes
-    `caf\\udcc3\\udca9`), which no request can carry: those bytes are read as UTF-8, what
-    terminals send (U+FFFD for any that are not)."""
-    if not any("\udc80" <= char <= "\udcff" for char in argument):
-        return argument
-    return os.fsencode(argument).decode("utf-8", "replace")
-
-
 def read_stdin() -> str:
     """The whole of stdin, as text (bytes that are not UTF-8 become U+FFFD)."""
     return sys.stdin.buffer.read().decode("utf-8", "replace")
