@@ -118,10 +118,17 @@ MUTANTS = [
         ("tests/test_consent.py",),
     ),
     Mutant(
-        "a terminal under --yes offers servers sampling and forms",
-        "fronts/terminal/elicit_form.py",
-        "    person = person and not yes and has_terminal(sys.stderr)",
-        "    person = person and has_terminal(sys.stderr)",
+        "a terminal under --yes offers servers sampling",
+        "fronts/terminal/person.py",
+        "        return not yes and has_terminal(sys.stderr)",
+        "        return has_terminal(sys.stderr)",
+        ("tests/test_mcp_sampling_pty.py",),
+    ),
+    Mutant(
+        "a terminal under --yes shows servers' forms",
+        "fronts/terminal/person.py",
+        "        if yes or not has_terminal(sys.stderr):  # --yes never answers a server's question",
+        "        if not has_terminal(sys.stderr):",
         ("tests/test_mcp_sampling_pty.py",),
     ),
     Mutant(

@@ -147,3 +147,25 @@ def test_without_a_terminal_sampling_is_never_offered(tmp_path: Path, yes: bool)
         bodies = fake.chat_bodies()
     assert done.returncode == 0, done.stderr
     assert_not_offered(bodies)
+
+
+def test_under_yes_in_a_terminal_a_servers_form_is_never_put_to_the_person(tmp_path: Path) -> None:
+    """--yes runs the model's calls without asking; a server's form (elicitation) asks the person
+    for data, which --yes cannot give: the form is not shown, and the server hears no."""
+    config = everything_config(tmp_path)
+    script = {"model_spec": PRICING, "replies": [call("trigger-elicitation-request"), {"text": "done"}]}
+    with fake_venice(script, tmp_path) as fake:
+        child = pexpect.spawn(
+            COMMAND, ["--yes", "--mcp-config", str(config), "ask the server for a form"],
+            cwd=str(tmp_path), env=clean_env(tmp_path, fake.base_url), encoding="utf-8",
+            dimensions=(40, 200), timeout=90,
+        )  # fmt: skip
+        try:
+            index = child.expect_exact(["fill in", pexpect.EOF])
+            seen = child.before
+        finally:
+            child.close()
+        bodies = fake.chat_bodies()
+    assert index == 1, f"it showed the form: {seen}"
+    told = bodies[1]["messages"][-1]
+    assert told["role"] == "tool" and '"action": "decline"' in told["content"]
