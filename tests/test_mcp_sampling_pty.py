@@ -116,23 +116,32 @@ def assert_not_offered(bodies: list[dict]) -> None:
     assert bodies[1]["messages"][-1]["role"] == "tool"  # the answer's round, after the refused call
 
 
-def test_under_yes_in_a_terminal_sampling_is_never_offered(tmp_path: Path) -> None:
-    """--yes runs the model's calls without asking, but a server's sampling request needs a
-    person's yes, which --yes is not: the server is not offered sampling at all."""
+def under_yes_in_a_terminal(tmp_path: Path, script: dict, question: str, shown: str) -> list[dict]:
+    """Ask `question` with --yes in a pseudo-terminal against server-everything; `shown` must
+    never appear on the screen before the command ends. The requests the model received."""
     config = everything_config(tmp_path)
-    with fake_venice(sampling_script(), tmp_path) as fake:
+    with fake_venice(script, tmp_path) as fake:
         child = pexpect.spawn(
-            COMMAND, ["--yes", "--mcp-config", str(config), "ask the server to sample"],
+            COMMAND, ["--yes", "--mcp-config", str(config), question],
             cwd=str(tmp_path), env=clean_env(tmp_path, fake.base_url), encoding="utf-8",
             dimensions=(40, 200), timeout=90,
         )  # fmt: skip
         try:
-            index = child.expect_exact(["Send it to the model?", pexpect.EOF])
+            index = child.expect_exact([shown, pexpect.EOF])
             seen = child.before
         finally:
             child.close()
         bodies = fake.chat_bodies()
-    assert index == 1, f"it asked: {seen}"
+    assert index == 1, f"it showed {shown!r}: {seen}"
+    return bodies
+
+
+def test_under_yes_in_a_terminal_sampling_is_never_offered(tmp_path: Path) -> None:
+    """--yes runs the model's calls without asking, but a server's sampling request needs a
+    person's yes, which --yes is not: the server is not offered sampling at all."""
+    bodies = under_yes_in_a_terminal(
+        tmp_path, sampling_script(), "ask the server to sample", "Send it to the model?"
+    )
     assert_not_offered(bodies)
 
 
@@ -152,20 +161,7 @@ def test_without_a_terminal_sampling_is_never_offered(tmp_path: Path, yes: bool)
 def test_under_yes_in_a_terminal_a_servers_form_is_never_put_to_the_person(tmp_path: Path) -> None:
     """--yes runs the model's calls without asking; a server's form (elicitation) asks the person
     for data, which --yes cannot give: the form is not shown, and the server hears no."""
-    config = everything_config(tmp_path)
     script = {"model_spec": PRICING, "replies": [call("trigger-elicitation-request"), {"text": "done"}]}
-    with fake_venice(script, tmp_path) as fake:
-        child = pexpect.spawn(
-            COMMAND, ["--yes", "--mcp-config", str(config), "ask the server for a form"],
-            cwd=str(tmp_path), env=clean_env(tmp_path, fake.base_url), encoding="utf-8",
-            dimensions=(40, 200), timeout=90,
-        )  # fmt: skip
-        try:
-            index = child.expect_exact(["fill in", pexpect.EOF])
-            seen = child.before
-        finally:
-            child.close()
-        bodies = fake.chat_bodies()
-    assert index == 1, f"it showed the form: {seen}"
+    bodies = under_yes_in_a_terminal(tmp_path, script, "ask the server for a form", "fill in")
     told = bodies[1]["messages"][-1]
     assert told["role"] == "tool" and '"action": "decline"' in told["content"]
