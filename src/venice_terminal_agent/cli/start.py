@@ -32,7 +32,8 @@ def main() -> None:
     if not sys.warnoptions:
         warnings.simplefilter("ignore")
     for stream in (sys.stdout, sys.stderr):
-        writes_what_it_can(stream)
+        if getattr(stream, "encoding", None) != "utf-8":  # as a UTF-8 locale names it: nothing to do
+            writes_what_it_can(stream)
     try:
         from .app import main as venice_agent
 
@@ -44,7 +45,7 @@ def main() -> None:
 
 def writes_what_it_can(stream: object) -> None:
     """A standard stream whose encoding is not UTF-8 writes `?` for what it cannot encode."""
-    from ..fronts.text import writes_utf8
+    from ..core.scrub import writes_utf8  # stdlib only: nothing more on start-up's path
 
     reconfigure = getattr(stream, "reconfigure", None)
     if reconfigure is not None and not writes_utf8(stream):

@@ -53,6 +53,18 @@ def well_formed_all(value: object) -> Any:
     return value
 
 
+def writes_utf8(stream: object) -> bool:
+    """Whether a text stream encodes as UTF-8 (not under an ISO-8859 locale or `PYTHONUTF8=0`):
+    where it does not, what we print is made to fit it (cli/start.py, the --json receipt)."""
+    import codecs
+
+    encoding = getattr(stream, "encoding", None)
+    try:
+        return encoding is not None and codecs.lookup(encoding).name == "utf-8"
+    except LookupError:
+        return False
+
+
 def is_high_surrogate(char: str) -> bool:
     """The first half of a pair: its second half may come in the next piece of a stream."""
     return "\ud800" <= char <= "\udbff"

@@ -30,17 +30,6 @@ def as_typed(argument: str) -> str:
     return os.fsencode(argument).decode("utf-8", "replace")
 
 
-def writes_utf8(stream: object) -> bool:
-    """Whether a text stream encodes as UTF-8 (not under an ISO-8859 locale or `PYTHONUTF8=0`)."""
-    import codecs
-
-    encoding = getattr(stream, "encoding", None)
-    try:
-        return encoding is not None and codecs.lookup(encoding).name == "utf-8"
-    except LookupError:
-        return False
-
-
 def safe(text: str) -> str:
     """`text` with terminal control characters replaced by visible escapes (ESC -> \\x1b)."""
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)

@@ -28,9 +28,10 @@ from ...core.events import (
     ToolStarted,
 )
 from ...core.receipt import Exit, Receipt
+from ...core.scrub import writes_utf8
 from ...core.toolbox import ToolSpec
 from ...core.wording import EMPTY_RESPONSE
-from ..text import CONSENT_KEY, call_text, preview, safe, tool_rows, writes_utf8
+from ..text import CONSENT_KEY, call_text, preview, safe, tool_rows
 from .plain_console import PlainConsole, plain_target, say
 
 if TYPE_CHECKING:
